@@ -1,0 +1,102 @@
+// Client: a connection to one Redis server and the factory of its locks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "deadbolt/lease.hpp"
+#include "deadbolt/mutex.hpp"
+#include "deadbolt/options.hpp"
+
+namespace deadbolt {
+
+namespace detail {
+struct ClientImpl;
+}
+
+/// What a waiter knows while it waits; passed to AcquireOptions::on_wait.
+struct WaitInfo {
+    std::chrono::milliseconds waited;      ///< Time since acquire() started.
+    std::chrono::milliseconds holder_ttl;  ///< Holder's remaining TTL at the last attempt;
+                                           ///< -1 ms if the key has no expiry.
+};
+
+/// How long acquire() waits and how it can be interrupted.
+struct AcquireOptions {
+    /// Give up at this instant; nullopt = wait as long as it takes; a past instant = try once.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::stop_token cancel;                   ///< Requesting stop aborts the wait (cancelled).
+    std::function<void(const WaitInfo&)> on_wait;  ///< Called after each failed attempt.
+};
+
+/// A lock's state as the server sees it now.
+struct LockStatus {
+    bool held = false;                  ///< The lock key exists.
+    std::chrono::milliseconds ttl{0};   ///< Remaining TTL when held; -1 ms = no expiry.
+    std::uint64_t last_fence = 0;       ///< Last fencing token handed out; 0 = unknown.
+};
+
+/// Outcome of a fenced write.
+struct FencedResult {
+    bool accepted = false;        ///< The write happened.
+    std::uint64_t highest = 0;    ///< Highest fence the resource has seen after this call.
+};
+
+/// Outcome of throttle().
+struct ThrottleResult {
+    bool allowed = false;                 ///< The key was free and is now recorded.
+    std::chrono::milliseconds retry_in{0};  ///< When not allowed: time until it frees.
+};
+
+/// A handle to one Redis server (redis://, rediss://, unix://). Cheap to copy; copies share
+/// connections and background threads. Thread-safe.
+class Client {
+public:
+    /// Connects now (so a wrong password or dead server is reported here). URL forms:
+    /// redis://[user[:password]@]host[:port][/db][?option=value&...], rediss://... (TLS),
+    /// unix:///path/to/redis.sock[?db=N&...]. Throws UsageError for a bad URL or option,
+    /// ConnectionError when the server is unreachable, ServerError for auth/ACL failures.
+    static Client connect(std::string_view url, ClientOptions options = {});
+
+    /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.
+    Mutex mutex(std::string_view name, MutexOptions options = {}) const;
+
+    /// Acquires name, waiting as AcquireOptions say. Throws LockError(not_acquired) when the
+    /// deadline passes, LockError(cancelled), UsageError, ConnectionError, ServerError.
+    Lease acquire(std::string_view name, const MutexOptions& options = {},
+                  const AcquireOptions& how = {}) const;
+    /// As acquire(); returns an empty Lease and sets ec instead of throwing.
+    Lease acquire(std::string_view name, const MutexOptions& options, const AcquireOptions& how,
+                  std::error_code& ec) const noexcept;
+
+    /// The lock's state on the server. Throws ConnectionError / ServerError / UsageError.
+    LockStatus status(std::string_view name) const;
+
+    /// Writes value to key only if fence >= the highest fence the key has seen (the highest
+    /// is kept beside it, with the key's expiry). Throws ConnectionError / ServerError.
+    FencedResult fenced_set(std::string_view key, std::string_view value,
+                            std::uint64_t fence) const;
+
+    /// Records key for window if it was not recorded within the window (SET NX PX).
+    ThrottleResult throttle(std::string_view key, std::chrono::milliseconds window) const;
+
+    /// Round trip to the server; throws ConnectionError when it does not answer.
+    void ping() const;
+
+    /// The key a lock name is stored under (prefix + name), for interop with other clients.
+    std::string lock_key(std::string_view name) const;
+
+    explicit Client(std::shared_ptr<detail::ClientImpl> impl) : impl_(std::move(impl)) {}
+
+private:
+    std::shared_ptr<detail::ClientImpl> impl_;
+};
+
+}  // namespace deadbolt

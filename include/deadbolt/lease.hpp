@@ -1,0 +1,78 @@
+// Lease: the handle of one holding of a lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+namespace deadbolt {
+
+namespace detail {
+struct LeaseState;
+}
+
+/// One successful acquisition of a lock: who holds it (token), its fencing token, and how
+/// long this process may trust that it still holds it. Move-only; the destructor releases.
+class Lease {
+public:
+    using clock = std::chrono::steady_clock;
+
+    Lease() = default;
+    explicit Lease(std::shared_ptr<detail::LeaseState> state) : s_(std::move(state)) {}
+    Lease(Lease&&) noexcept = default;
+    /// Releases the held lease first (never throws), then takes other's.
+    Lease& operator=(Lease&& other) noexcept;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    /// Releases if still held; never throws (a failure goes to on_lost).
+    ~Lease();
+
+    /// True if this object refers to an acquisition (even one released since).
+    explicit operator bool() const noexcept { return s_ != nullptr; }
+
+    /// The lock name as given by the caller.
+    const std::string& name() const;
+    /// The random owner token stored in the lock key (128 bits, hex).
+    const std::string& token() const;
+    /// Fencing token: strictly greater than every earlier acquisition's of this name.
+    std::uint64_t fence() const;
+    /// Until then the lock is ours: measured from before the request was sent, minus a drift
+    /// margin of 1% of the TTL + 2 ms; moved forward by every successful renewal.
+    clock::time_point valid_until() const;
+    /// now < valid_until() and not lost and not released.
+    bool valid() const;
+    /// True once the lease is known lost: renewal refused, key gone, validity ran out.
+    bool lost() const;
+    /// True until release() or destruction.
+    bool held() const;
+    /// Requested when the lease is lost, so work can watch it and stop.
+    std::stop_token stop_token() const;
+
+    /// Sets the remaining TTL on the server to ttl (compare-and-set on the token).
+    /// Throws LockError(not_owner) if the lease is gone, ConnectionError on transport
+    /// failure (unknown_outcome if the reply was lost), UsageError for a bad ttl.
+    void extend(std::chrono::milliseconds ttl);
+    /// As extend(ttl); reports failure through ec instead of throwing.
+    void extend(std::chrono::milliseconds ttl, std::error_code& ec) noexcept;
+
+    /// Asks the server whether this lease still holds the lock (the key holds our token).
+    /// Throws ConnectionError / ServerError when it cannot tell.
+    bool is_current() const;
+    /// As is_current(); returns false and sets ec when it cannot tell.
+    bool is_current(std::error_code& ec) const noexcept;
+
+    /// Deletes the lock key if it still holds our token and wakes waiters. Idempotent.
+    /// Throws LockError(not_owner) if the lock was no longer ours, ConnectionError with
+    /// unknown_outcome if the reply was lost (the key then expires with its TTL).
+    void release();
+    /// As release(); reports through ec, never throws.
+    void release(std::error_code& ec) noexcept;
+
+private:
+    std::shared_ptr<detail::LeaseState> s_;
+};
+
+}  // namespace deadbolt

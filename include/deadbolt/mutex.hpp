@@ -1,0 +1,83 @@
+// Mutex: a distributed TimedLockable over a Redis lease with fencing and auto-renewal.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "deadbolt/lease.hpp"
+#include "deadbolt/options.hpp"
+
+namespace deadbolt {
+
+namespace detail {
+struct ClientImpl;
+}
+
+/// A lock shared by every process that uses the same server and name. Satisfies the
+/// standard TimedLockable requirements, so std::unique_lock and std::scoped_lock work.
+/// Threads of one process queue locally; one of them at a time talks to the server.
+/// Not reentrant: a thread that locks twice waits for itself until its deadline.
+class Mutex {
+public:
+    using clock = std::chrono::steady_clock;
+
+    Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options);
+    Mutex(Mutex&&) noexcept;
+    Mutex& operator=(Mutex&&) = delete;
+    /// Unlocks if held; never throws.
+    ~Mutex();
+
+    /// Waits until the lock is ours (no polling: wakes on release or expiry).
+    /// Throws ConnectionError/ServerError when the server cannot be used.
+    void lock();
+    /// As lock(); reports failure through ec.
+    void lock(std::error_code& ec) noexcept;
+    /// One attempt, no waiting. Returns false if someone else holds the lock;
+    /// throws ConnectionError/ServerError when the server cannot be used.
+    bool try_lock();
+    /// As try_lock(); false with ec set on error, false with ec clear if held by another.
+    bool try_lock(std::error_code& ec) noexcept;
+
+    /// Waits at most d; false if the lock was not obtained in time. Throws as lock().
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
+        return lock_until(clock::now() + std::chrono::ceil<clock::duration>(d));
+    }
+    /// Waits until t; false if the lock was not obtained in time. Throws as lock().
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
+        return lock_until(clock::now() + std::chrono::ceil<clock::duration>(t - Clock::now()));
+    }
+    /// As try_lock_for(d); false with ec set on error.
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& d, std::error_code& ec) noexcept {
+        return lock_until(clock::now() + std::chrono::ceil<clock::duration>(d), ec);
+    }
+
+    /// Releases the lock (compare-and-delete, wakes waiters). Never throws: a lease that
+    /// was already lost or a lost reply is reported through on_lost.
+    void unlock() noexcept;
+
+    /// The current holding. Throws LockError(not_owner) when this Mutex is not locked.
+    Lease& lease();
+    /// True while this Mutex holds a lease (it may have been lost since; see lease()).
+    bool owns_lock() const noexcept;
+    /// The lock name.
+    const std::string& name() const noexcept { return name_; }
+
+private:
+    bool lock_until(clock::time_point deadline);
+    bool lock_until(clock::time_point deadline, std::error_code& ec) noexcept;
+
+    std::shared_ptr<detail::ClientImpl> client_;
+    std::string name_;
+    MutexOptions options_;
+    mutable std::mutex m_;  // guards lease_ between the locking thread and unlock()
+    std::optional<Lease> lease_;
+};
+
+}  // namespace deadbolt

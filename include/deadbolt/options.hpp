@@ -1,0 +1,63 @@
+// Option structs for clients and locks; every field has a default and says what it does.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace deadbolt {
+
+using std::chrono::milliseconds;
+
+/// Longest lock name accepted, in bytes (names are arbitrary bytes, NUL included).
+inline constexpr std::size_t kMaxNameBytes = 4096;
+/// Shortest TTL accepted: below it the drift margin (1% + 2 ms) leaves no validity.
+inline constexpr milliseconds kMinTtl{10};
+/// Longest TTL accepted (30 days); use auto-renewal rather than a huge TTL.
+inline constexpr milliseconds kMaxTtl{30LL * 24 * 3600 * 1000};
+
+/// TLS settings for rediss:// URLs (also settable as URL query options).
+struct TlsOptions {
+    bool enabled = false;     ///< Set by the rediss:// scheme.
+    std::string ca_file;      ///< PEM CA bundle; empty = the system's default trust store.
+    std::string cert_file;    ///< PEM client certificate for mutual TLS; empty = none.
+    std::string key_file;     ///< PEM private key of cert_file.
+    std::string sni;          ///< Server name sent and verified; empty = the URL's host.
+    bool verify = true;       ///< Verify the server certificate; off only for tests.
+};
+
+/// How a Client reaches its server. URL fields override these where the URL sets them.
+struct ClientOptions {
+    milliseconds connect_timeout{2000};  ///< Deadline for connect + TLS + AUTH + SELECT.
+    milliseconds command_timeout{2000};  ///< Deadline for one request's reply.
+    std::string key_prefix;              ///< Prepended to every lock name to form its key.
+    std::string username;                ///< ACL user (AUTH user pass); empty = "default".
+    std::string password;                ///< Password; empty = no AUTH.
+    int db = 0;                          ///< Database selected after connecting.
+    TlsOptions tls;                      ///< TLS settings (rediss:// only).
+    bool keepalive = true;               ///< TCP keepalive on every connection.
+    milliseconds reconnect_min{10};      ///< First reconnect backoff; doubles, jittered.
+    milliseconds reconnect_max{1000};    ///< Largest reconnect backoff.
+};
+
+/// Called once when a lease is lost (renewal refused, key gone, validity ran out, unlock
+/// failed). Runs on the client's renewer thread: keep it short and do not block.
+using LostHandler = std::function<void(std::string_view name, std::error_code why)>;
+
+/// Behaviour of a Mutex and of the leases it grants.
+struct MutexOptions {
+    milliseconds ttl{30000};           ///< Lease time to live on the server.
+    bool auto_renew = true;            ///< Renew while held, so a live holder never expires.
+    milliseconds renew_every{0};       ///< Renewal period; 0 = ttl / 3.
+    milliseconds max_hold{0};          ///< Stop renewing after this long held; 0 = no bound.
+    milliseconds lock_delay{0};        ///< After a holder vanishes without releasing, nobody
+                                       ///< gets the lock until this long after its TTL ran out.
+    milliseconds wait_jitter{5};       ///< Up to this much random delay added to waits, so
+                                       ///< waiters of many processes do not retry in lockstep.
+    LostHandler on_lost;               ///< Called when a lease of this mutex is lost.
+};
+
+}  // namespace deadbolt

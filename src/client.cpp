@@ -1,0 +1,105 @@
+#include "deadbolt/client.hpp"
+
+#include <fmt/format.h>
+
+#include "core/client_impl.hpp"
+#include "core/validity.hpp"
+#include "deadbolt/error.hpp"
+#include "net/url.hpp"
+#include "redis/commands.hpp"
+#include "redis/replies.hpp"
+
+namespace deadbolt {
+
+Client Client::connect(std::string_view url, ClientOptions options) {
+    auto parsed = detail::parse_url(url, options);
+    if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
+    auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));
+    Client c(std::move(impl));
+    c.ping();
+    return c;
+}
+
+Mutex Client::mutex(std::string_view name, MutexOptions options) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    return Mutex(impl_, std::string(name), std::move(options));
+}
+
+Lease Client::acquire(std::string_view name, const MutexOptions& options,
+                      const AcquireOptions& how) const {
+    detail::Status st;
+    Lease l = detail::acquire_lease(impl_, name, options, how, st);
+    st.throw_if_error();
+    return l;
+}
+
+Lease Client::acquire(std::string_view name, const MutexOptions& options,
+                      const AcquireOptions& how, std::error_code& ec) const noexcept {
+    try {
+        detail::Status st;
+        Lease l = detail::acquire_lease(impl_, name, options, how, st);
+        ec = st.ec;
+        return l;
+    } catch (const std::exception&) {
+        ec = make_error_code(errc::server_error);
+        return {};
+    }
+}
+
+LockStatus Client::status(std::string_view name) const {
+    detail::validate_name(name).throw_if_error();
+    auto keys = detail::lock_keys(impl_->ep.options.key_prefix, name);
+    std::vector<detail::Reply> r;
+    detail::pipeline(*impl_->conn, {{"PTTL", keys.lock}, {"GET", keys.fence}}, r, impl_->deadline())
+        .throw_if_error();
+    LockStatus s;
+    s.held = r[0].integer != -2;
+    s.ttl = std::chrono::milliseconds(s.held ? r[0].integer : 0);
+    if (!r[1].is_nil() && !detail::to_u64(r[1], s.last_fence)) s.last_fence = 0;
+    return s;
+}
+
+FencedResult Client::fenced_set(std::string_view key, std::string_view value,
+                                std::uint64_t fence) const {
+    if (key.empty()) throw UsageError(make_error_code(errc::invalid_argument), "fenced_set: empty key");
+    if (fence == 0)
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         "fenced_set: fence 0 is not a token; pass lease.fence()");
+    std::string record = detail::fence_record_key(key);
+    std::string f = std::to_string(fence);
+    detail::Reply r;
+    detail::eval(*impl_->conn, {&detail::fenced_set_script(), {key, record}, {f, value}}, r,
+                 impl_->deadline())
+        .throw_if_error();
+    FencedResult out;
+    detail::parse_fenced(r, out.accepted, out.highest).throw_if_error();
+    return out;
+}
+
+ThrottleResult Client::throttle(std::string_view key, std::chrono::milliseconds window) const {
+    if (key.empty()) throw UsageError(make_error_code(errc::invalid_argument), "throttle: empty key");
+    detail::validate_ttl(window, "throttle window").throw_if_error();
+    std::string w = std::to_string(window.count());
+    std::string full = impl_->ep.options.key_prefix + std::string(key);
+    detail::Reply r;
+    detail::eval(*impl_->conn, {&detail::throttle_script(), {full}, {w}}, r, impl_->deadline())
+        .throw_if_error();
+    ThrottleResult out;
+    out.allowed = r.type == detail::Reply::Type::integer && r.integer == -2;
+    if (!out.allowed) out.retry_in = std::chrono::milliseconds(std::max<long long>(r.integer, 0));
+    return out;
+}
+
+void Client::ping() const {
+    detail::Reply r;
+    detail::command(*impl_->conn, {"PING"}, r, detail::Clock::now() + impl_->ep.options.connect_timeout +
+                                                    impl_->ep.options.command_timeout)
+        .throw_if_error();
+}
+
+std::string Client::lock_key(std::string_view name) const {
+    return impl_->ep.options.key_prefix + std::string(name);
+}
+
+}  // namespace deadbolt

@@ -1,0 +1,43 @@
+// ClientImpl: the shared state behind Client handles, Mutexes and Leases.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "core/local_queue.hpp"
+#include "core/renewer.hpp"
+#include "net/connection.hpp"
+#include "net/endpoint.hpp"
+#include "net/subscriber.hpp"
+
+namespace deadbolt {
+struct AcquireOptions;
+class Lease;
+}  // namespace deadbolt
+
+namespace deadbolt::detail {
+
+struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
+    explicit ClientImpl(Endpoint e);
+    ~ClientImpl();
+
+    /// A deadline one command timeout from now.
+    Clock::time_point deadline() const { return Clock::now() + ep.options.command_timeout; }
+    /// The pub/sub connection, started on first use.
+    Subscriber& subscriber();
+
+    Endpoint ep;
+    std::shared_ptr<Connection> conn;
+    std::shared_ptr<Renewer> renewer;
+    LocalQueue local;
+
+private:
+    std::once_flag sub_once_;
+    std::unique_ptr<Subscriber> sub_;
+};
+
+/// The acquire algorithm (DESIGN sections 6-7). Returns an empty Lease and a Status on failure.
+Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view name,
+                    const MutexOptions& options, const AcquireOptions& how, Status& status);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,61 @@
+// LeaseState: what one holding shares between its Lease handle, the renewer and unlock().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "deadbolt/options.hpp"
+#include "net/status.hpp"
+#include "redis/keys.hpp"
+
+namespace deadbolt::detail {
+
+struct ClientImpl;
+using Clock = std::chrono::steady_clock;
+
+struct LeaseState {
+    std::shared_ptr<ClientImpl> client;
+    std::string name;
+    LockKeys keys;
+    std::string token;
+    std::uint64_t fence = 0;
+    MutexOptions options;
+    std::chrono::milliseconds px{0};  // server-side expiry: ttl + lock_delay
+    Clock::time_point acquired_at;    // when the acquiring request was sent
+
+    std::atomic<Clock::rep> valid_until_rep{0};
+    std::atomic<bool> lost{false};
+    std::atomic<bool> released{false};
+    std::atomic<bool> left_queue{false};  // this process's other threads may try again
+    std::stop_source stop;
+
+    Clock::time_point valid_until() const {
+        return Clock::time_point(Clock::duration(valid_until_rep.load(std::memory_order_acquire)));
+    }
+    void set_valid_until(Clock::time_point t) {
+        valid_until_rep.store(t.time_since_epoch().count(), std::memory_order_release);
+    }
+
+    /// Marks the lease lost once: requests the stop token and calls on_lost. Never throws.
+    void mark_lost(std::error_code why) noexcept;
+
+    /// Lets the next local thread try: on release, and on loss (a stuck holder thread must
+    /// not block the rest of its process once its lease is gone).
+    void leave_local_queue() noexcept;
+
+    /// Server-side release; leaves the local queue. Idempotent; never throws.
+    Status release() noexcept;
+
+    /// CAS PEXPIRE to ttl (+ lock_delay); moves valid_until on success.
+    Status extend(std::chrono::milliseconds ttl) noexcept;
+
+    /// Asks the server whether the key still holds our token.
+    Status is_current(bool& current) const noexcept;
+};
+
+}  // namespace deadbolt::detail

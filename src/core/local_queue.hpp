@@ -1,0 +1,39 @@
+// LocalQueue: threads of one process that want the same lock line up here first, FIFO, so
+// only one of them at a time talks to the server (no network traffic for local contention).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+namespace deadbolt::detail {
+
+class LocalQueue {
+public:
+    using Clock = std::chrono::steady_clock;
+    enum class Result { entered, timed_out, cancelled };
+
+    /// Waits FIFO until this thread is the one working on key.
+    Result enter(const std::string& key, std::optional<Clock::time_point> deadline,
+                 std::stop_token cancel);
+    /// Lets the next thread in line work on key.
+    void leave(const std::string& key);
+
+private:
+    struct Line {
+        bool busy = false;
+        std::deque<std::uint64_t> waiting;
+    };
+    std::mutex m_;
+    std::condition_variable_any cv_;
+    std::map<std::string, Line> lines_;
+    std::uint64_t next_id_ = 0;
+};
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,197 @@
+#include "core/renewer.hpp"
+
+#include <algorithm>
+
+#include "core/backoff.hpp"
+#include "core/validity.hpp"
+#include "redis/commands.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::size_t kChunk = 10000;  // renewals per pipeline: bounds buffer sizes
+
+}  // namespace
+
+std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
+    return o.renew_every.count() > 0 ? o.renew_every : std::max(o.ttl / 3, std::chrono::milliseconds(1));
+}
+
+Renewer::Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout)
+    : conn_(std::move(conn)), command_timeout_(command_timeout) {}
+
+Renewer::~Renewer() {
+    if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
+}
+
+void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
+    std::lock_guard lk(m_);
+    if (!thread_.joinable() && !stopping_)
+        thread_ = std::thread([self = shared_from_this()] { self->run(); });
+    Entry& e = leases_[lease.get()];
+    e.lease = lease;
+    e.hold_until = lease->options.max_hold.count() > 0 ? lease->acquired_at + lease->options.max_hold
+                                                        : Clock::time_point::max();
+    auto at = lease->options.auto_renew ? lease->acquired_at + period(lease->options)
+                                        : lease->valid_until();
+    schedule_locked(e, at);
+}
+
+void Renewer::remove(const LeaseState* lease) {
+    std::lock_guard lk(m_);
+    leases_.erase(lease);  // its schedule entries are skipped when they come up
+}
+
+void Renewer::add_cleanup(std::string lock, std::string channel, std::string token,
+                          Clock::time_point give_up) {
+    std::lock_guard lk(m_);
+    if (!thread_.joinable() && !stopping_)
+        thread_ = std::thread([self = shared_from_this()] { self->run(); });
+    cleanups_.push_back({std::move(lock), std::move(channel), std::move(token), give_up,
+                         Clock::now(), 0});
+    cv_.notify_all();
+}
+
+void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
+    auto now = Clock::now();
+    std::vector<Cleanup> due;
+    std::erase_if(cleanups_, [&](Cleanup& c) {
+        if (c.next_at > now) return false;
+        if (c.give_up > now) due.push_back(std::move(c));
+        return true;
+    });
+    if (due.empty()) return;
+    lk.unlock();
+    std::vector<ScriptCall> calls;
+    for (auto& c : due) calls.push_back({&release_script(), {c.lock}, {c.token, c.channel}});
+    std::vector<Reply> replies;
+    Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
+    lk.lock();
+    for (std::size_t i = 0; i < due.size(); ++i) {
+        if (st.ok() && replies[i].type == Reply::Type::integer) continue;  // done either way
+        auto& c = due[i];
+        c.next_at = Clock::now() + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
+                                                    std::chrono::milliseconds(1000));
+        cleanups_.push_back(std::move(c));
+    }
+}
+
+void Renewer::stop() {
+    std::thread t;
+    {
+        std::lock_guard lk(m_);
+        stopping_ = true;
+        t = std::move(thread_);
+    }
+    cv_.notify_all();
+    if (!t.joinable()) return;
+    if (t.get_id() == std::this_thread::get_id())
+        t.detach();  // the last client handle died on this thread; run() holds self alive
+    else
+        t.join();
+}
+
+void Renewer::schedule_locked(Entry& e, Clock::time_point at) {
+    e.next_at = at;
+    schedule_.emplace(at, e.lease.get());
+    cv_.notify_all();
+}
+
+void Renewer::run() {
+    std::unique_lock lk(m_);
+    while (!stopping_) {
+        run_cleanups(lk);
+        auto first = schedule_.empty() ? Clock::time_point::max() : schedule_.begin()->first;
+        for (auto& c : cleanups_) first = std::min(first, c.next_at);
+        auto now = Clock::now();
+        if (first > now) {
+            if (first == Clock::time_point::max())
+                cv_.wait(lk);
+            else
+                cv_.wait_until(lk, first);
+            continue;
+        }
+        if (schedule_.empty() || schedule_.begin()->first > now) continue;
+        // Take everything due within a fifth of the first lease's period: one pipeline.
+        std::vector<std::shared_ptr<LeaseState>> renew_batch, expired;
+        auto window = now;
+        bool window_set = false;
+        while (!schedule_.empty()) {
+            auto [at, ptr] = *schedule_.begin();
+            auto it = leases_.find(ptr);
+            if (it == leases_.end() || it->second.next_at != at) {
+                schedule_.erase(schedule_.begin());
+                continue;
+            }
+            Entry& e = it->second;
+            if (!window_set) {
+                window = now + period(e.lease->options) / 5;
+                window_set = true;
+            }
+            if (at > window) break;
+            schedule_.erase(schedule_.begin());
+            auto& lease = e.lease;
+            if (lease->released || lease->lost) {
+                leases_.erase(it);
+            } else if (now >= lease->valid_until()) {
+                expired.push_back(lease);
+                leases_.erase(it);
+            } else if (lease->options.auto_renew && now < e.hold_until) {
+                renew_batch.push_back(lease);
+                e.next_at = Clock::time_point::max();  // in flight; rescheduled by renew()
+            } else {
+                schedule_locked(e, lease->valid_until());
+            }
+        }
+        lk.unlock();
+        for (auto& l : expired)
+            l->mark_lost(make_error_code(errc::timeout));
+        expired.clear();
+        if (!renew_batch.empty()) renew(renew_batch);
+        renew_batch.clear();  // may drop the last reference to a lease: not under m_
+        lk.lock();
+    }
+}
+
+void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
+    for (std::size_t begin = 0; begin < batch.size(); begin += kChunk) {
+        std::size_t end = std::min(batch.size(), begin + kChunk);
+        std::vector<std::string> px(end - begin);
+        std::vector<ScriptCall> calls;
+        calls.reserve(end - begin);
+        for (std::size_t i = begin; i < end; ++i) {
+            auto& l = *batch[i];
+            px[i - begin] = std::to_string(l.px.count());
+            calls.push_back({&extend_script(), {l.keys.lock}, {l.token, px[i - begin]}});
+        }
+        auto sent_at = Clock::now();
+        std::vector<Reply> replies;
+        Status st = eval_many(*conn_, calls, replies, sent_at + command_timeout_);
+        std::vector<std::shared_ptr<LeaseState>> refused;
+        {
+            std::lock_guard lk(m_);
+            for (std::size_t i = begin; i < end; ++i) {
+                auto& l = batch[i];
+                auto it = leases_.find(l.get());
+                if (it == leases_.end()) continue;  // released meanwhile
+                Entry& e = it->second;
+                const Reply* r = st.ok() ? &replies[i - begin] : nullptr;
+                if (r && r->type == Reply::Type::integer && r->integer == 1) {
+                    l->set_valid_until(validity_deadline(sent_at, l->options.ttl));
+                    schedule_locked(e, sent_at + period(l->options));
+                } else if (r && r->type == Reply::Type::integer) {
+                    refused.push_back(l);
+                    leases_.erase(it);
+                } else {
+                    // Transport or server trouble: try again soon, but never past validity.
+                    auto retry = Clock::now() + std::max(period(l->options) / 10,
+                                                         std::chrono::milliseconds(20));
+                    schedule_locked(e, std::min(retry, l->valid_until()));
+                }
+            }
+        }
+        for (auto& l : refused) l->mark_lost(make_error_code(errc::not_owner));
+    }
+}
+
+}  // namespace deadbolt::detail

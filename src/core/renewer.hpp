@@ -1,0 +1,68 @@
+// Renewer (the watchdog): keeps auto-renewed leases alive and notices lost ones.
+//
+// One thread per client and one schedule for all its leases. Every renewal due within a
+// short window goes out in one pipeline, so 100k leases cost a few round trips per period,
+// not 100k. A refused renewal means lost now; a transport error is retried until the local
+// validity deadline, then the lease is lost. Leases without auto-renewal are watched too, so
+// their stop token fires when their validity runs out.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/lease_state.hpp"
+#include "net/connection.hpp"
+
+namespace deadbolt::detail {
+
+class Renewer : public std::enable_shared_from_this<Renewer> {
+public:
+    Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout);
+    ~Renewer();
+
+    void add(const std::shared_ptr<LeaseState>& lease);
+    void remove(const LeaseState* lease);
+    /// Deletes lock if it still holds token (after a lost reply we may own it unknowingly),
+    /// retrying in the background until give_up, when the key has expired anyway.
+    void add_cleanup(std::string lock, std::string channel, std::string token,
+                     Clock::time_point give_up);
+    /// Stops the thread; joins it unless called from the thread itself (then it detaches).
+    void stop();
+
+    /// Renewal period of o: renew_every, or ttl / 3.
+    static std::chrono::milliseconds period(const MutexOptions& o);
+
+private:
+    struct Entry {
+        std::shared_ptr<LeaseState> lease;
+        Clock::time_point next_at;     // next renewal, or the expiry check
+        Clock::time_point hold_until;  // max_hold bound (time_point::max() = none)
+    };
+
+    struct Cleanup {
+        std::string lock, channel, token;
+        Clock::time_point give_up, next_at;
+        unsigned attempts = 0;
+    };
+
+    void run();
+    void run_cleanups(std::unique_lock<std::mutex>& lk);
+    void schedule_locked(Entry& e, Clock::time_point at);
+    void renew(std::vector<std::shared_ptr<LeaseState>>& batch);
+
+    std::shared_ptr<Connection> conn_;
+    std::chrono::milliseconds command_timeout_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::map<const LeaseState*, Entry> leases_;
+    std::multimap<Clock::time_point, const LeaseState*> schedule_;
+    std::vector<Cleanup> cleanups_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+}  // namespace deadbolt::detail

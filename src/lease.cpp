@@ -1,0 +1,155 @@
+#include "deadbolt/lease.hpp"
+
+#include <fmt/format.h>
+
+#include "core/client_impl.hpp"
+#include "core/lease_state.hpp"
+#include "core/validity.hpp"
+#include "deadbolt/error.hpp"
+#include "redis/commands.hpp"
+
+namespace deadbolt {
+namespace detail {
+
+void LeaseState::leave_local_queue() noexcept {
+    if (!left_queue.exchange(true)) client->local.leave(keys.lock);
+}
+
+void LeaseState::mark_lost(std::error_code why) noexcept {
+    if (lost.exchange(true)) return;
+    stop.request_stop();
+    leave_local_queue();
+    if (options.on_lost) {
+        try {
+            options.on_lost(name, why);
+        } catch (...) {
+            // A throwing callback must not take the renewer (or a destructor) down with it.
+        }
+    }
+}
+
+Status LeaseState::release() noexcept {
+    if (released.exchange(true)) return {};
+    Status st;
+    try {
+        client->renewer->remove(this);
+        Reply r;
+        st = eval(*client->conn, {&release_script(), {keys.lock}, {token, keys.channel}}, r,
+                  client->deadline());
+        // Not known to be done: the key may still hold our token. Delete it in the background
+        // once the server answers again, so waiters need not sit out the whole TTL.
+        if (!st.ok() && is_retryable(st.ec))
+            client->renewer->add_cleanup(keys.lock, keys.channel, token, valid_until() + px);
+        if (st.ok() && !(r.type == Reply::Type::integer && r.integer == 1))
+            st = Status::error(errc::not_owner,
+                               fmt::format("lock '{}' was no longer ours at release: it expired "
+                                           "or was taken; fence {} may have been overtaken",
+                                           name, fence));
+    } catch (const std::exception& ex) {
+        st = Status::error(errc::server_error, ex.what());
+    }
+    leave_local_queue();
+    return st;
+}
+
+Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
+    if (Status st = validate_ttl(ttl, "extend ttl"); !st.ok()) return st;
+    if (released) return Status::error(errc::not_owner, "the lease was released");
+    try {
+        std::string px = std::to_string((ttl + options.lock_delay).count());
+        auto sent_at = Clock::now();
+        Reply r;
+        Status st = eval(*client->conn, {&extend_script(), {keys.lock}, {token, px}}, r,
+                         sent_at + client->ep.options.command_timeout);
+        if (!st.ok()) return st;
+        if (r.type == Reply::Type::integer && r.integer == 1) {
+            set_valid_until(validity_deadline(sent_at, ttl));
+            return {};
+        }
+        mark_lost(make_error_code(errc::not_owner));
+        return Status::error(errc::not_owner,
+                             fmt::format("lock '{}' is no longer ours: cannot extend", name));
+    } catch (const std::exception& ex) {
+        return Status::error(errc::server_error, ex.what());
+    }
+}
+
+Status LeaseState::is_current(bool& current) const noexcept {
+    current = false;
+    try {
+        Reply r;
+        Status st = command(*client->conn, {"GET", keys.lock}, r, client->deadline());
+        if (!st.ok()) return st;
+        current = r.type == Reply::Type::string && r.str == token;
+        return {};
+    } catch (const std::exception& ex) {
+        return Status::error(errc::server_error, ex.what());
+    }
+}
+
+}  // namespace detail
+
+namespace {
+const std::string kEmpty;
+
+detail::LeaseState& need(const std::shared_ptr<detail::LeaseState>& s) {
+    if (!s) throw LockError(make_error_code(errc::not_owner), "empty Lease: nothing was acquired");
+    return *s;
+}
+}  // namespace
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+    if (this != &other) {
+        if (s_)
+            if (auto st = s_->release(); !st.ok()) s_->mark_lost(st.ec);
+        s_ = std::move(other.s_);
+    }
+    return *this;
+}
+
+Lease::~Lease() {
+    if (!s_) return;
+    // Never throws; a failed release reaches the owner through on_lost / the stop token.
+    if (auto st = s_->release(); !st.ok()) s_->mark_lost(st.ec);
+}
+
+const std::string& Lease::name() const { return s_ ? s_->name : kEmpty; }
+const std::string& Lease::token() const { return s_ ? s_->token : kEmpty; }
+std::uint64_t Lease::fence() const { return s_ ? s_->fence : 0; }
+Lease::clock::time_point Lease::valid_until() const {
+    return s_ ? s_->valid_until() : clock::time_point::min();
+}
+bool Lease::valid() const { return s_ && !s_->lost && !s_->released && clock::now() < s_->valid_until(); }
+bool Lease::lost() const { return s_ && s_->lost; }
+bool Lease::held() const { return s_ && !s_->released; }
+std::stop_token Lease::stop_token() const { return s_ ? s_->stop.get_token() : std::stop_token{}; }
+
+void Lease::extend(std::chrono::milliseconds ttl) { need(s_).extend(ttl).throw_if_error(); }
+
+void Lease::extend(std::chrono::milliseconds ttl, std::error_code& ec) noexcept {
+    ec = s_ ? s_->extend(ttl).ec : make_error_code(errc::not_owner);
+}
+
+bool Lease::is_current() const {
+    bool current = false;
+    need(s_).is_current(current).throw_if_error();
+    return current;
+}
+
+bool Lease::is_current(std::error_code& ec) const noexcept {
+    bool current = false;
+    ec = s_ ? s_->is_current(current).ec : make_error_code(errc::not_owner);
+    return current;
+}
+
+void Lease::release() {
+    if (!s_) return;
+    s_->release().throw_if_error();
+}
+
+void Lease::release(std::error_code& ec) noexcept {
+    ec.clear();
+    if (s_) ec = s_->release().ec;
+}
+
+}  // namespace deadbolt

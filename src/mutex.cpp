@@ -1,0 +1,85 @@
+#include "deadbolt/mutex.hpp"
+
+#include "core/client_impl.hpp"
+#include "core/lease_state.hpp"
+#include "deadbolt/client.hpp"
+#include "deadbolt/error.hpp"
+
+namespace deadbolt {
+
+static_assert(std::is_move_constructible_v<Mutex>);
+
+Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options)
+    : client_(std::move(client)), name_(std::move(name)), options_(std::move(options)) {}
+
+Mutex::Mutex(Mutex&& other) noexcept
+    : client_(std::move(other.client_)),
+      name_(std::move(other.name_)),
+      options_(std::move(other.options_)),
+      lease_(std::move(other.lease_)) {
+    other.lease_.reset();
+}
+
+Mutex::~Mutex() { unlock(); }
+
+void Mutex::lock() { lock_until(clock::time_point::max()); }
+
+void Mutex::lock(std::error_code& ec) noexcept { lock_until(clock::time_point::max(), ec); }
+
+bool Mutex::try_lock() { return lock_until(clock::now()); }
+
+bool Mutex::try_lock(std::error_code& ec) noexcept { return lock_until(clock::now(), ec); }
+
+bool Mutex::lock_until(clock::time_point deadline) {
+    detail::Status st;
+    AcquireOptions how;
+    if (deadline != clock::time_point::max()) how.deadline = deadline;
+    Lease l = detail::acquire_lease(client_, name_, options_, how, st);
+    if (st.ec == make_error_code(errc::not_acquired)) return false;
+    st.throw_if_error();
+    std::lock_guard lk(m_);
+    lease_.emplace(std::move(l));
+    return true;
+}
+
+bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
+    try {
+        detail::Status st;
+        AcquireOptions how;
+        if (deadline != clock::time_point::max()) how.deadline = deadline;
+        Lease l = detail::acquire_lease(client_, name_, options_, how, st);
+        ec = st.ec == make_error_code(errc::not_acquired) ? std::error_code{} : st.ec;
+        if (!l) return false;
+        std::lock_guard lk(m_);
+        lease_.emplace(std::move(l));
+        return true;
+    } catch (const std::bad_alloc&) {
+        ec = std::make_error_code(std::errc::not_enough_memory);
+        return false;
+    } catch (const std::exception&) {
+        ec = make_error_code(errc::server_error);
+        return false;
+    }
+}
+
+void Mutex::unlock() noexcept {
+    std::optional<Lease> l;
+    {
+        std::lock_guard lk(m_);
+        l.swap(lease_);
+    }
+    // Lease's destructor releases and reports a failure through on_lost; never throws.
+}
+
+Lease& Mutex::lease() {
+    std::lock_guard lk(m_);
+    if (!lease_) throw LockError(make_error_code(errc::not_owner), "Mutex '" + name_ + "' is not locked");
+    return *lease_;
+}
+
+bool Mutex::owns_lock() const noexcept {
+    std::lock_guard lk(m_);
+    return lease_.has_value();
+}
+
+}  // namespace deadbolt

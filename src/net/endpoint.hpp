@@ -1,0 +1,22 @@
+// Endpoint: everything needed to open one session with a Redis server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "deadbolt/options.hpp"
+
+namespace deadbolt::detail {
+
+struct Endpoint {
+    enum class Kind { tcp, unix_socket };
+    Kind kind = Kind::tcp;
+    std::string host = "127.0.0.1";  // tcp: name or address (IPv6 without brackets)
+    std::uint16_t port = 6379;
+    std::string path;                // unix socket path
+    ClientOptions options;           // timeouts, auth, db, TLS, prefix
+
+    std::string describe() const;    // "127.0.0.1:6379" or "unix:/path", for error messages
+};
+
+}  // namespace deadbolt::detail

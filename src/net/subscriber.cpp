@@ -1,0 +1,211 @@
+#include "net/subscriber.hpp"
+
+#include <fmt/format.h>
+
+#include "core/backoff.hpp"
+
+namespace deadbolt::detail {
+
+Subscriber::Subscriber(Endpoint ep) : ep_(std::move(ep)), transport_(io_), rbuf_(16 * 1024) {
+    thread_ = std::thread([this] { run(); });
+}
+
+Subscriber::~Subscriber() {
+    {
+        std::lock_guard lk(m_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    asio::post(io_, [this] {
+        transport_.close();
+        io_.stop();
+    });
+    thread_.join();
+}
+
+void Subscriber::run() {
+    auto work = asio::make_work_guard(io_);
+    unsigned failures = 0;
+    for (;;) {
+        {
+            std::lock_guard lk(m_);
+            if (stopping_) return;
+        }
+        if (io_.stopped()) io_.restart();
+        Status st = transport_.open(ep_, Clock::now() + ep_.options.connect_timeout);
+        if (!st.ok()) {
+            std::unique_lock lk(m_);
+            last_error_ = st;
+            cv_.notify_all();
+            cv_.wait_for(lk, jittered_backoff(failures++, ep_.options.reconnect_min,
+                                              ep_.options.reconnect_max),
+                         [&] { return stopping_; });
+            continue;
+        }
+        failures = 0;
+        reader_.reset();
+        {
+            std::lock_guard lk(m_);
+            if (stopping_) return;
+            connected_ = true;
+            ++gen_;
+            last_error_ = {};
+            out_.clear();
+            writing_ = false;
+            for (auto& [name, ch] : channels_) {
+                if (ch.refs <= 0) continue;
+                encode_command(out_, {"SUBSCRIBE", name});
+                ch.pending_acks = 1;
+            }
+            start_write_locked();
+        }
+        start_read();
+        if (io_.stopped()) io_.restart();
+        io_.run();  // until on_disconnect() or the destructor stops it
+    }
+}
+
+void Subscriber::start_write_locked() {
+    if (writing_ || out_.empty() || !connected_) return;
+    writing_buf_.swap(out_);
+    out_.clear();
+    writing_ = true;
+    transport_.async_write(asio::buffer(writing_buf_), [this, g = gen_](const std::error_code& ec,
+                                                                         std::size_t) {
+        std::unique_lock lk(m_);
+        if (g != gen_) return;
+        writing_ = false;
+        if (ec) {
+            if (connected_) {
+                lk.unlock();
+                on_disconnect();
+            }
+            return;
+        }
+        start_write_locked();
+    });
+}
+
+void Subscriber::start_read() {
+    transport_.async_read_some(asio::buffer(rbuf_), [this, g = gen_](const std::error_code& ec,
+                                                                      std::size_t n) {
+        if (g != gen_) return;
+        if (ec) {
+            if (ec != asio::error::operation_aborted) on_disconnect();
+            return;
+        }
+        try {
+            reader_.feed(rbuf_.data(), n);
+            while (auto r = reader_.next()) on_reply(*r);
+        } catch (const std::exception&) {
+            on_disconnect();
+            return;
+        }
+        start_read();
+    });
+}
+
+void Subscriber::on_reply(const Reply& r) {
+    std::lock_guard lk(m_);
+    if (r.is_error()) {
+        last_error_ = from_server_error(r.str);
+        cv_.notify_all();
+        return;
+    }
+    if (r.type != Reply::Type::array || r.elements.size() < 3) return;
+    const std::string& kind = r.elements[0].str;
+    auto it = channels_.find(r.elements[1].str);
+    if (it == channels_.end()) return;
+    Channel& ch = it->second;
+    if (kind == "message") {
+        ++ch.seq;
+    } else if (kind == "subscribe" || kind == "unsubscribe") {
+        if (ch.pending_acks > 0) --ch.pending_acks;
+        ch.subscribed = kind == "subscribe";
+        if (ch.refs <= 0 && ch.pending_acks == 0) channels_.erase(it);
+    }
+    cv_.notify_all();
+}
+
+void Subscriber::on_disconnect() {
+    std::lock_guard lk(m_);
+    connected_ = false;
+    // Messages may have been lost while disconnected: wake every waiter to retry.
+    for (auto& [name, ch] : channels_) {
+        ++ch.seq;
+        ch.subscribed = false;
+        ch.pending_acks = 0;
+    }
+    std::erase_if(channels_, [](const auto& kv) { return kv.second.refs <= 0; });
+    last_error_ = Status::error(errc::connection_lost,
+                                fmt::format("subscriber connection to {} lost", ep_.describe()));
+    cv_.notify_all();
+    transport_.close();
+    io_.stop();
+}
+
+Status Subscriber::subscribe(const std::string& channel, Clock::time_point deadline,
+                             std::uint64_t* seq) {
+    std::unique_lock lk(m_);
+    Channel& ch = channels_[channel];
+    if (++ch.refs == 1 && connected_) {
+        encode_command(out_, {"SUBSCRIBE", channel});
+        ++ch.pending_acks;
+        asio::post(io_, [this] {
+            std::lock_guard l(m_);
+            start_write_locked();
+        });
+    }
+    bool ok = cv_.wait_until(lk, deadline, [&] {
+        return stopping_ || (connected_ && ch.subscribed && ch.pending_acks == 0);
+    });
+    if (ok && !stopping_) {
+        *seq = ch.seq;
+        return {};
+    }
+    Status why = !last_error_.ok() ? last_error_
+                                   : Status::error(errc::timeout,
+                                                   fmt::format("subscribing to release "
+                                                               "notifications on {} timed out",
+                                                               ep_.describe()));
+    lk.unlock();
+    unsubscribe(channel);
+    return why;
+}
+
+void Subscriber::unsubscribe(const std::string& channel) {
+    std::lock_guard lk(m_);
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    if (--it->second.refs > 0) return;
+    if (!connected_) {
+        channels_.erase(it);
+        return;
+    }
+    encode_command(out_, {"UNSUBSCRIBE", channel});
+    ++it->second.pending_acks;
+    asio::post(io_, [this] {
+        std::lock_guard l(m_);
+        start_write_locked();
+    });
+}
+
+std::uint64_t Subscriber::wait(const std::string& channel, std::uint64_t seq,
+                               Clock::time_point deadline) {
+    std::unique_lock lk(m_);
+    std::uint64_t now_seq = seq;
+    cv_.wait_until(lk, deadline, [&] {
+        auto it = channels_.find(channel);
+        now_seq = it == channels_.end() ? seq + 1 : it->second.seq;
+        return stopping_ || now_seq != seq;
+    });
+    return now_seq;
+}
+
+void Subscriber::poke(const std::string& channel) {
+    std::lock_guard lk(m_);
+    if (auto it = channels_.find(channel); it != channels_.end()) ++it->second.seq;
+    cv_.notify_all();
+}
+
+}  // namespace deadbolt::detail

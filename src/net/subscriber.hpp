@@ -1,0 +1,74 @@
+// Subscriber: the dedicated pub/sub connection that wakes waiters when a lock is released.
+//
+// Runs on its own thread and io_context. Waiters subscribe to a lock's release channel
+// before retrying, then sleep on the channel's sequence number: a message, a reconnect (which
+// may have lost messages) or an unsubscription all bump it, so a waiter never sleeps past an
+// event it could have missed.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "net/endpoint.hpp"
+#include "net/resp.hpp"
+#include "net/status.hpp"
+#include "net/transport.hpp"
+
+namespace deadbolt::detail {
+
+class Subscriber {
+public:
+    explicit Subscriber(Endpoint ep);
+    ~Subscriber();
+    Subscriber(const Subscriber&) = delete;
+    Subscriber& operator=(const Subscriber&) = delete;
+
+    /// Adds interest in channel and returns once the server confirmed the subscription, with
+    /// the channel's current sequence number in *seq. Errors: timeout / connect_failed.
+    Status subscribe(const std::string& channel, Clock::time_point deadline, std::uint64_t* seq);
+    /// Drops one interest; the last one unsubscribes.
+    void unsubscribe(const std::string& channel);
+    /// Sleeps until channel's sequence differs from seq or until deadline; returns the new
+    /// sequence (equal to seq on timeout).
+    std::uint64_t wait(const std::string& channel, std::uint64_t seq, Clock::time_point deadline);
+    /// Wakes every waiter of channel now (e.g. on cancellation).
+    void poke(const std::string& channel);
+
+private:
+    struct Channel {
+        int refs = 0;
+        int pending_acks = 0;  // SUBSCRIBE/UNSUBSCRIBE sent and not yet answered
+        bool subscribed = false;
+        std::uint64_t seq = 0;
+    };
+
+    void run();
+    void send_locked(std::string bytes);
+    void start_write_locked();
+    void start_read();
+    void on_reply(const Reply& r);
+    void on_disconnect();
+
+    Endpoint ep_;
+    asio::io_context io_;
+    Transport transport_;
+    RespReader reader_;
+    std::vector<char> rbuf_;
+
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::map<std::string, Channel> channels_;
+    bool connected_ = false;
+    bool stopping_ = false;
+    std::string out_, writing_buf_;
+    bool writing_ = false;
+    unsigned gen_ = 0;  // session generation; handlers of a closed session ignore themselves
+    Status last_error_;
+    std::thread thread_;
+};
+
+}  // namespace deadbolt::detail

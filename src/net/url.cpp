@@ -1,0 +1,215 @@
+#include "net/url.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "deadbolt/duration.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::string_view kForms =
+    "expected redis://[user[:password]@]host[:port][/db][?opt=v&...], rediss://... or "
+    "unix:///path/to/redis.sock[?db=N]";
+
+int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+template <class Int>
+bool parse_int(std::string_view s, Int& out) {
+    if (s.empty()) return false;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_bool(std::string_view v, bool& out) {
+    if (v == "1" || v == "true" || v == "yes") return out = true, true;
+    if (v == "0" || v == "false" || v == "no") return out = false, true;
+    return false;
+}
+
+// Applies one query option; returns an error message or "".
+std::string apply_option(std::string_view k, const std::string& v, Endpoint& ep) {
+    auto& o = ep.options;
+    auto dur = [&](std::chrono::milliseconds& dst) -> std::string {
+        std::string why;
+        auto d = parse_duration(v, &why);
+        if (!d) return fmt::format("option {}: {}", k, why);
+        if (d->count() == 0) return fmt::format("option {} must be greater than 0", k);
+        dst = *d;
+        return "";
+    };
+    auto boolean = [&](bool& dst) -> std::string {
+        return parse_bool(v, dst) ? "" : fmt::format("option {} must be 0 or 1, not '{}'", k, v);
+    };
+    if (k == "connect_timeout") return dur(o.connect_timeout);
+    if (k == "command_timeout") return dur(o.command_timeout);
+    if (k == "prefix") return o.key_prefix = v, "";
+    if (k == "user") return o.username = v, "";
+    if (k == "password") return o.password = v, "";
+    if (k == "db") {
+        if (!parse_int(v, o.db) || o.db < 0)
+            return fmt::format("option db must be a non-negative integer, not '{}'", v);
+        return "";
+    }
+    if (k == "ca") return o.tls.ca_file = v, "";
+    if (k == "cert") return o.tls.cert_file = v, "";
+    if (k == "key") return o.tls.key_file = v, "";
+    if (k == "sni") return o.tls.sni = v, "";
+    if (k == "verify") return boolean(o.tls.verify);
+    if (k == "keepalive") return boolean(o.keepalive);
+    return fmt::format(
+        "unknown URL option '{}': known options are connect_timeout, command_timeout, prefix, "
+        "db, user, password, ca, cert, key, sni, verify, keepalive",
+        k);
+}
+
+UrlResult fail(std::string msg) {
+    UrlResult r;
+    r.error = std::move(msg);
+    return r;
+}
+
+}  // namespace
+
+bool percent_decode(std::string_view in, std::string& out) {
+    out.clear();
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (in[i] != '%') {
+            out += in[i];
+            continue;
+        }
+        if (i + 2 >= in.size()) return false;
+        int hi = hexval(in[i + 1]), lo = hexval(in[i + 2]);
+        if (hi < 0 || lo < 0) return false;
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+    }
+    return true;
+}
+
+UrlResult parse_url(std::string_view url, const ClientOptions& base) {
+    UrlResult r;
+    r.endpoint.options = base;
+    Endpoint& ep = r.endpoint;
+    if (url.empty()) return fail(fmt::format("empty URL: {}", kForms));
+
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos)
+        return fail(fmt::format("URL '{}' has no scheme: {}", url, kForms));
+    std::string_view scheme = url.substr(0, scheme_end);
+    std::string_view rest = url.substr(scheme_end + 3);
+
+    std::string_view query;
+    if (auto q = rest.find('?'); q != std::string_view::npos) {
+        query = rest.substr(q + 1);
+        rest = rest.substr(0, q);
+    }
+
+    if (scheme == "unix") {
+        if (rest.empty() || rest.front() != '/')
+            return fail(fmt::format("unix URL '{}' needs an absolute path: unix:///path/to/redis.sock",
+                                    url));
+        ep.kind = Endpoint::Kind::unix_socket;
+        if (!percent_decode(rest, ep.path))
+            return fail(fmt::format("bad %-escape in socket path of '{}'", url));
+    } else if (scheme == "redis" || scheme == "rediss") {
+        ep.kind = Endpoint::Kind::tcp;
+        ep.options.tls.enabled = scheme == "rediss";
+        std::string_view path;
+        if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+            path = rest.substr(slash + 1);
+            rest = rest.substr(0, slash);
+        }
+        // Passwords may contain '@' when percent-encoded only; the last '@' separates.
+        if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+            std::string_view userinfo = rest.substr(0, at);
+            rest = rest.substr(at + 1);
+            std::string_view user = userinfo, pass;
+            bool has_pass = false;
+            if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+                user = userinfo.substr(0, colon);
+                pass = userinfo.substr(colon + 1);
+                has_pass = true;
+            }
+            std::string u, p;
+            if (!percent_decode(user, u) || !percent_decode(pass, p))
+                return fail(fmt::format("bad %-escape in the user or password of URL '{}'", url));
+            if (has_pass) {
+                ep.options.username = u;
+                ep.options.password = p;
+            } else {
+                // redis://secret@host: a lone userinfo is the password (redis-cli convention).
+                ep.options.password = u;
+            }
+        }
+        std::string_view host = rest, port;
+        if (!rest.empty() && rest.front() == '[') {
+            auto close = rest.find(']');
+            if (close == std::string_view::npos)
+                return fail(fmt::format("URL '{}' has an unclosed '[' in its IPv6 host", url));
+            host = rest.substr(1, close - 1);
+            std::string_view after = rest.substr(close + 1);
+            if (!after.empty()) {
+                if (after.front() != ':')
+                    return fail(fmt::format("URL '{}': expected ':port' after ']'", url));
+                port = after.substr(1);
+                if (port.empty()) return fail(fmt::format("URL '{}' has an empty port", url));
+            }
+        } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+            host = rest.substr(0, colon);
+            port = rest.substr(colon + 1);
+            if (port.empty()) return fail(fmt::format("URL '{}' has an empty port", url));
+        }
+        if (host.empty()) return fail(fmt::format("URL '{}' has no host: {}", url, kForms));
+        ep.host = std::string(host);
+        if (!port.empty()) {
+            unsigned p = 0;
+            if (!parse_int(port, p) || p == 0 || p > 65535)
+                return fail(fmt::format("URL '{}': port '{}' is not a number in 1..65535", url, port));
+            ep.port = static_cast<std::uint16_t>(p);
+        }
+        if (!path.empty()) {
+            if (!parse_int(path, ep.options.db) || ep.options.db < 0)
+                return fail(fmt::format("URL '{}': database '{}' is not a non-negative integer",
+                                        url, path));
+        }
+    } else {
+        return fail(fmt::format("unknown URL scheme '{}' in '{}': {}", scheme, url, kForms));
+    }
+
+    while (!query.empty()) {
+        auto amp = query.find('&');
+        std::string_view pair = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+        if (pair.empty()) continue;
+        auto eq = pair.find('=');
+        if (eq == std::string_view::npos)
+            return fail(fmt::format("URL option '{}' has no value: write {}=VALUE", pair, pair));
+        std::string value;
+        if (!percent_decode(pair.substr(eq + 1), value))
+            return fail(fmt::format("bad %-escape in URL option '{}'", pair));
+        if (auto err = apply_option(pair.substr(0, eq), value, ep); !err.empty())
+            return fail(std::move(err));
+    }
+    if (!ep.options.tls.enabled && (!ep.options.tls.ca_file.empty() ||
+                                    !ep.options.tls.cert_file.empty() || !ep.options.tls.sni.empty()))
+        return fail(fmt::format("URL '{}' sets TLS options but is not rediss://", url));
+    if (ep.options.tls.cert_file.empty() != ep.options.tls.key_file.empty())
+        return fail("TLS client certificate needs both cert= and key=");
+    r.ok = true;
+    return r;
+}
+
+std::string Endpoint::describe() const {
+    if (kind == Kind::unix_socket) return "unix:" + path;
+    if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+    return fmt::format("{}:{}", host, port);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,54 @@
+#include "redis/commands.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+bool is_noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
+
+}  // namespace
+
+Status eval_many(Connection& c, const std::vector<ScriptCall>& calls, std::vector<Reply>& replies,
+                 Clock::time_point deadline) {
+    std::string out;
+    for (const auto& call : calls) encode_evalsha(out, *call.script, call.keys, call.args);
+    if (Status st = c.exec(std::move(out), calls.size(), replies, deadline); !st.ok()) return st;
+    std::vector<std::size_t> missing;
+    for (std::size_t i = 0; i < replies.size(); ++i)
+        if (is_noscript(replies[i])) missing.push_back(i);
+    if (missing.empty()) return {};
+    // EVAL also caches the script, so the next EVALSHA hits again.
+    std::string retry;
+    for (auto i : missing) encode_eval(retry, *calls[i].script, calls[i].keys, calls[i].args);
+    std::vector<Reply> again;
+    if (Status st = c.exec(std::move(retry), missing.size(), again, deadline); !st.ok()) return st;
+    for (std::size_t k = 0; k < missing.size(); ++k) replies[missing[k]] = std::move(again[k]);
+    return {};
+}
+
+Status eval(Connection& c, const ScriptCall& call, Reply& reply, Clock::time_point deadline) {
+    std::vector<Reply> replies;
+    if (Status st = eval_many(c, {call}, replies, deadline); !st.ok()) return st;
+    reply = std::move(replies.front());
+    if (reply.is_error()) return from_server_error(reply.str);
+    return {};
+}
+
+Status pipeline(Connection& c, const std::vector<std::vector<std::string_view>>& cmds,
+                std::vector<Reply>& replies, Clock::time_point deadline) {
+    std::string out;
+    for (const auto& argv : cmds) encode_command(out, argv);
+    if (Status st = c.exec(std::move(out), cmds.size(), replies, deadline); !st.ok()) return st;
+    for (const auto& r : replies)
+        if (r.is_error()) return from_server_error(r.str);
+    return {};
+}
+
+Status command(Connection& c, const std::vector<std::string_view>& argv, Reply& reply,
+               Clock::time_point deadline) {
+    std::vector<Reply> replies;
+    Status st = pipeline(c, {argv}, replies, deadline);
+    if (!replies.empty()) reply = std::move(replies.front());
+    return st;
+}
+
+}  // namespace deadbolt::detail

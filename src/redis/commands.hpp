@@ -1,0 +1,34 @@
+// Commands: plain commands and scripts over a Connection, with NOSCRIPT recovery.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "net/connection.hpp"
+#include "redis/scripts.hpp"
+
+namespace deadbolt::detail {
+
+struct ScriptCall {
+    const Script* script;
+    std::vector<std::string_view> keys;
+    std::vector<std::string_view> args;
+};
+
+/// Runs calls as one pipeline of EVALSHA; any that hit NOSCRIPT (after SCRIPT FLUSH or a
+/// restart) are re-sent once with EVAL. Error replies stay in replies for the caller.
+Status eval_many(Connection& c, const std::vector<ScriptCall>& calls, std::vector<Reply>& replies,
+                 Clock::time_point deadline);
+
+/// One script; an error reply becomes the returned Status.
+Status eval(Connection& c, const ScriptCall& call, Reply& reply, Clock::time_point deadline);
+
+/// One plain command; an error reply becomes the returned Status.
+Status command(Connection& c, const std::vector<std::string_view>& argv, Reply& reply,
+               Clock::time_point deadline);
+
+/// Several plain commands in one pipeline; the first error reply becomes the Status.
+Status pipeline(Connection& c, const std::vector<std::vector<std::string_view>>& cmds,
+                std::vector<Reply>& replies, Clock::time_point deadline);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,38 @@
+// Keys: where a lock and its auxiliary state live. Pure; unit-tested without a server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace deadbolt::detail {
+
+/// Redis Cluster hash slot of key (CRC16/XMODEM mod 16384, honouring {hash tags}).
+std::uint16_t key_slot(std::string_view key);
+
+/// True if key has a non-empty {hash tag}, which alone decides its slot.
+bool has_hash_tag(std::string_view key);
+
+/// A short string whose slot is `slot` (for tagging keys that cannot be wrapped).
+std::string slot_tag(std::uint16_t slot);
+
+/// An auxiliary key in main's slot: main + ":" + suffix when main has a hash tag,
+/// "{" + main + "}:" + suffix when main has no '}', else "{" + slot_tag + "}" + main + ":" +
+/// suffix.
+std::string aux_key(std::string_view main, std::string_view suffix);
+
+/// The keys of one lock.
+struct LockKeys {
+    std::string lock;     // prefix + name: holds the owner token (redis-py compatible)
+    std::string fence;    // last fencing token handed out
+    std::string channel;  // pub/sub channel announcing releases
+};
+
+LockKeys lock_keys(std::string_view prefix, std::string_view name);
+
+/// Where fenced_set keeps the highest fence a data key has seen.
+inline std::string fence_record_key(std::string_view data_key) {
+    return aux_key(data_key, "deadbolt-fence");
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,25 @@
+// Replies: script results turned into outcomes. Pure; unit-tested without a server.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "net/resp.hpp"
+#include "net/status.hpp"
+
+namespace deadbolt::detail {
+
+struct AttemptOutcome {
+    bool acquired = false;
+    std::uint64_t fence = 0;            // when acquired
+    std::chrono::milliseconds pttl{0};  // when held by another; -1 = no expiry
+};
+
+/// The acquire script's {1, fence} or {0, pttl}.
+Status parse_acquire(const Reply& r, AttemptOutcome& out);
+/// {1|0, fence} of fenced_set.
+Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest);
+/// A decimal string or integer reply as uint64 (fences); false if neither.
+bool to_u64(const Reply& r, std::uint64_t& out);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,83 @@
+// Fencing: tokens strictly increase, survive a lost counter, and fenced_set enforces them.
+#include <gtest/gtest.h>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::RedisServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+deadbolt::AcquireOptions no_wait() { return {.deadline = Clock::now()}; }
+}  // namespace
+
+TEST(Fencing, StrictlyIncreasingOverThousandAcquisitions) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    std::uint64_t last = 0;
+    for (int i = 0; i < 1000; ++i) {
+        auto l = c.acquire("fenced", {}, no_wait());
+        ASSERT_GT(l.fence(), last) << "acquisition " << i;
+        ASSERT_LT(l.fence(), std::uint64_t{1} << 53);  // exact in JSON / JavaScript
+        last = l.fence();
+    }
+    // The fence key expires (nothing leaks); the lock key is gone after release.
+    auto raw = srv.raw();
+    EXPECT_GT(raw.cmd({"PTTL", "{fenced}:fence"}).integer, 0);
+    EXPECT_EQ(raw.cmd({"EXISTS", "fenced"}).integer, 0);
+}
+
+TEST(Fencing, SurvivesServerRestartWithoutPersistence) {
+    RedisServer srv;
+    std::uint64_t before;
+    {
+        auto c = deadbolt::Client::connect(srv.url());
+        before = c.acquire("restart-me", {}, no_wait()).fence();
+    }
+    srv.restart();  // no RDB, no AOF: the counter is gone
+    auto c = deadbolt::Client::connect(srv.url());
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "{restart-me}:fence"}).integer, 0);
+    auto after = c.acquire("restart-me", {}, no_wait()).fence();
+    EXPECT_GT(after, before);
+}
+
+TEST(Fencing, SurvivesCounterDeletedAndGarbled) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto f1 = c.acquire("g", {}, no_wait()).fence();
+    srv.raw().cmd({"DEL", "{g}:fence"});
+    auto f2 = c.acquire("g", {}, no_wait()).fence();
+    EXPECT_GT(f2, f1);
+    srv.raw().cmd({"SET", "{g}:fence", "not-a-number"});
+    auto f3 = c.acquire("g", {}, no_wait()).fence();
+    EXPECT_GT(f3, f2);
+}
+
+TEST(Fencing, FencedSetRejectsStaleToken) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto old = c.acquire("res", {.ttl = 100ms, .auto_renew = false}, no_wait());
+    auto stale_fence = old.fence();
+    std::this_thread::sleep_for(150ms);  // old holder "paused" past its TTL
+    auto fresh = c.acquire("res", {}, no_wait());
+    auto w1 = c.fenced_set("record", "from-new-holder", fresh.fence());
+    EXPECT_TRUE(w1.accepted);
+    auto w2 = c.fenced_set("record", "late-write-from-paused-holder", stale_fence);
+    EXPECT_FALSE(w2.accepted);
+    EXPECT_EQ(w2.highest, fresh.fence());
+    EXPECT_EQ(srv.raw().cmd({"GET", "record"}).str, "from-new-holder");
+    // The same holder may write again with its own fence.
+    EXPECT_TRUE(c.fenced_set("record", "second", fresh.fence()).accepted);
+    EXPECT_THROW(c.fenced_set("record", "x", 0), deadbolt::UsageError);
+}
+
+TEST(Fencing, FencedSetKeepsDataTtlOnRecord) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto raw = srv.raw();
+    raw.cmd({"SET", "cache", "v0", "PX", "60000"});
+    ASSERT_TRUE(c.fenced_set("cache", "v1", 5).accepted);
+    EXPECT_GT(raw.cmd({"PTTL", "cache"}).integer, 50000);
+    EXPECT_GT(raw.cmd({"PTTL", "{cache}:deadbolt-fence"}).integer, 50000);
+}

@@ -1,0 +1,114 @@
+// Waiting: woken by the release message, no polling traffic while waiting.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::RedisServer;
+using Clock = std::chrono::steady_clock;
+
+TEST(Waiting, ReleaseWakesWaiterLongBeforeExpiry) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    auto b = deadbolt::Client::connect(srv.url());
+    auto held = a.acquire("handoff", {.ttl = 30s}, {.deadline = Clock::now()});
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(300ms);
+        held.release();
+    });
+    auto t0 = Clock::now();
+    auto got = b.acquire("handoff", {.ttl = 30s}, {.deadline = Clock::now() + 20s});
+    auto waited = Clock::now() - t0;
+    releaser.join();
+    EXPECT_TRUE(got.valid());
+    // Without the release message the waiter would sleep until the 30 s TTL ran out.
+    EXPECT_LT(waited, 10s);
+    EXPECT_GT(got.fence(), held.fence());
+}
+
+TEST(Waiting, EightWaitersSendNoPollingTraffic) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto held = holder.acquire("busy", {.ttl = 60s}, {.deadline = Clock::now()});
+    std::vector<deadbolt::Client> clients;
+    for (int i = 0; i < 8; ++i) clients.push_back(deadbolt::Client::connect(srv.url()));
+    auto raw = srv.raw();
+    auto before = raw.client_commands();
+    std::vector<std::thread> ts;
+    std::atomic<int> timed_out{0};
+    auto t0 = Clock::now();
+    for (auto& c : clients)
+        ts.emplace_back([&] {
+            std::error_code ec;
+            auto l = c.acquire("busy", {.ttl = 60s}, {.deadline = Clock::now() + 5s}, ec);
+            if (ec == deadbolt::errc::not_acquired && !l) ++timed_out;
+        });
+    for (auto& t : ts) t.join();
+    auto elapsed = Clock::now() - t0;
+    auto commands = raw.client_commands() - before;
+    EXPECT_EQ(timed_out.load(), 8);
+    EXPECT_GE(elapsed, 5s);
+    // Per waiter: the subscriber connection's handshake PING, attempt, SUBSCRIBE, attempt,
+    // final attempt at the deadline, UNSUBSCRIBE. A 100 ms poller would send ~50 per waiter.
+    EXPECT_LE(commands, 8 * 6) << commands << " commands while 8 clients waited 5 s";
+}
+
+TEST(Waiting, LocalThreadsQueueWithoutServerTraffic) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto held = holder.acquire("local", {.ttl = 60s}, {.deadline = Clock::now()});
+    auto c = deadbolt::Client::connect(srv.url());
+    auto raw = srv.raw();
+    auto before = raw.client_commands();
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 6; ++i)
+        ts.emplace_back([&] {
+            std::error_code ec;
+            c.acquire("local", {.ttl = 60s}, {.deadline = Clock::now() + 2s}, ec);
+        });
+    for (auto& t : ts) t.join();
+    auto commands = raw.client_commands() - before;
+    // Six threads of one process: one talks to the server at a time, and each waits its
+    // turn locally; the others' deadlines pass in the local queue with no traffic at all.
+    // Without the local queue each thread would attempt, subscribe, attempt, retry at its
+    // deadline and unsubscribe (~30 commands); with it, one does, and the others reach the
+    // server at most once each, if their turn comes just as their deadline passes.
+    EXPECT_LE(commands, 11) << commands;
+}
+
+TEST(Waiting, CancelStopsTheWait) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    auto b = deadbolt::Client::connect(srv.url());
+    auto held = a.acquire("cancel-me", {.ttl = 60s}, {.deadline = Clock::now()});
+    std::stop_source stop;
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(200ms);
+        stop.request_stop();
+    });
+    auto t0 = Clock::now();
+    std::error_code ec;
+    auto l = b.acquire("cancel-me", {}, {.cancel = stop.get_token()}, ec);
+    canceller.join();
+    EXPECT_EQ(ec, deadbolt::errc::cancelled);
+    EXPECT_LT(Clock::now() - t0, 5s);
+}
+
+TEST(Waiting, CancelStopsALocalWaitToo) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    auto held = a.acquire("cancel-local", {.ttl = 60s}, {.deadline = Clock::now()});
+    std::stop_source stop;
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(200ms);
+        stop.request_stop();
+    });
+    std::error_code ec;
+    auto l = a.acquire("cancel-local", {}, {.cancel = stop.get_token()}, ec);
+    canceller.join();
+    EXPECT_EQ(ec, deadbolt::errc::cancelled);
+    EXPECT_FALSE(l);
+}

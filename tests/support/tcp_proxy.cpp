@@ -1,0 +1,94 @@
+#include "tcp_proxy.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace deadbolt::test {
+
+TcpProxy::TcpProxy(std::uint16_t target_port) : target_(target_port) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(listen_fd_, 64) != 0)
+        throw std::runtime_error("TcpProxy: bind/listen failed");
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+TcpProxy::~TcpProxy() {
+    stop_ = true;
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+    acceptor_.join();
+    std::lock_guard lk(m_);
+    for (auto& t : threads_) t.join();
+}
+
+void TcpProxy::cut_all() { ++cut_gen_; }
+
+void TcpProxy::accept_loop() {
+    while (!stop_) {
+        pollfd p{listen_fd_, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        int c = ::accept(listen_fd_, nullptr, nullptr);
+        if (c < 0) continue;
+        int s = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(target_);
+        if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            ::close(c);
+            ::close(s);
+            continue;
+        }
+        std::lock_guard lk(m_);
+        threads_.emplace_back([this, c, s] { pump(c, s); });
+    }
+}
+
+void TcpProxy::pump(int c, int s) {
+    unsigned gen = cut_gen_;
+    std::string up, down;  // held-back bytes per direction
+    char buf[16384];
+    while (!stop_ && gen == cut_gen_) {
+        pollfd p[2] = {{c, POLLIN, 0}, {s, POLLIN, 0}};
+        if (::poll(p, 2, 20) < 0) break;
+        bool closed = false;
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            ssize_t n = ::read(c, buf, sizeof buf);
+            if (n <= 0) closed = true;
+            else up.append(buf, size_t(n));
+        }
+        if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+            ssize_t n = ::read(s, buf, sizeof buf);
+            if (n <= 0) closed = true;
+            else down.append(buf, size_t(n));
+        }
+        if (!stall_up_ && !up.empty()) {
+            if (::write(s, up.data(), up.size()) < 0) closed = true;
+            up.clear();
+        }
+        if (!stall_down_ && !down.empty()) {
+            if (::write(c, down.data(), down.size()) < 0) closed = true;
+            down.clear();
+        }
+        if (closed) break;
+    }
+    ::close(c);
+    ::close(s);
+}
+
+}  // namespace deadbolt::test

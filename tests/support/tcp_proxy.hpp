@@ -1,0 +1,39 @@
+// TcpProxy: a loopback TCP proxy in front of a server that can stall or cut connections.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace deadbolt::test {
+
+class TcpProxy {
+public:
+    explicit TcpProxy(std::uint16_t target_port);
+    ~TcpProxy();
+    std::uint16_t port() const { return port_; }
+    std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+    /// While set, bytes from the server to clients are held back (replies "lost").
+    void stall_replies(bool on) { stall_down_ = on; }
+    /// While set, bytes from clients to the server are held back.
+    void stall_requests(bool on) { stall_up_ = on; }
+    /// Closes every current connection (both sides).
+    void cut_all();
+
+private:
+    void accept_loop();
+    void pump(int client_fd, int server_fd);
+
+    std::uint16_t target_;
+    std::uint16_t port_ = 0;
+    int listen_fd_ = -1;
+    std::atomic<bool> stop_{false}, stall_down_{false}, stall_up_{false};
+    std::atomic<unsigned> cut_gen_{0};
+    std::mutex m_;
+    std::vector<std::thread> threads_;
+    std::thread acceptor_;
+};
+
+}  // namespace deadbolt::test

@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "redis/replies.hpp"
+#include "redis/scripts.hpp"
+
+using namespace deadbolt::detail;
+
+namespace {
+Reply integer(long long v) { Reply r; r.type = Reply::Type::integer; r.integer = v; return r; }
+Reply str(std::string s) { Reply r; r.type = Reply::Type::string; r.str = std::move(s); return r; }
+Reply arr(std::vector<Reply> e) { Reply r; r.type = Reply::Type::array; r.elements = std::move(e); return r; }
+}  // namespace
+
+TEST(Replies, AcquireOutcomes) {
+    AttemptOutcome o;
+    ASSERT_TRUE(parse_acquire(arr({integer(1), str("1763790000123456")}), o).ok());
+    EXPECT_TRUE(o.acquired);
+    EXPECT_EQ(o.fence, 1763790000123456u);
+    ASSERT_TRUE(parse_acquire(arr({integer(0), integer(2500)}), o).ok());
+    EXPECT_FALSE(o.acquired);
+    EXPECT_EQ(o.pttl.count(), 2500);
+    ASSERT_TRUE(parse_acquire(arr({integer(0), integer(-1)}), o).ok());
+    EXPECT_EQ(o.pttl.count(), -1);
+    ASSERT_TRUE(parse_acquire(arr({integer(0), integer(-2)}), o).ok());
+    EXPECT_EQ(o.pttl.count(), 0);
+}
+
+TEST(Replies, MalformedAcquireIsProtocolError) {
+    AttemptOutcome o;
+    EXPECT_EQ(parse_acquire(integer(1), o).ec, deadbolt::errc::protocol_error);
+    EXPECT_EQ(parse_acquire(arr({integer(1), str("x")}), o).ec, deadbolt::errc::protocol_error);
+    EXPECT_EQ(parse_acquire(arr({integer(1), str("0")}), o).ec, deadbolt::errc::protocol_error);
+    EXPECT_EQ(parse_acquire(arr({integer(0), str("5")}), o).ec, deadbolt::errc::protocol_error);
+}
+
+TEST(Replies, Fenced) {
+    bool ok = false;
+    std::uint64_t hi = 0;
+    ASSERT_TRUE(parse_fenced(arr({integer(0), str("99")}), ok, hi).ok());
+    EXPECT_FALSE(ok);
+    EXPECT_EQ(hi, 99u);
+    EXPECT_FALSE(parse_fenced(arr({integer(0)}), ok, hi).ok());
+}
+
+TEST(Replies, ServerErrorsMapToTheirOwnCodes) {
+    EXPECT_EQ(from_server_error("WRONGPASS invalid username-password pair").ec, deadbolt::errc::auth_failed);
+    EXPECT_EQ(from_server_error("NOAUTH Authentication required.").ec, deadbolt::errc::auth_failed);
+    EXPECT_EQ(from_server_error("NOPERM this user has no permissions").ec, deadbolt::errc::permission_denied);
+    EXPECT_EQ(from_server_error("ERR Error running script: WRONGTYPE Operation").ec, deadbolt::errc::wrong_type);
+    EXPECT_EQ(from_server_error("READONLY You can't write against a read only replica.").ec, deadbolt::errc::readonly);
+    EXPECT_EQ(from_server_error("OOM command not allowed").ec, deadbolt::errc::out_of_memory);
+    EXPECT_EQ(from_server_error("LOADING Redis is loading").ec, deadbolt::errc::loading);
+    EXPECT_EQ(from_server_error("BUSY Redis is busy running a script").ec, deadbolt::errc::busy);
+    EXPECT_EQ(from_server_error("ERR something else").ec, deadbolt::errc::server_error);
+    EXPECT_TRUE(deadbolt::is_retryable(from_server_error("LOADING x").ec));
+    EXPECT_FALSE(deadbolt::is_retryable(from_server_error("WRONGTYPE x").ec));
+}
+
+TEST(Scripts, Sha1MatchesRedis) {
+    // SCRIPT LOAD "return 1" answers e0e1f9fabfc9d4800c877a703b823ac0578ff8db.
+    EXPECT_EQ(sha1_hex("return 1"), "e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+}

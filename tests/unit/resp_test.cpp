@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include "net/resp.hpp"
+
+using namespace deadbolt::detail;
+
+TEST(Resp, EncodesBinarySafely) {
+    std::string out;
+    encode_command(out, {"SET", std::string_view("a\0b", 3), ""});
+    EXPECT_EQ(out, std::string("*3\r\n$3\r\nSET\r\n$3\r\na\0b\r\n$0\r\n\r\n", 28));
+}
+
+TEST(Resp, ReadsAllTypesAcrossSplitFeeds) {
+    RespReader r;
+    std::string wire = "+OK\r\n-ERR bad\r\n:42\r\n$-1\r\n$5\r\nhe\r\no\r\n*2\r\n:1\r\n$3\r\nabc\r\n*-1\r\n";
+    for (char ch : wire) r.feed(&ch, 1);  // one byte at a time
+    auto a = r.next();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->type, Reply::Type::status);
+    EXPECT_EQ(a->str, "OK");
+    auto b = r.next();
+    EXPECT_TRUE(b->is_error());
+    EXPECT_EQ(b->str, "ERR bad");
+    EXPECT_EQ(r.next()->integer, 42);
+    EXPECT_TRUE(r.next()->is_nil());
+    EXPECT_EQ(r.next()->str, "he\r\no");  // CRLF inside a bulk string
+    auto arr = r.next();
+    ASSERT_EQ(arr->type, Reply::Type::array);
+    ASSERT_EQ(arr->elements.size(), 2u);
+    EXPECT_EQ(arr->elements[1].str, "abc");
+    EXPECT_TRUE(r.next()->is_nil());  // null array
+    EXPECT_FALSE(r.next());
+}
+
+TEST(Resp, IncompleteReplyWaitsForMore) {
+    RespReader r;
+    r.feed("$10\r\nhello", 10);
+    EXPECT_FALSE(r.next());
+    r.feed("world\r\n", 7);
+    EXPECT_EQ(r.next()->str, "helloworld");
+}
+
+TEST(Resp, GarbageIsAnError) {
+    RespReader r;
+    r.feed("HTTP/1.1 400\r\n", 14);
+    EXPECT_THROW(r.next(), std::runtime_error);
+    r.reset();
+    r.feed(":7\r\n", 4);
+    EXPECT_EQ(r.next()->integer, 7);
+}
+
+TEST(Resp, BadIntegerIsAnError) {
+    RespReader r;
+    r.feed(":abc\r\n", 6);
+    EXPECT_THROW(r.next(), std::runtime_error);
+}

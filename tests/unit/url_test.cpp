@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include "net/url.hpp"
+
+using deadbolt::detail::Endpoint;
+using deadbolt::detail::parse_url;
+
+namespace {
+Endpoint ok(const std::string& url) {
+    auto r = parse_url(url, {});
+    EXPECT_TRUE(r.ok) << url << ": " << r.error;
+    return r.endpoint;
+}
+std::string err(const std::string& url) {
+    auto r = parse_url(url, {});
+    EXPECT_FALSE(r.ok) << url;
+    return r.error;
+}
+}  // namespace
+
+TEST(Url, PlainHostPortDb) {
+    auto e = ok("redis://cache.internal:6380/3");
+    EXPECT_EQ(e.kind, Endpoint::Kind::tcp);
+    EXPECT_EQ(e.host, "cache.internal");
+    EXPECT_EQ(e.port, 6380);
+    EXPECT_EQ(e.options.db, 3);
+    EXPECT_FALSE(e.options.tls.enabled);
+    auto d = ok("redis://localhost");
+    EXPECT_EQ(d.port, 6379);
+    EXPECT_EQ(d.options.db, 0);
+}
+
+TEST(Url, UserAndPasswordWithEscapes) {
+    auto e = ok("redis://app:p%40ss%3Aw0rd@h:1");
+    EXPECT_EQ(e.options.username, "app");
+    EXPECT_EQ(e.options.password, "p@ss:w0rd");
+    auto p = ok("redis://:only-pass@h");
+    EXPECT_EQ(p.options.username, "");
+    EXPECT_EQ(p.options.password, "only-pass");
+    auto lone = ok("redis://secret@h");
+    EXPECT_EQ(lone.options.password, "secret");
+    EXPECT_NE(err("redis://u:%zz@h").find("escape"), std::string::npos);
+}
+
+TEST(Url, Ipv6) {
+    auto e = ok("redis://[::1]:7000");
+    EXPECT_EQ(e.host, "::1");
+    EXPECT_EQ(e.port, 7000);
+    EXPECT_EQ(e.describe(), "[::1]:7000");
+    err("redis://[::1");
+    err("redis://[::1]x");
+}
+
+TEST(Url, TlsAndQueryOptions) {
+    auto e = ok("rediss://h:6390?ca=/etc/ca.pem&cert=/c.pem&key=/k.pem&sni=redis.example&verify=0"
+                "&connect_timeout=250ms&command_timeout=3s&prefix=app%3A&keepalive=0");
+    EXPECT_TRUE(e.options.tls.enabled);
+    EXPECT_EQ(e.options.tls.ca_file, "/etc/ca.pem");
+    EXPECT_EQ(e.options.tls.cert_file, "/c.pem");
+    EXPECT_EQ(e.options.tls.key_file, "/k.pem");
+    EXPECT_EQ(e.options.tls.sni, "redis.example");
+    EXPECT_FALSE(e.options.tls.verify);
+    EXPECT_EQ(e.options.connect_timeout.count(), 250);
+    EXPECT_EQ(e.options.command_timeout.count(), 3000);
+    EXPECT_EQ(e.options.key_prefix, "app:");
+    EXPECT_FALSE(e.options.keepalive);
+    EXPECT_NE(err("redis://h?ca=/x").find("rediss"), std::string::npos);
+    EXPECT_NE(err("rediss://h?cert=/c.pem").find("key="), std::string::npos);
+}
+
+TEST(Url, UnixSocket) {
+    auto e = ok("unix:///var/run/redis/redis.sock?db=2&password=pw");
+    EXPECT_EQ(e.kind, Endpoint::Kind::unix_socket);
+    EXPECT_EQ(e.path, "/var/run/redis/redis.sock");
+    EXPECT_EQ(e.options.db, 2);
+    EXPECT_EQ(e.options.password, "pw");
+    EXPECT_EQ(e.describe(), "unix:/var/run/redis/redis.sock");
+    EXPECT_NE(err("unix://relative.sock").find("absolute"), std::string::npos);
+}
+
+TEST(Url, BadUrlsSayWhatIsWrong) {
+    EXPECT_NE(err("").find("empty"), std::string::npos);
+    EXPECT_NE(err("localhost:6379").find("no scheme"), std::string::npos);
+    EXPECT_NE(err("http://h").find("scheme 'http'"), std::string::npos);
+    EXPECT_NE(err("redis://").find("no host"), std::string::npos);
+    EXPECT_NE(err("redis://h:").find("empty port"), std::string::npos);
+    EXPECT_NE(err("redis://h:0").find("1..65535"), std::string::npos);
+    EXPECT_NE(err("redis://h:65536").find("1..65535"), std::string::npos);
+    EXPECT_NE(err("redis://h/x").find("database"), std::string::npos);
+    EXPECT_NE(err("redis://h/-1").find("database"), std::string::npos);
+    EXPECT_NE(err("redis://h?nope=1").find("unknown URL option 'nope'"), std::string::npos);
+    EXPECT_NE(err("redis://h?db").find("no value"), std::string::npos);
+    EXPECT_NE(err("redis://h?connect_timeout=5").find("no unit"), std::string::npos);
+    EXPECT_NE(err("redis://h?connect_timeout=0ms").find("greater than 0"), std::string::npos);
+    EXPECT_NE(err("redis://h?verify=maybe").find("0 or 1"), std::string::npos);
+}
+
+TEST(Url, UrlOverridesBaseOptions) {
+    deadbolt::ClientOptions base;
+    base.key_prefix = "base:";
+    base.command_timeout = std::chrono::milliseconds(10);
+    auto r = parse_url("redis://h?prefix=url:", base);
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.endpoint.options.key_prefix, "url:");
+    EXPECT_EQ(r.endpoint.options.command_timeout.count(), 10);
+}

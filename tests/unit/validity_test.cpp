@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include "core/validity.hpp"
+
+using namespace std::chrono_literals;
+using namespace deadbolt::detail;
+
+TEST(Validity, DriftIsOnePercentPlusTwoMs) {
+    EXPECT_EQ(drift_margin(30000ms), 302ms);
+    EXPECT_EQ(drift_margin(1000ms), 12ms);
+    EXPECT_EQ(drift_margin(10ms), std::chrono::microseconds(2100));
+}
+
+TEST(Validity, DeadlineCountsFromBeforeTheRequest) {
+    Clock::time_point sent{std::chrono::seconds(100)};
+    EXPECT_EQ(validity_deadline(sent, 30000ms), sent + 30000ms - 302ms);
+    // Even the smallest TTL leaves positive validity.
+    EXPECT_GT(validity_deadline(sent, deadbolt::kMinTtl), sent);
+}
+
+TEST(Validity, Names) {
+    EXPECT_FALSE(validate_name("").ok());
+    EXPECT_TRUE(validate_name("x").ok());
+    EXPECT_TRUE(validate_name(std::string(deadbolt::kMaxNameBytes, 'a')).ok());
+    EXPECT_FALSE(validate_name(std::string(deadbolt::kMaxNameBytes + 1, 'a')).ok());
+    EXPECT_TRUE(validate_name(std::string("\0\xff{}", 4)).ok());
+}
+
+TEST(Validity, Ttls) {
+    EXPECT_FALSE(validate_ttl(0ms, "ttl").ok());
+    EXPECT_FALSE(validate_ttl(-1ms, "ttl").ok());
+    EXPECT_FALSE(validate_ttl(deadbolt::kMinTtl - 1ms, "ttl").ok());
+    EXPECT_TRUE(validate_ttl(deadbolt::kMinTtl, "ttl").ok());
+    EXPECT_TRUE(validate_ttl(deadbolt::kMaxTtl, "ttl").ok());
+    EXPECT_FALSE(validate_ttl(deadbolt::kMaxTtl + 1ms, "ttl").ok());
+    EXPECT_NE(validate_ttl(0ms, "ttl").detail.find("between"), std::string::npos);
+}
+
+TEST(Validity, Options) {
+    deadbolt::MutexOptions o;
+    EXPECT_TRUE(validate_options(o).ok());
+    o.renew_every = o.ttl;
+    EXPECT_FALSE(validate_options(o).ok());
+    o.renew_every = 1s;
+    EXPECT_TRUE(validate_options(o).ok());
+    o.max_hold = -1ms;
+    EXPECT_FALSE(validate_options(o).ok());
+    o.max_hold = 0ms;
+    o.lock_delay = -1ms;
+    EXPECT_FALSE(validate_options(o).ok());
+}
