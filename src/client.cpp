@@ -34,8 +34,8 @@ Lease Client::acquire(std::string_view name, const MutexOptions& options,
     return l;
 }
 
-Lease Client::acquire(std::string_view name, const MutexOptions& options,
-                      const AcquireOptions& how, std::error_code& ec) const noexcept {
+Lease Client::acquire(std::string_view name, const MutexOptions& options, const AcquireOptions& how,
+                      std::error_code& ec) const noexcept {
     try {
         detail::Status st;
         Lease l = detail::acquire_lease(impl_, name, options, how, st);
@@ -62,7 +62,8 @@ LockStatus Client::status(std::string_view name) const {
 
 FencedResult Client::fenced_set(std::string_view key, std::string_view value,
                                 std::uint64_t fence) const {
-    if (key.empty()) throw UsageError(make_error_code(errc::invalid_argument), "fenced_set: empty key");
+    if (key.empty())
+        throw UsageError(make_error_code(errc::invalid_argument), "fenced_set: empty key");
     if (fence == 0)
         throw UsageError(make_error_code(errc::invalid_argument),
                          "fenced_set: fence 0 is not a token; pass lease.fence()");
@@ -78,7 +79,8 @@ FencedResult Client::fenced_set(std::string_view key, std::string_view value,
 }
 
 ThrottleResult Client::throttle(std::string_view key, std::chrono::milliseconds window) const {
-    if (key.empty()) throw UsageError(make_error_code(errc::invalid_argument), "throttle: empty key");
+    if (key.empty())
+        throw UsageError(make_error_code(errc::invalid_argument), "throttle: empty key");
     detail::validate_ttl(window, "throttle window").throw_if_error();
     std::string w = std::to_string(window.count());
     std::string full = impl_->ep.options.key_prefix + std::string(key);
@@ -93,8 +95,9 @@ ThrottleResult Client::throttle(std::string_view key, std::chrono::milliseconds 
 
 void Client::ping() const {
     detail::Reply r;
-    detail::command(*impl_->conn, {"PING"}, r, detail::Clock::now() + impl_->ep.options.connect_timeout +
-                                                    impl_->ep.options.command_timeout)
+    detail::command(*impl_->conn, {"PING"}, r,
+                    detail::Clock::now() + impl_->ep.options.connect_timeout +
+                        impl_->ep.options.command_timeout)
         .throw_if_error();
 }
 

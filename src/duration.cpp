@@ -18,8 +18,8 @@ struct Unit {
     std::string_view name;
     std::int64_t us;
 };
-constexpr Unit kUnits[] = {{"us", 1},          {"ms", 1000},           {"s", 1000000},
-                           {"m", 60000000},    {"h", 3600000000LL},    {"d", 86400000000LL}};
+constexpr Unit kUnits[] = {{"us", 1},       {"ms", 1000},        {"s", 1000000},
+                           {"m", 60000000}, {"h", 3600000000LL}, {"d", 86400000000LL}};
 
 }  // namespace
 

@@ -4,29 +4,48 @@ namespace deadbolt {
 namespace {
 
 class Category : public std::error_category {
-public:
+  public:
     const char* name() const noexcept override { return "deadbolt"; }
     std::string message(int v) const override {
         switch (static_cast<errc>(v)) {
-            case errc::invalid_argument: return "invalid argument: fix the call";
-            case errc::invalid_url: return "invalid URL or URL option: see the URL forms in README";
-            case errc::connect_failed: return "cannot connect to the server: is it running and reachable?";
-            case errc::connection_lost: return "connection lost before the request was sent: retry";
-            case errc::timeout: return "deadline passed before the request was sent: retry";
-            case errc::unknown_outcome: return "reply lost after the request was sent: outcome unknown";
-            case errc::auth_failed: return "authentication failed: check user and password";
-            case errc::permission_denied: return "the server's ACL denied a command or key";
-            case errc::tls_failed: return "TLS handshake or certificate verification failed";
-            case errc::wrong_type: return "a key deadbolt uses holds a value of another type";
-            case errc::readonly: return "the server is a read-only replica: connect to the primary";
-            case errc::out_of_memory: return "the server is out of memory (maxmemory reached)";
-            case errc::loading: return "the server is loading its dataset: retry shortly";
-            case errc::busy: return "the server is busy running a script: retry shortly";
-            case errc::protocol_error: return "the server sent a reply that is not valid RESP";
-            case errc::server_error: return "the server answered with an error";
-            case errc::not_acquired: return "lock is held by someone else";
-            case errc::not_owner: return "the lease is no longer held";
-            case errc::cancelled: return "cancelled by the caller";
+            case errc::invalid_argument:
+                return "invalid argument: fix the call";
+            case errc::invalid_url:
+                return "invalid URL or URL option: see the URL forms in README";
+            case errc::connect_failed:
+                return "cannot connect to the server: is it running and reachable?";
+            case errc::connection_lost:
+                return "connection lost before the request was sent: retry";
+            case errc::timeout:
+                return "deadline passed before the request was sent: retry";
+            case errc::unknown_outcome:
+                return "reply lost after the request was sent: outcome unknown";
+            case errc::auth_failed:
+                return "authentication failed: check user and password";
+            case errc::permission_denied:
+                return "the server's ACL denied a command or key";
+            case errc::tls_failed:
+                return "TLS handshake or certificate verification failed";
+            case errc::wrong_type:
+                return "a key deadbolt uses holds a value of another type";
+            case errc::readonly:
+                return "the server is a read-only replica: connect to the primary";
+            case errc::out_of_memory:
+                return "the server is out of memory (maxmemory reached)";
+            case errc::loading:
+                return "the server is loading its dataset: retry shortly";
+            case errc::busy:
+                return "the server is busy running a script: retry shortly";
+            case errc::protocol_error:
+                return "the server sent a reply that is not valid RESP";
+            case errc::server_error:
+                return "the server answered with an error";
+            case errc::not_acquired:
+                return "lock is held by someone else";
+            case errc::not_owner:
+                return "the lease is no longer held";
+            case errc::cancelled:
+                return "cancelled by the caller";
         }
         return "unknown deadbolt error";
     }
@@ -39,7 +58,9 @@ const std::error_category& category() noexcept {
     return c;
 }
 
-std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), category()};
+}
 
 bool is_retryable(std::error_code ec) noexcept {
     if (ec.category() != category()) return false;
@@ -53,8 +74,10 @@ bool is_retryable(std::error_code ec) noexcept {
         case errc::loading:
         case errc::busy:
         case errc::protocol_error:
-        case errc::not_acquired: return true;
-        default: return false;
+        case errc::not_acquired:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -62,17 +85,21 @@ void throw_error(std::error_code ec, const std::string& what) {
     if (ec.category() == category()) {
         switch (static_cast<errc>(ec.value())) {
             case errc::invalid_argument:
-            case errc::invalid_url: throw UsageError(ec, what);
+            case errc::invalid_url:
+                throw UsageError(ec, what);
             case errc::connect_failed:
             case errc::connection_lost:
             case errc::timeout:
             case errc::unknown_outcome:
             case errc::tls_failed:
-            case errc::protocol_error: throw ConnectionError(ec, what);
+            case errc::protocol_error:
+                throw ConnectionError(ec, what);
             case errc::not_acquired:
             case errc::not_owner:
-            case errc::cancelled: throw LockError(ec, what);
-            default: throw ServerError(ec, what);
+            case errc::cancelled:
+                throw LockError(ec, what);
+            default:
+                throw ServerError(ec, what);
         }
     }
     throw Error(ec, what);

@@ -113,18 +113,34 @@ Lease::~Lease() {
     if (auto st = s_->release(); !st.ok()) s_->mark_lost(st.ec);
 }
 
-const std::string& Lease::name() const { return s_ ? s_->name : kEmpty; }
-const std::string& Lease::token() const { return s_ ? s_->token : kEmpty; }
-std::uint64_t Lease::fence() const { return s_ ? s_->fence : 0; }
+const std::string& Lease::name() const {
+    return s_ ? s_->name : kEmpty;
+}
+const std::string& Lease::token() const {
+    return s_ ? s_->token : kEmpty;
+}
+std::uint64_t Lease::fence() const {
+    return s_ ? s_->fence : 0;
+}
 Lease::clock::time_point Lease::valid_until() const {
     return s_ ? s_->valid_until() : clock::time_point::min();
 }
-bool Lease::valid() const { return s_ && !s_->lost && !s_->released && clock::now() < s_->valid_until(); }
-bool Lease::lost() const { return s_ && s_->lost; }
-bool Lease::held() const { return s_ && !s_->released; }
-std::stop_token Lease::stop_token() const { return s_ ? s_->stop.get_token() : std::stop_token{}; }
+bool Lease::valid() const {
+    return s_ && !s_->lost && !s_->released && clock::now() < s_->valid_until();
+}
+bool Lease::lost() const {
+    return s_ && s_->lost;
+}
+bool Lease::held() const {
+    return s_ && !s_->released;
+}
+std::stop_token Lease::stop_token() const {
+    return s_ ? s_->stop.get_token() : std::stop_token{};
+}
 
-void Lease::extend(std::chrono::milliseconds ttl) { need(s_).extend(ttl).throw_if_error(); }
+void Lease::extend(std::chrono::milliseconds ttl) {
+    need(s_).extend(ttl).throw_if_error();
+}
 
 void Lease::extend(std::chrono::milliseconds ttl, std::error_code& ec) noexcept {
     ec = s_ ? s_->extend(ttl).ec : make_error_code(errc::not_owner);

@@ -20,15 +20,25 @@ Mutex::Mutex(Mutex&& other) noexcept
     other.lease_.reset();
 }
 
-Mutex::~Mutex() { unlock(); }
+Mutex::~Mutex() {
+    unlock();
+}
 
-void Mutex::lock() { lock_until(clock::time_point::max()); }
+void Mutex::lock() {
+    lock_until(clock::time_point::max());
+}
 
-void Mutex::lock(std::error_code& ec) noexcept { lock_until(clock::time_point::max(), ec); }
+void Mutex::lock(std::error_code& ec) noexcept {
+    lock_until(clock::time_point::max(), ec);
+}
 
-bool Mutex::try_lock() { return lock_until(clock::now()); }
+bool Mutex::try_lock() {
+    return lock_until(clock::now());
+}
 
-bool Mutex::try_lock(std::error_code& ec) noexcept { return lock_until(clock::now(), ec); }
+bool Mutex::try_lock(std::error_code& ec) noexcept {
+    return lock_until(clock::now(), ec);
+}
 
 bool Mutex::lock_until(clock::time_point deadline) {
     detail::Status st;
@@ -73,7 +83,8 @@ void Mutex::unlock() noexcept {
 
 Lease& Mutex::lease() {
     std::lock_guard lk(m_);
-    if (!lease_) throw LockError(make_error_code(errc::not_owner), "Mutex '" + name_ + "' is not locked");
+    if (!lease_)
+        throw LockError(make_error_code(errc::not_owner), "Mutex '" + name_ + "' is not locked");
     return *lease_;
 }
 

@@ -32,33 +32,33 @@ struct WaitInfo {
 struct AcquireOptions {
     /// Give up at this instant; nullopt = wait as long as it takes; a past instant = try once.
     std::optional<std::chrono::steady_clock::time_point> deadline;
-    std::stop_token cancel;                   ///< Requesting stop aborts the wait (cancelled).
+    std::stop_token cancel;                        ///< Requesting stop aborts the wait (cancelled).
     std::function<void(const WaitInfo&)> on_wait;  ///< Called after each failed attempt.
 };
 
 /// A lock's state as the server sees it now.
 struct LockStatus {
-    bool held = false;                  ///< The lock key exists.
-    std::chrono::milliseconds ttl{0};   ///< Remaining TTL when held; -1 ms = no expiry.
-    std::uint64_t last_fence = 0;       ///< Last fencing token handed out; 0 = unknown.
+    bool held = false;                 ///< The lock key exists.
+    std::chrono::milliseconds ttl{0};  ///< Remaining TTL when held; -1 ms = no expiry.
+    std::uint64_t last_fence = 0;      ///< Last fencing token handed out; 0 = unknown.
 };
 
 /// Outcome of a fenced write.
 struct FencedResult {
-    bool accepted = false;        ///< The write happened.
-    std::uint64_t highest = 0;    ///< Highest fence the resource has seen after this call.
+    bool accepted = false;      ///< The write happened.
+    std::uint64_t highest = 0;  ///< Highest fence the resource has seen after this call.
 };
 
 /// Outcome of throttle().
 struct ThrottleResult {
-    bool allowed = false;                 ///< The key was free and is now recorded.
+    bool allowed = false;                   ///< The key was free and is now recorded.
     std::chrono::milliseconds retry_in{0};  ///< When not allowed: time until it frees.
 };
 
 /// A handle to one Redis server (redis://, rediss://, unix://). Cheap to copy; copies share
 /// connections and background threads. Thread-safe.
 class Client {
-public:
+  public:
     /// Connects now (so a wrong password or dead server is reported here). URL forms:
     /// redis://[user[:password]@]host[:port][/db][?option=value&...], rediss://... (TLS),
     /// unix:///path/to/redis.sock[?db=N&...]. Throws UsageError for a bad URL or option,
@@ -95,7 +95,7 @@ public:
 
     explicit Client(std::shared_ptr<detail::ClientImpl> impl) : impl_(std::move(impl)) {}
 
-private:
+  private:
     std::shared_ptr<detail::ClientImpl> impl_;
 };
 

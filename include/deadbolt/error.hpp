@@ -26,8 +26,8 @@ enum class errc {
     protocol_error,        ///< The server answered something that is not valid RESP; retryable.
     server_error,          ///< Any other server error reply; not retryable.
     not_acquired,          ///< The lock is held by someone else or the wait elapsed; retryable.
-    not_owner,             ///< The lease is no longer held (expired, deleted, taken); not retryable.
-    cancelled,             ///< The caller's stop token was requested; not retryable.
+    not_owner,  ///< The lease is no longer held (expired, deleted, taken); not retryable.
+    cancelled,  ///< The caller's stop token was requested; not retryable.
 };
 
 /// The category of deadbolt::errc; its messages say what went wrong and what to do.
@@ -41,10 +41,15 @@ bool is_retryable(std::error_code ec) noexcept;
 
 /// Base of every exception deadbolt throws: the code plus a message naming the problem.
 class Error : public std::system_error {
-public:
-    Error(std::error_code ec, const std::string& what) : std::system_error(ec, what) {}
+  public:
+    Error(std::error_code ec, const std::string& what) : std::system_error(ec, what), what_(what) {}
+    /// The message naming the problem and what to do (without the generic category text).
+    const char* what() const noexcept override { return what_.c_str(); }
     /// Whether repeating the call can help.
     bool retryable() const noexcept { return is_retryable(code()); }
+
+  private:
+    std::string what_;
 };
 
 /// The call itself was wrong (invalid_argument, invalid_url): fix the input.

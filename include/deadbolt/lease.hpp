@@ -17,7 +17,7 @@ struct LeaseState;
 /// One successful acquisition of a lock: who holds it (token), its fencing token, and how
 /// long this process may trust that it still holds it. Move-only; the destructor releases.
 class Lease {
-public:
+  public:
     using clock = std::chrono::steady_clock;
 
     Lease() = default;
@@ -71,7 +71,7 @@ public:
     /// As release(); reports through ec, never throws.
     void release(std::error_code& ec) noexcept;
 
-private:
+  private:
     std::shared_ptr<detail::LeaseState> s_;
 };
 

@@ -22,7 +22,7 @@ struct ClientImpl;
 /// Threads of one process queue locally; one of them at a time talks to the server.
 /// Not reentrant: a thread that locks twice waits for itself until its deadline.
 class Mutex {
-public:
+  public:
     using clock = std::chrono::steady_clock;
 
     Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options);
@@ -69,7 +69,7 @@ public:
     /// The lock name.
     const std::string& name() const noexcept { return name_; }
 
-private:
+  private:
     bool lock_until(clock::time_point deadline);
     bool lock_until(clock::time_point deadline, std::error_code& ec) noexcept;
 

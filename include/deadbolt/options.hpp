@@ -21,12 +21,12 @@ inline constexpr milliseconds kMaxTtl{30LL * 24 * 3600 * 1000};
 
 /// TLS settings for rediss:// URLs (also settable as URL query options).
 struct TlsOptions {
-    bool enabled = false;     ///< Set by the rediss:// scheme.
-    std::string ca_file;      ///< PEM CA bundle; empty = the system's default trust store.
-    std::string cert_file;    ///< PEM client certificate for mutual TLS; empty = none.
-    std::string key_file;     ///< PEM private key of cert_file.
-    std::string sni;          ///< Server name sent and verified; empty = the URL's host.
-    bool verify = true;       ///< Verify the server certificate; off only for tests.
+    bool enabled = false;   ///< Set by the rediss:// scheme.
+    std::string ca_file;    ///< PEM CA bundle; empty = the system's default trust store.
+    std::string cert_file;  ///< PEM client certificate for mutual TLS; empty = none.
+    std::string key_file;   ///< PEM private key of cert_file.
+    std::string sni;        ///< Server name sent and verified; empty = the URL's host.
+    bool verify = true;     ///< Verify the server certificate; off only for tests.
 };
 
 /// How a Client reaches its server. URL fields override these where the URL sets them.
@@ -49,15 +49,15 @@ using LostHandler = std::function<void(std::string_view name, std::error_code wh
 
 /// Behaviour of a Mutex and of the leases it grants.
 struct MutexOptions {
-    milliseconds ttl{30000};           ///< Lease time to live on the server.
-    bool auto_renew = true;            ///< Renew while held, so a live holder never expires.
-    milliseconds renew_every{0};       ///< Renewal period; 0 = ttl / 3.
-    milliseconds max_hold{0};          ///< Stop renewing after this long held; 0 = no bound.
-    milliseconds lock_delay{0};        ///< After a holder vanishes without releasing, nobody
-                                       ///< gets the lock until this long after its TTL ran out.
-    milliseconds wait_jitter{5};       ///< Up to this much random delay added to waits, so
-                                       ///< waiters of many processes do not retry in lockstep.
-    LostHandler on_lost;               ///< Called when a lease of this mutex is lost.
+    milliseconds ttl{30000};      ///< Lease time to live on the server.
+    bool auto_renew = true;       ///< Renew while held, so a live holder never expires.
+    milliseconds renew_every{0};  ///< Renewal period; 0 = ttl / 3.
+    milliseconds max_hold{0};     ///< Stop renewing after this long held; 0 = no bound.
+    milliseconds lock_delay{0};   ///< After a holder vanishes without releasing, nobody
+                                  ///< gets the lock until this long after its TTL ran out.
+    milliseconds wait_jitter{5};  ///< Up to this much random delay added to waits, so
+                                  ///< waiters of many processes do not retry in lockstep.
+    LostHandler on_lost;          ///< Called when a lease of this mutex is lost.
 };
 
 }  // namespace deadbolt

@@ -28,7 +28,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
     LockKeys keys = lock_keys(c.ep.options.key_prefix, name);
 
     switch (c.local.enter(keys.lock, how.deadline, how.cancel)) {
-        case LocalQueue::Result::entered: break;
+        case LocalQueue::Result::entered:
+            break;
         case LocalQueue::Result::cancelled:
             status = Status::error(errc::cancelled, "cancelled while waiting behind other threads");
             return {};
@@ -58,8 +59,9 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
         }
         auto sent_at = Clock::now();
         Reply reply;
-        Status st = eval(*c.conn, {&acquire_script(), {keys.lock, keys.fence}, {token, px_s, fence_px_s}},
-                         reply, sent_at + c.ep.options.command_timeout);
+        Status st =
+            eval(*c.conn, {&acquire_script(), {keys.lock, keys.fence}, {token, px_s, fence_px_s}},
+                 reply, sent_at + c.ep.options.command_timeout);
         AttemptOutcome out;
         if (st.ok()) st = parse_acquire(reply, out);
         if (!st.ok()) {
@@ -88,8 +90,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
         }
         auto now = Clock::now();
         if (how.on_wait)
-            how.on_wait(WaitInfo{std::chrono::duration_cast<std::chrono::milliseconds>(now - started),
-                                 out.pttl});
+            how.on_wait(WaitInfo{
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - started), out.pttl});
         if (how.deadline && now >= *how.deadline) {
             finish(Status::error(errc::not_acquired,
                                  fmt::format("lock '{}' is held by someone else (expires in {} ms)",
@@ -102,8 +104,10 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             auto sub_deadline = now + c.ep.options.command_timeout;
             if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
             if (Status s = c.subscriber().subscribe(keys.channel, sub_deadline, &seq); !s.ok()) {
-                if (s.ec == make_error_code(errc::timeout) && how.deadline && Clock::now() >= *how.deadline)
-                    s = Status::error(errc::not_acquired, fmt::format("lock '{}' is held by someone else", name));
+                if (s.ec == make_error_code(errc::timeout) && how.deadline &&
+                    Clock::now() >= *how.deadline)
+                    s = Status::error(errc::not_acquired,
+                                      fmt::format("lock '{}' is held by someone else", name));
                 status = std::move(s);
                 break;
             }

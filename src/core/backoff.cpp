@@ -11,7 +11,9 @@ std::mt19937_64& rng() {
     return g;
 }
 
-double unit() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng()); }
+double unit() {
+    return std::uniform_real_distribution<double>(0.0, 1.0)(rng());
+}
 
 }  // namespace
 

@@ -7,7 +7,9 @@ ClientImpl::ClientImpl(Endpoint e)
       conn(std::make_shared<Connection>(ep)),
       renewer(std::make_shared<Renewer>(conn, ep.options.command_timeout)) {}
 
-ClientImpl::~ClientImpl() { renewer->stop(); }
+ClientImpl::~ClientImpl() {
+    renewer->stop();
+}
 
 Subscriber& ClientImpl::subscriber() {
     std::call_once(sub_once_, [this] { sub_ = std::make_unique<Subscriber>(ep); });

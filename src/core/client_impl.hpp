@@ -31,7 +31,7 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::shared_ptr<Renewer> renewer;
     LocalQueue local;
 
-private:
+  private:
     std::once_flag sub_once_;
     std::unique_ptr<Subscriber> sub_;
 };

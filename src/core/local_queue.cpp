@@ -16,8 +16,8 @@ LocalQueue::Result LocalQueue::enter(const std::string& key,
     std::uint64_t id = next_id_++;
     line.waiting.push_back(id);
     auto my_turn = [&] { return !line.busy && line.waiting.front() == id; };
-    bool ok = deadline ? cv_.wait_until(lk, cancel, *deadline, my_turn)
-                       : cv_.wait(lk, cancel, my_turn);
+    bool ok =
+        deadline ? cv_.wait_until(lk, cancel, *deadline, my_turn) : cv_.wait(lk, cancel, my_turn);
     if (ok) {
         line.waiting.pop_front();
         line.busy = true;

@@ -15,7 +15,7 @@
 namespace deadbolt::detail {
 
 class LocalQueue {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
     enum class Result { entered, timed_out, cancelled };
 
@@ -25,7 +25,7 @@ public:
     /// Lets the next thread in line work on key.
     void leave(const std::string& key);
 
-private:
+  private:
     struct Line {
         bool busy = false;
         std::deque<std::uint64_t> waiting;

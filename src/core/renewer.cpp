@@ -14,7 +14,8 @@ constexpr std::size_t kChunk = 10000;  // renewals per pipeline: bounds buffer s
 }  // namespace
 
 std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
-    return o.renew_every.count() > 0 ? o.renew_every : std::max(o.ttl / 3, std::chrono::milliseconds(1));
+    return o.renew_every.count() > 0 ? o.renew_every
+                                     : std::max(o.ttl / 3, std::chrono::milliseconds(1));
 }
 
 Renewer::Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout)
@@ -30,8 +31,9 @@ void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
         thread_ = std::thread([self = shared_from_this()] { self->run(); });
     Entry& e = leases_[lease.get()];
     e.lease = lease;
-    e.hold_until = lease->options.max_hold.count() > 0 ? lease->acquired_at + lease->options.max_hold
-                                                        : Clock::time_point::max();
+    e.hold_until = lease->options.max_hold.count() > 0
+                       ? lease->acquired_at + lease->options.max_hold
+                       : Clock::time_point::max();
     auto at = lease->options.auto_renew ? lease->acquired_at + period(lease->options)
                                         : lease->valid_until();
     schedule_locked(e, at);
@@ -47,8 +49,8 @@ void Renewer::add_cleanup(std::string lock, std::string channel, std::string tok
     std::lock_guard lk(m_);
     if (!thread_.joinable() && !stopping_)
         thread_ = std::thread([self = shared_from_this()] { self->run(); });
-    cleanups_.push_back({std::move(lock), std::move(channel), std::move(token), give_up,
-                         Clock::now(), 0});
+    cleanups_.push_back(
+        {std::move(lock), std::move(channel), std::move(token), give_up, Clock::now(), 0});
     cv_.notify_all();
 }
 
@@ -144,8 +146,7 @@ void Renewer::run() {
             }
         }
         lk.unlock();
-        for (auto& l : expired)
-            l->mark_lost(make_error_code(errc::timeout));
+        for (auto& l : expired) l->mark_lost(make_error_code(errc::timeout));
         expired.clear();
         if (!renew_batch.empty()) renew(renew_batch);
         renew_batch.clear();  // may drop the last reference to a lease: not under m_
@@ -184,8 +185,8 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                     leases_.erase(it);
                 } else {
                     // Transport or server trouble: try again soon, but never past validity.
-                    auto retry = Clock::now() + std::max(period(l->options) / 10,
-                                                         std::chrono::milliseconds(20));
+                    auto retry = Clock::now() +
+                                 std::max(period(l->options) / 10, std::chrono::milliseconds(20));
                     schedule_locked(e, std::min(retry, l->valid_until()));
                 }
             }

@@ -20,7 +20,7 @@
 namespace deadbolt::detail {
 
 class Renewer : public std::enable_shared_from_this<Renewer> {
-public:
+  public:
     Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout);
     ~Renewer();
 
@@ -36,7 +36,7 @@ public:
     /// Renewal period of o: renew_every, or ttl / 3.
     static std::chrono::milliseconds period(const MutexOptions& o);
 
-private:
+  private:
     struct Entry {
         std::shared_ptr<LeaseState> lease;
         Clock::time_point next_at;     // next renewal, or the expiry check

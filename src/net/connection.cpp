@@ -21,7 +21,9 @@ struct Connection::Batch {
 
 Connection::Connection(Endpoint ep) : ep_(std::move(ep)), transport_(io_), rbuf_(64 * 1024) {}
 
-Connection::~Connection() { transport_.close(); }
+Connection::~Connection() {
+    transport_.close();
+}
 
 Status Connection::exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
                         Clock::time_point deadline) {
@@ -56,8 +58,9 @@ Status Connection::exec(std::string encoded, std::size_t count, std::vector<Repl
         } else if (b->cv.wait_until(lk, deadline) == std::cv_status::timeout && !b->done) {
             if (!b->sent) {
                 std::erase(queued_, b);
-                b->status = Status::error(errc::timeout, "the request was not sent within its "
-                                                         "deadline: the connection is congested");
+                b->status = Status::error(errc::timeout,
+                                          "the request was not sent within its "
+                                          "deadline: the connection is congested");
             } else {
                 b->abandoned = true;
                 b->status = Status::error(
@@ -103,7 +106,8 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
         if (mine->done) return;
         if (!mine->sent) {
             std::erase(queued_, mine);
-            mine->status = Status::error(errc::timeout, "the request was not sent within its deadline");
+            mine->status =
+                Status::error(errc::timeout, "the request was not sent within its deadline");
             mine->done = true;
             return;
         }
@@ -152,34 +156,36 @@ void Connection::flush_locked() {
 
 void Connection::start_write() {
     writing_ = true;
-    transport_.async_write(asio::buffer(wbuf_), [this, g = gen_](const std::error_code& ec, std::size_t) {
-        if (g != gen_) return;
-        writing_ = false;
-        if (ec) {
-            std::lock_guard lk(m_);
-            reset(Status::error(errc::unknown_outcome,
-                                fmt::format("connection to {} failed while sending ({}); the "
-                                            "request may have reached the server",
-                                            ep_.describe(), ec.message())));
-        }
-    });
+    transport_.async_write(
+        asio::buffer(wbuf_), [this, g = gen_](const std::error_code& ec, std::size_t) {
+            if (g != gen_) return;
+            writing_ = false;
+            if (ec) {
+                std::lock_guard lk(m_);
+                reset(Status::error(errc::unknown_outcome,
+                                    fmt::format("connection to {} failed while sending ({}); the "
+                                                "request may have reached the server",
+                                                ep_.describe(), ec.message())));
+            }
+        });
 }
 
 void Connection::start_read() {
     reading_ = true;
-    transport_.async_read_some(asio::buffer(rbuf_), [this, g = gen_](const std::error_code& ec, std::size_t n) {
-        if (g != gen_) return;
-        reading_ = false;
-        if (ec) {
-            std::lock_guard lk(m_);
-            reset(Status::error(errc::unknown_outcome,
-                                fmt::format("connection to {} closed before the reply arrived "
-                                            "({}): the server may have restarted",
-                                            ep_.describe(), ec.message())));
-            return;
-        }
-        on_read(n);
-    });
+    transport_.async_read_some(
+        asio::buffer(rbuf_), [this, g = gen_](const std::error_code& ec, std::size_t n) {
+            if (g != gen_) return;
+            reading_ = false;
+            if (ec) {
+                std::lock_guard lk(m_);
+                reset(Status::error(errc::unknown_outcome,
+                                    fmt::format("connection to {} closed before the reply arrived "
+                                                "({}): the server may have restarted",
+                                                ep_.describe(), ec.message())));
+                return;
+            }
+            on_read(n);
+        });
 }
 
 void Connection::on_read(std::size_t n) {
@@ -197,10 +203,11 @@ void Connection::on_read(std::size_t n) {
             }
         }
     } catch (const std::exception& ex) {
-        reset(Status::error(errc::protocol_error,
-                            fmt::format("{} sent an invalid reply ({}); the connection was reset and "
-                                        "the request's outcome is unknown",
-                                        ep_.describe(), ex.what())));
+        reset(
+            Status::error(errc::protocol_error,
+                          fmt::format("{} sent an invalid reply ({}); the connection was reset and "
+                                      "the request's outcome is unknown",
+                                      ep_.describe(), ex.what())));
         return;
     }
     if (!inflight_.empty()) start_read();

@@ -21,7 +21,7 @@
 namespace deadbolt::detail {
 
 class Connection {
-public:
+  public:
     explicit Connection(Endpoint ep);
     ~Connection();
     Connection(const Connection&) = delete;
@@ -35,7 +35,7 @@ public:
 
     const Endpoint& endpoint() const { return ep_; }
 
-private:
+  private:
     struct Batch;
     using BatchPtr = std::shared_ptr<Batch>;
 

@@ -13,10 +13,10 @@ struct Endpoint {
     Kind kind = Kind::tcp;
     std::string host = "127.0.0.1";  // tcp: name or address (IPv6 without brackets)
     std::uint16_t port = 6379;
-    std::string path;                // unix socket path
-    ClientOptions options;           // timeouts, auth, db, TLS, prefix
+    std::string path;       // unix socket path
+    ClientOptions options;  // timeouts, auth, db, TLS, prefix
 
-    std::string describe() const;    // "127.0.0.1:6379" or "unix:/path", for error messages
+    std::string describe() const;  // "127.0.0.1:6379" or "unix:/path", for error messages
 };
 
 }  // namespace deadbolt::detail

@@ -7,7 +7,9 @@
 namespace deadbolt::detail {
 namespace {
 
-redisReader* R(void* p) { return static_cast<redisReader*>(p); }
+redisReader* R(void* p) {
+    return static_cast<redisReader*>(p);
+}
 
 Reply convert(const redisReply* r) {
     Reply out;
@@ -31,9 +33,11 @@ Reply convert(const redisReply* r) {
         case REDIS_REPLY_ARRAY:
             out.type = Reply::Type::array;
             out.elements.reserve(r->elements);
-            for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+            for (std::size_t i = 0; i < r->elements; ++i)
+                out.elements.push_back(convert(r->element[i]));
             break;
-        default: out.type = Reply::Type::nil;
+        default:
+            out.type = Reply::Type::nil;
     }
     return out;
 }
@@ -69,7 +73,9 @@ RespReader::RespReader() : reader_(redisReaderCreate()) {
     if (!reader_) throw std::bad_alloc();
 }
 
-RespReader::~RespReader() { redisReaderFree(R(reader_)); }
+RespReader::~RespReader() {
+    redisReaderFree(R(reader_));
+}
 
 void RespReader::feed(const char* data, std::size_t n) {
     if (redisReaderFeed(R(reader_), data, n) != REDIS_OK) throw std::bad_alloc();

@@ -26,7 +26,7 @@ void encode_command(std::string& out, const std::vector<std::string_view>& argv)
 
 /// Incremental RESP decoder: feed bytes, take complete replies.
 class RespReader {
-public:
+  public:
     RespReader();
     ~RespReader();
     RespReader(const RespReader&) = delete;
@@ -39,7 +39,7 @@ public:
     /// Drops all buffered bytes (after the connection is reset).
     void reset();
 
-private:
+  private:
     void* reader_;  // redisReader*, kept opaque so this header stays hiredis-free
 };
 

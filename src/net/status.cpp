@@ -14,9 +14,10 @@ Status from_server_error(std::string_view t) {
         return Status::error(errc::auth_failed,
                              msg("authentication failed: check the user and password in the URL"));
     if (has("NOPERM"))
-        return Status::error(errc::permission_denied,
-                             msg("the ACL user may not run this command or touch this key: grant "
-                                 "+eval +evalsha +get +set +pttl +publish +subscribe on the lock keys"));
+        return Status::error(
+            errc::permission_denied,
+            msg("the ACL user may not run this command or touch this key: grant "
+                "+eval +evalsha +get +set +pttl +publish +subscribe on the lock keys"));
     if (has("WRONGTYPE"))
         return Status::error(errc::wrong_type,
                              msg("a key under this lock name holds another type: delete it or "
@@ -27,12 +28,15 @@ Status from_server_error(std::string_view t) {
     if (starts("OOM"))
         return Status::error(errc::out_of_memory,
                              msg("the server is out of memory: raise maxmemory or free keys"));
-    if (starts("LOADING")) return Status::error(errc::loading, msg("the server is loading its data"));
-    if (starts("BUSY")) return Status::error(errc::busy, msg("the server is busy running a script"));
+    if (starts("LOADING"))
+        return Status::error(errc::loading, msg("the server is loading its data"));
+    if (starts("BUSY"))
+        return Status::error(errc::busy, msg("the server is busy running a script"));
     if (starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN"))
         return Status::error(errc::busy, msg("the server cannot serve this request now"));
     if (t.find("DB index is out of range") != std::string_view::npos)
-        return Status::error(errc::invalid_url, msg("the database number in the URL does not exist"));
+        return Status::error(errc::invalid_url,
+                             msg("the database number in the URL does not exist"));
     return Status::error(errc::server_error, msg("the server refused the request"));
 }
 

@@ -14,7 +14,9 @@ struct Status {
     std::string detail;
 
     bool ok() const { return !ec; }
-    static Status error(errc e, std::string detail) { return {make_error_code(e), std::move(detail)}; }
+    static Status error(errc e, std::string detail) {
+        return {make_error_code(e), std::move(detail)};
+    }
     /// Throws the matching deadbolt exception when not ok.
     void throw_if_error() const {
         if (ec) throw_error(ec, detail.empty() ? ec.message() : detail);

@@ -37,9 +37,10 @@ void Subscriber::run() {
             std::unique_lock lk(m_);
             last_error_ = st;
             cv_.notify_all();
-            cv_.wait_for(lk, jittered_backoff(failures++, ep_.options.reconnect_min,
-                                              ep_.options.reconnect_max),
-                         [&] { return stopping_; });
+            cv_.wait_for(
+                lk,
+                jittered_backoff(failures++, ep_.options.reconnect_min, ep_.options.reconnect_max),
+                [&] { return stopping_; });
             continue;
         }
         failures = 0;
@@ -70,39 +71,39 @@ void Subscriber::start_write_locked() {
     writing_buf_.swap(out_);
     out_.clear();
     writing_ = true;
-    transport_.async_write(asio::buffer(writing_buf_), [this, g = gen_](const std::error_code& ec,
-                                                                         std::size_t) {
-        std::unique_lock lk(m_);
-        if (g != gen_) return;
-        writing_ = false;
-        if (ec) {
-            if (connected_) {
-                lk.unlock();
-                on_disconnect();
-            }
-            return;
-        }
-        start_write_locked();
-    });
+    transport_.async_write(asio::buffer(writing_buf_),
+                           [this, g = gen_](const std::error_code& ec, std::size_t) {
+                               std::unique_lock lk(m_);
+                               if (g != gen_) return;
+                               writing_ = false;
+                               if (ec) {
+                                   if (connected_) {
+                                       lk.unlock();
+                                       on_disconnect();
+                                   }
+                                   return;
+                               }
+                               start_write_locked();
+                           });
 }
 
 void Subscriber::start_read() {
-    transport_.async_read_some(asio::buffer(rbuf_), [this, g = gen_](const std::error_code& ec,
-                                                                      std::size_t n) {
-        if (g != gen_) return;
-        if (ec) {
-            if (ec != asio::error::operation_aborted) on_disconnect();
-            return;
-        }
-        try {
-            reader_.feed(rbuf_.data(), n);
-            while (auto r = reader_.next()) on_reply(*r);
-        } catch (const std::exception&) {
-            on_disconnect();
-            return;
-        }
-        start_read();
-    });
+    transport_.async_read_some(asio::buffer(rbuf_),
+                               [this, g = gen_](const std::error_code& ec, std::size_t n) {
+                                   if (g != gen_) return;
+                                   if (ec) {
+                                       if (ec != asio::error::operation_aborted) on_disconnect();
+                                       return;
+                                   }
+                                   try {
+                                       reader_.feed(rbuf_.data(), n);
+                                       while (auto r = reader_.next()) on_reply(*r);
+                                   } catch (const std::exception&) {
+                                       on_disconnect();
+                                       return;
+                                   }
+                                   start_read();
+                               });
 }
 
 void Subscriber::on_reply(const Reply& r) {
@@ -163,11 +164,11 @@ Status Subscriber::subscribe(const std::string& channel, Clock::time_point deadl
         *seq = ch.seq;
         return {};
     }
-    Status why = !last_error_.ok() ? last_error_
-                                   : Status::error(errc::timeout,
-                                                   fmt::format("subscribing to release "
-                                                               "notifications on {} timed out",
-                                                               ep_.describe()));
+    Status why = !last_error_.ok()
+                     ? last_error_
+                     : Status::error(errc::timeout, fmt::format("subscribing to release "
+                                                                "notifications on {} timed out",
+                                                                ep_.describe()));
     lk.unlock();
     unsubscribe(channel);
     return why;

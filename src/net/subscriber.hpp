@@ -21,7 +21,7 @@
 namespace deadbolt::detail {
 
 class Subscriber {
-public:
+  public:
     explicit Subscriber(Endpoint ep);
     ~Subscriber();
     Subscriber(const Subscriber&) = delete;
@@ -38,7 +38,7 @@ public:
     /// Wakes every waiter of channel now (e.g. on cancellation).
     void poke(const std::string& channel);
 
-private:
+  private:
     struct Channel {
         int refs = 0;
         int pending_acks = 0;  // SUBSCRIBE/UNSUBSCRIBE sent and not yet answered

@@ -94,10 +94,11 @@ Status Transport::connect_unix(const Endpoint& ep, Clock::time_point deadline) {
     asio::local::stream_protocol::socket sock(io_);
     std::error_code ec;
     bool done = false;
-    sock.async_connect(asio::local::stream_protocol::endpoint(ep.path), [&](const std::error_code& e) {
-        ec = e;
-        done = true;
-    });
+    sock.async_connect(asio::local::stream_protocol::endpoint(ep.path),
+                       [&](const std::error_code& e) {
+                           ec = e;
+                           done = true;
+                       });
     if (!run_until(io_, deadline, [&] { return done; })) {
         sock.close(ec);
         run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return done; });
@@ -195,7 +196,9 @@ Status Transport::hello(const Endpoint& ep, Clock::time_point deadline) {
     char buf[4096];
     bool reading = false;
     Status parse_error;
-    auto done = [&] { return ec || !parse_error.ok() || (written && int(replies.size()) == expected); };
+    auto done = [&] {
+        return ec || !parse_error.ok() || (written && int(replies.size()) == expected);
+    };
     while (!done()) {
         if (!reading) {
             reading = true;
@@ -209,10 +212,10 @@ Status Transport::hello(const Endpoint& ep, Clock::time_point deadline) {
                     reader.feed(buf, n);
                     while (auto r = reader.next()) replies.push_back(std::move(*r));
                 } catch (const std::exception& ex) {
-                    parse_error = Status::error(
-                        errc::protocol_error,
-                        fmt::format("{} did not answer like a Redis server ({})", ep.describe(),
-                                    ex.what()));
+                    parse_error =
+                        Status::error(errc::protocol_error,
+                                      fmt::format("{} did not answer like a Redis server ({})",
+                                                  ep.describe(), ex.what()));
                 }
             });
         }
@@ -230,9 +233,9 @@ Status Transport::hello(const Endpoint& ep, Clock::time_point deadline) {
     for (const auto& r : replies)
         if (r.is_error()) return from_server_error(r.str);
     if (replies.back().type != Reply::Type::status || replies.back().str != "PONG")
-        return Status::error(errc::protocol_error,
-                             fmt::format("{} answered PING with something other than PONG",
-                                         ep.describe()));
+        return Status::error(
+            errc::protocol_error,
+            fmt::format("{} answered PING with something other than PONG", ep.describe()));
     return {};
 }
 

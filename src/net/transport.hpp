@@ -17,7 +17,7 @@ namespace deadbolt::detail {
 using Clock = std::chrono::steady_clock;
 
 class Transport {
-public:
+  public:
     explicit Transport(asio::io_context& io) : io_(io) {}
 
     /// Closes any previous stream, then connects and prepares a session. Runs io (on the
@@ -54,10 +54,12 @@ public:
             s_);
     }
 
-private:
+  private:
     using Tls = asio::ssl::stream<asio::ip::tcp::socket>;
     template <class S>
-    static S& deref(S& s) { return s; }
+    static S& deref(S& s) {
+        return s;
+    }
     static Tls& deref(std::unique_ptr<Tls>& s) { return *s; }
 
     Status connect_tcp(const Endpoint& ep, Clock::time_point deadline);

@@ -113,8 +113,8 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
 
     if (scheme == "unix") {
         if (rest.empty() || rest.front() != '/')
-            return fail(fmt::format("unix URL '{}' needs an absolute path: unix:///path/to/redis.sock",
-                                    url));
+            return fail(fmt::format(
+                "unix URL '{}' needs an absolute path: unix:///path/to/redis.sock", url));
         ep.kind = Endpoint::Kind::unix_socket;
         if (!percent_decode(rest, ep.path))
             return fail(fmt::format("bad %-escape in socket path of '{}'", url));
@@ -171,7 +171,8 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
         if (!port.empty()) {
             unsigned p = 0;
             if (!parse_int(port, p) || p == 0 || p > 65535)
-                return fail(fmt::format("URL '{}': port '{}' is not a number in 1..65535", url, port));
+                return fail(
+                    fmt::format("URL '{}': port '{}' is not a number in 1..65535", url, port));
             ep.port = static_cast<std::uint16_t>(p);
         }
         if (!path.empty()) {
@@ -197,8 +198,9 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
         if (auto err = apply_option(pair.substr(0, eq), value, ep); !err.empty())
             return fail(std::move(err));
     }
-    if (!ep.options.tls.enabled && (!ep.options.tls.ca_file.empty() ||
-                                    !ep.options.tls.cert_file.empty() || !ep.options.tls.sni.empty()))
+    if (!ep.options.tls.enabled &&
+        (!ep.options.tls.ca_file.empty() || !ep.options.tls.cert_file.empty() ||
+         !ep.options.tls.sni.empty()))
         return fail(fmt::format("URL '{}' sets TLS options but is not rediss://", url));
     if (ep.options.tls.cert_file.empty() != ep.options.tls.key_file.empty())
         return fail("TLS client certificate needs both cert= and key=");

@@ -3,7 +3,9 @@
 namespace deadbolt::detail {
 namespace {
 
-bool is_noscript(const Reply& r) { return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0; }
+bool is_noscript(const Reply& r) {
+    return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0;
+}
 
 }  // namespace
 

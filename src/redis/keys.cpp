@@ -28,9 +28,13 @@ std::string_view hash_part(std::string_view key) {
 
 }  // namespace
 
-std::uint16_t key_slot(std::string_view key) { return crc16(hash_part(key)) % 16384; }
+std::uint16_t key_slot(std::string_view key) {
+    return crc16(hash_part(key)) % 16384;
+}
 
-bool has_hash_tag(std::string_view key) { return hash_part(key).size() != key.size(); }
+bool has_hash_tag(std::string_view key) {
+    return hash_part(key).size() != key.size();
+}
 
 std::string slot_tag(std::uint16_t slot) {
     static std::mutex m;

@@ -64,7 +64,9 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return -2 end
 return redis.call('PTTL', KEYS[1])
 )lua";
 
-Script make(std::string_view name, std::string_view src) { return {name, src, sha1_hex(src)}; }
+Script make(std::string_view name, std::string_view src) {
+    return {name, src, sha1_hex(src)};
+}
 
 void encode_script(std::string& out, std::string_view verb, std::string_view body,
                    const std::vector<std::string_view>& keys,

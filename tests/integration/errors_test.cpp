@@ -19,7 +19,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-deadbolt::AcquireOptions no_wait() { return {.deadline = Clock::now()}; }
+deadbolt::AcquireOptions no_wait() {
+    return {.deadline = Clock::now()};
+}
 
 // Runs f, expects an exception of type E with code e whose message mentions `mention`.
 template <class E, class F>
@@ -29,13 +31,16 @@ void expect_error(F f, errc e, const std::string& mention = "") {
         ADD_FAILURE() << "no exception; expected " << deadbolt::make_error_code(e).message();
     } catch (const E& ex) {
         EXPECT_EQ(ex.code(), e) << ex.what();
-        if (!mention.empty()) EXPECT_NE(std::string(ex.what()).find(mention), std::string::npos) << ex.what();
+        if (!mention.empty())
+            EXPECT_NE(std::string(ex.what()).find(mention), std::string::npos) << ex.what();
     } catch (const std::exception& ex) {
         ADD_FAILURE() << "wrong exception type: " << ex.what();
     }
 }
 
-long long dbsize(RedisServer& s) { return s.raw().cmd({"DBSIZE"}).integer; }
+long long dbsize(RedisServer& s) {
+    return s.raw().cmd({"DBSIZE"}).integer;
+}
 
 }  // namespace
 
@@ -48,9 +53,10 @@ TEST(Errors, BadNamesAndTtlsAreUsageErrorsAndWriteNothing) {
     for (auto ttl : {0ms, -5ms, 5ms, std::chrono::milliseconds(deadbolt::kMaxTtl.count() + 1)})
         expect_error<deadbolt::UsageError>([&] { c.mutex("t", {.ttl = ttl}); },
                                            errc::invalid_argument, "ttl");
-    expect_error<deadbolt::UsageError>(
-        [&] { c.mutex("t", {.ttl = 1s, .renew_every = 2s}); }, errc::invalid_argument, "renew_every");
-    expect_error<deadbolt::UsageError>([&] { c.acquire("", {}, no_wait()); }, errc::invalid_argument);
+    expect_error<deadbolt::UsageError>([&] { c.mutex("t", {.ttl = 1s, .renew_every = 2s}); },
+                                       errc::invalid_argument, "renew_every");
+    expect_error<deadbolt::UsageError>([&] { c.acquire("", {}, no_wait()); },
+                                       errc::invalid_argument);
     expect_error<deadbolt::UsageError>([&] { c.throttle("k", 0ms); }, errc::invalid_argument);
     std::error_code ec;
     auto l = c.acquire("", {}, no_wait(), ec);
@@ -60,11 +66,12 @@ TEST(Errors, BadNamesAndTtlsAreUsageErrorsAndWriteNothing) {
 }
 
 TEST(Errors, MalformedUrlsAndUnknownOptions) {
-    for (const char* url : {"", "localhost:6379", "http://x", "redis://", "redis://h:0",
-                            "redis://h:70000", "redis://h:abc", "redis://h/notadb",
-                            "redis://h?bogus=1", "redis://h?connect_timeout=5",
-                            "unix://relative/path", "redis://[::1"})
-        expect_error<deadbolt::UsageError>([&] { deadbolt::Client::connect(url); }, errc::invalid_url);
+    for (const char* url :
+         {"", "localhost:6379", "http://x", "redis://", "redis://h:0", "redis://h:70000",
+          "redis://h:abc", "redis://h/notadb", "redis://h?bogus=1", "redis://h?connect_timeout=5",
+          "unix://relative/path", "redis://[::1"})
+        expect_error<deadbolt::UsageError>([&] { deadbolt::Client::connect(url); },
+                                           errc::invalid_url);
     expect_error<deadbolt::UsageError>([&] { deadbolt::Client::connect("redis://h?bogus=1"); },
                                        errc::invalid_url, "bogus");
 }
@@ -84,8 +91,9 @@ TEST(Errors, DeadServerFailsWithinConnectTimeout) {
 TEST(Errors, WrongPasswordAndMissingPassword) {
     RedisServer srv({"--requirepass", "s3cret"});
     auto base = "127.0.0.1:" + std::to_string(srv.port());
-    expect_error<deadbolt::ServerError>([&] { deadbolt::Client::connect("redis://:wrong@" + base); },
-                                        errc::auth_failed, "password");
+    expect_error<deadbolt::ServerError>(
+        [&] { deadbolt::Client::connect("redis://:wrong@" + base); }, errc::auth_failed,
+        "password");
     expect_error<deadbolt::ServerError>([&] { deadbolt::Client::connect("redis://" + base); },
                                         errc::auth_failed);
     auto ok = deadbolt::Client::connect("redis://:s3cret@" + base);
@@ -94,13 +102,17 @@ TEST(Errors, WrongPasswordAndMissingPassword) {
 
 TEST(Errors, AclUserWithoutEvalIsDenied) {
     RedisServer srv;
-    srv.raw().cmd({"ACL", "SETUSER", "reader", "on", ">pw", "~*", "&*", "+@read", "+ping", "+auth"});
+    srv.raw().cmd(
+        {"ACL", "SETUSER", "reader", "on", ">pw", "~*", "&*", "+@read", "+ping", "+auth"});
     auto c = deadbolt::Client::connect("redis://reader:pw@127.0.0.1:" + std::to_string(srv.port()));
     expect_error<deadbolt::ServerError>([&] { c.acquire("acl", {}, no_wait()); },
                                         errc::permission_denied, "ACL");
     EXPECT_EQ(dbsize(srv), 0);
     expect_error<deadbolt::ServerError>(
-        [&] { deadbolt::Client::connect("redis://reader:nope@127.0.0.1:" + std::to_string(srv.port())); },
+        [&] {
+            deadbolt::Client::connect("redis://reader:nope@127.0.0.1:" +
+                                      std::to_string(srv.port()));
+        },
         errc::auth_failed);
 }
 
@@ -109,10 +121,12 @@ TEST(Errors, WrongTypeUnderLockNameOrFenceKey) {
     auto c = deadbolt::Client::connect(srv.url());
     auto raw = srv.raw();
     raw.cmd({"RPUSH", "listy", "a"});
-    expect_error<deadbolt::ServerError>([&] { c.acquire("listy", {}, no_wait()); }, errc::wrong_type);
+    expect_error<deadbolt::ServerError>([&] { c.acquire("listy", {}, no_wait()); },
+                                        errc::wrong_type);
     EXPECT_EQ(raw.cmd({"TYPE", "listy"}).str, "list");
     raw.cmd({"RPUSH", "{fency}:fence", "a"});
-    expect_error<deadbolt::ServerError>([&] { c.acquire("fency", {}, no_wait()); }, errc::wrong_type);
+    expect_error<deadbolt::ServerError>([&] { c.acquire("fency", {}, no_wait()); },
+                                        errc::wrong_type);
     EXPECT_EQ(raw.cmd({"EXISTS", "fency"}).integer, 0);  // no lock key left behind
 }
 
@@ -120,7 +134,8 @@ TEST(Errors, ReadOnlyReplica) {
     RedisServer primary;
     RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
     auto c = deadbolt::Client::connect(replica.url());
-    expect_error<deadbolt::ServerError>([&] { c.acquire("ro", {}, no_wait()); }, errc::readonly, "primary");
+    expect_error<deadbolt::ServerError>([&] { c.acquire("ro", {}, no_wait()); }, errc::readonly,
+                                        "primary");
 }
 
 TEST(Errors, OutOfMemory) {
@@ -128,7 +143,8 @@ TEST(Errors, OutOfMemory) {
     auto raw = srv.raw();
     raw.cmd({"SETRANGE", "ballast", std::to_string(3 * 1024 * 1024), "x"});
     auto c = deadbolt::Client::connect(srv.url());
-    expect_error<deadbolt::ServerError>([&] { c.acquire("oom", {}, no_wait()); }, errc::out_of_memory);
+    expect_error<deadbolt::ServerError>([&] { c.acquire("oom", {}, no_wait()); },
+                                        errc::out_of_memory);
     EXPECT_EQ(raw.cmd({"EXISTS", "oom", "{oom}:fence"}).integer, 0);
 }
 
@@ -230,7 +246,10 @@ TEST(Errors, GarbageServerIsAProtocolError) {
         }
     });
     expect_error<deadbolt::ConnectionError>(
-        [&] { deadbolt::Client::connect("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "?connect_timeout=1s&command_timeout=1s"); },
+        [&] {
+            deadbolt::Client::connect("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) +
+                                      "?connect_timeout=1s&command_timeout=1s");
+        },
         errc::protocol_error, "Redis");
     srv.join();
     ::close(fd);

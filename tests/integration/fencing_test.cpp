@@ -9,7 +9,9 @@ using deadbolt::test::RedisServer;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-deadbolt::AcquireOptions no_wait() { return {.deadline = Clock::now()}; }
+deadbolt::AcquireOptions no_wait() {
+    return {.deadline = Clock::now()};
+}
 }  // namespace
 
 TEST(Fencing, StrictlyIncreasingOverThousandAcquisitions) {

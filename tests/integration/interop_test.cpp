@@ -13,8 +13,9 @@ namespace {
 
 // Runs a redis-py snippet with `r` connected to the server; returns its stdout, trimmed.
 std::string py(const RedisServer& srv, const std::string& body) {
-    std::string code = "import redis, sys, time\nr = redis.Redis(port=" + std::to_string(srv.port()) +
-                       ")\n" + body;
+    std::string code =
+        "import redis, sys, time\nr = redis.Redis(port=" + std::to_string(srv.port()) + ")\n" +
+        body;
     std::string out;
     int rc = run_command({"/usr/bin/python3", "-c", code}, &out);
     EXPECT_EQ(rc, 0) << out;

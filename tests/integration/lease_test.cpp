@@ -12,8 +12,12 @@ using deadbolt::test::RedisServer;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-deadbolt::AcquireOptions no_wait() { return {.deadline = Clock::now()}; }
-deadbolt::AcquireOptions wait_for(Clock::duration d) { return {.deadline = Clock::now() + d}; }
+deadbolt::AcquireOptions no_wait() {
+    return {.deadline = Clock::now()};
+}
+deadbolt::AcquireOptions wait_for(Clock::duration d) {
+    return {.deadline = Clock::now() + d};
+}
 }  // namespace
 
 TEST(Lease, TtlExpiryFreesTheLock) {

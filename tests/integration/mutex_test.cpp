@@ -74,7 +74,7 @@ TEST(Mutex, UnlockByNonOwnerLeavesOthersKeyAlone) {
     ASSERT_TRUE(m.try_lock());
     auto raw = srv.raw();
     raw.cmd({"SET", "shared", "someone-else"});  // our lease was taken over
-    m.unlock();                                   // must not throw, must not delete theirs
+    m.unlock();                                  // must not throw, must not delete theirs
     EXPECT_EQ(raw.cmd({"GET", "shared"}).str, "someone-else");
     EXPECT_EQ(lost_why, deadbolt::errc::not_owner);
 }
@@ -102,10 +102,12 @@ TEST(Mutex, ThreadsOfOneProcessExcludeEachOther) {
 TEST(Mutex, NamesAreBinarySafeAndDistinct) {
     RedisServer srv;
     auto c = deadbolt::Client::connect(srv.url());
-    std::vector<std::string> names = {"a", "{a}", "a b", "a:b", "ü-名前", std::string("a\0b", 3),
-                                      std::string("a\0c", 3), "{x}y", "{}", "}{"};
+    std::vector<std::string> names = {
+        "a",    "{a}", "a b", "a:b", "ü-名前", std::string("a\0b", 3), std::string("a\0c", 3),
+        "{x}y", "{}",  "}{"};
     std::vector<deadbolt::Lease> held;
-    for (auto& n : names) held.push_back(c.acquire(n, {}, {.deadline = std::chrono::steady_clock::now()}));
+    for (auto& n : names)
+        held.push_back(c.acquire(n, {}, {.deadline = std::chrono::steady_clock::now()}));
     auto raw = srv.raw();
     for (auto& n : names) EXPECT_EQ(raw.cmd({"GET", n}).str.size(), 32u) << n;
     held.clear();

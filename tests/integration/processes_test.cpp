@@ -16,10 +16,10 @@ long long run_workers(RedisServer& srv, const std::string& mode, int per_worker,
     for (int i = 0; i < 8; ++i)
         procs.push_back(std::async(std::launch::async, [&] {
             std::string out;
-            int rc = deadbolt::test::run_command({worker, srv.url(), std::to_string(srv.port()),
-                                                  std::to_string(per_worker), mode,
-                                                  std::to_string(pause_us)},
-                                                 &out);
+            int rc = deadbolt::test::run_command(
+                {worker, srv.url(), std::to_string(srv.port()), std::to_string(per_worker), mode,
+                 std::to_string(pause_us)},
+                &out);
             if (rc != 0) ADD_FAILURE() << "worker exit " << rc << ": " << out;
             return rc;
         }));

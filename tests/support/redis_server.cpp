@@ -22,15 +22,28 @@ namespace {
 RawReply convert(const redisReply* r) {
     RawReply o;
     switch (r->type) {
-        case REDIS_REPLY_STRING: o.type = RawReply::string_t; o.str.assign(r->str, r->len); break;
-        case REDIS_REPLY_STATUS: o.type = RawReply::status_t; o.str.assign(r->str, r->len); break;
-        case REDIS_REPLY_ERROR: o.type = RawReply::error_t; o.str.assign(r->str, r->len); break;
-        case REDIS_REPLY_INTEGER: o.type = RawReply::integer_t; o.integer = r->integer; break;
+        case REDIS_REPLY_STRING:
+            o.type = RawReply::string_t;
+            o.str.assign(r->str, r->len);
+            break;
+        case REDIS_REPLY_STATUS:
+            o.type = RawReply::status_t;
+            o.str.assign(r->str, r->len);
+            break;
+        case REDIS_REPLY_ERROR:
+            o.type = RawReply::error_t;
+            o.str.assign(r->str, r->len);
+            break;
+        case REDIS_REPLY_INTEGER:
+            o.type = RawReply::integer_t;
+            o.integer = r->integer;
+            break;
         case REDIS_REPLY_ARRAY:
             o.type = RawReply::array_t;
             for (size_t i = 0; i < r->elements; ++i) o.elements.push_back(convert(r->element[i]));
             break;
-        default: o.type = RawReply::nil;
+        default:
+            o.type = RawReply::nil;
     }
     return o;
 }
@@ -73,8 +86,7 @@ long long Raw::calls(const std::string& name) {
 
 long long Raw::client_commands() {
     long long n = 0;
-    for (const char* c : {"evalsha", "eval", "subscribe", "unsubscribe", "ping"})
-        n += calls(c);
+    for (const char* c : {"evalsha", "eval", "subscribe", "unsubscribe", "ping"}) n += calls(c);
     return n;
 }
 
@@ -118,9 +130,10 @@ RedisServer::~RedisServer() {
 
 void RedisServer::start() {
     for (int attempt = 0; attempt < 5; ++attempt) {
-        std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_), "--bind",
-                                         "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-                                         dir_, "--logfile", dir_ + "/redis.log", "--daemonize", "no"};
+        std::vector<std::string> args = {
+            "redis-server", "--port",    std::to_string(port_), "--bind",      "127.0.0.1",
+            "--save",       "",          "--appendonly",        "no",          "--dir",
+            dir_,           "--logfile", dir_ + "/redis.log",   "--daemonize", "no"};
         args.insert(args.end(), extra_.begin(), extra_.end());
         pid_ = ::fork();
         if (pid_ == 0) {

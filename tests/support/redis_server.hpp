@@ -22,7 +22,7 @@ struct RawReply {
 };
 
 class Raw {
-public:
+  public:
     Raw(const std::string& host, std::uint16_t port, const std::string& password = "");
     ~Raw();
     RawReply cmd(const std::vector<std::string>& argv);
@@ -34,12 +34,12 @@ public:
     /// A numeric field of INFO (e.g. "total_reads_processed").
     long long stat(const std::string& field);
 
-private:
+  private:
     redisContext* c_ = nullptr;
 };
 
 class RedisServer {
-public:
+  public:
     explicit RedisServer(std::vector<std::string> extra_args = {});
     ~RedisServer();
     RedisServer(const RedisServer&) = delete;
@@ -61,7 +61,7 @@ public:
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
     Raw raw(const std::string& password = "") const { return Raw("127.0.0.1", port_, password); }
 
-private:
+  private:
     std::vector<std::string> extra_;
     std::string dir_;
     std::uint16_t port_ = 0;

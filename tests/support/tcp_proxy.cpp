@@ -36,7 +36,9 @@ TcpProxy::~TcpProxy() {
     for (auto& t : threads_) t.join();
 }
 
-void TcpProxy::cut_all() { ++cut_gen_; }
+void TcpProxy::cut_all() {
+    ++cut_gen_;
+}
 
 void TcpProxy::accept_loop() {
     while (!stop_) {
@@ -69,13 +71,17 @@ void TcpProxy::pump(int c, int s) {
         bool closed = false;
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = ::read(c, buf, sizeof buf);
-            if (n <= 0) closed = true;
-            else up.append(buf, size_t(n));
+            if (n <= 0)
+                closed = true;
+            else
+                up.append(buf, size_t(n));
         }
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = ::read(s, buf, sizeof buf);
-            if (n <= 0) closed = true;
-            else down.append(buf, size_t(n));
+            if (n <= 0)
+                closed = true;
+            else
+                down.append(buf, size_t(n));
         }
         if (!stall_up_ && !up.empty()) {
             if (::write(s, up.data(), up.size()) < 0) closed = true;

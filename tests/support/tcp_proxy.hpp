@@ -10,7 +10,7 @@
 namespace deadbolt::test {
 
 class TcpProxy {
-public:
+  public:
     explicit TcpProxy(std::uint16_t target_port);
     ~TcpProxy();
     std::uint16_t port() const { return port_; }
@@ -22,7 +22,7 @@ public:
     /// Closes every current connection (both sides).
     void cut_all();
 
-private:
+  private:
     void accept_loop();
     void pump(int client_fd, int server_fd);
 

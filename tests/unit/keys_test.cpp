@@ -19,8 +19,9 @@ TEST(Keys, SlotsMatchRedisCluster) {
 }
 
 TEST(Keys, AuxKeysShareTheLockSlot) {
-    for (std::string name : std::vector<std::string>{"a", "orders:42", "{tenant}:job", "a b", "ü", std::string("x\0y", 3),
-                             "{}", "}{", "{a", "a}"}) {
+    for (std::string name :
+         std::vector<std::string>{"a", "orders:42", "{tenant}:job", "a b", "ü",
+                                  std::string("x\0y", 3), "{}", "}{", "{a", "a}"}) {
         auto k = lock_keys("app:", name);
         EXPECT_EQ(k.lock, "app:" + name);
         EXPECT_EQ(key_slot(k.fence), key_slot(k.lock)) << name;
@@ -33,8 +34,9 @@ TEST(Keys, AuxKeysShareTheLockSlot) {
 
 TEST(Keys, DistinctNamesGiveDistinctKeys) {
     std::set<std::string> locks, fences;
-    for (std::string name : std::vector<std::string>{"a", "a ", "a:b", "a\nb", std::string("a\0b", 3), std::string("a\0c", 3),
-                             "{a}b", "{a}c"}) {
+    for (std::string name :
+         std::vector<std::string>{"a", "a ", "a:b", "a\nb", std::string("a\0b", 3),
+                                  std::string("a\0c", 3), "{a}b", "{a}c"}) {
         auto k = lock_keys("", name);
         EXPECT_TRUE(locks.insert(k.lock).second) << name;
         EXPECT_TRUE(fences.insert(k.fence).second) << name;

@@ -6,9 +6,24 @@
 using namespace deadbolt::detail;
 
 namespace {
-Reply integer(long long v) { Reply r; r.type = Reply::Type::integer; r.integer = v; return r; }
-Reply str(std::string s) { Reply r; r.type = Reply::Type::string; r.str = std::move(s); return r; }
-Reply arr(std::vector<Reply> e) { Reply r; r.type = Reply::Type::array; r.elements = std::move(e); return r; }
+Reply integer(long long v) {
+    Reply r;
+    r.type = Reply::Type::integer;
+    r.integer = v;
+    return r;
+}
+Reply str(std::string s) {
+    Reply r;
+    r.type = Reply::Type::string;
+    r.str = std::move(s);
+    return r;
+}
+Reply arr(std::vector<Reply> e) {
+    Reply r;
+    r.type = Reply::Type::array;
+    r.elements = std::move(e);
+    return r;
+}
 }  // namespace
 
 TEST(Replies, AcquireOutcomes) {
@@ -43,11 +58,15 @@ TEST(Replies, Fenced) {
 }
 
 TEST(Replies, ServerErrorsMapToTheirOwnCodes) {
-    EXPECT_EQ(from_server_error("WRONGPASS invalid username-password pair").ec, deadbolt::errc::auth_failed);
+    EXPECT_EQ(from_server_error("WRONGPASS invalid username-password pair").ec,
+              deadbolt::errc::auth_failed);
     EXPECT_EQ(from_server_error("NOAUTH Authentication required.").ec, deadbolt::errc::auth_failed);
-    EXPECT_EQ(from_server_error("NOPERM this user has no permissions").ec, deadbolt::errc::permission_denied);
-    EXPECT_EQ(from_server_error("ERR Error running script: WRONGTYPE Operation").ec, deadbolt::errc::wrong_type);
-    EXPECT_EQ(from_server_error("READONLY You can't write against a read only replica.").ec, deadbolt::errc::readonly);
+    EXPECT_EQ(from_server_error("NOPERM this user has no permissions").ec,
+              deadbolt::errc::permission_denied);
+    EXPECT_EQ(from_server_error("ERR Error running script: WRONGTYPE Operation").ec,
+              deadbolt::errc::wrong_type);
+    EXPECT_EQ(from_server_error("READONLY You can't write against a read only replica.").ec,
+              deadbolt::errc::readonly);
     EXPECT_EQ(from_server_error("OOM command not allowed").ec, deadbolt::errc::out_of_memory);
     EXPECT_EQ(from_server_error("LOADING Redis is loading").ec, deadbolt::errc::loading);
     EXPECT_EQ(from_server_error("BUSY Redis is busy running a script").ec, deadbolt::errc::busy);

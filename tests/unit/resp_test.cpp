@@ -12,7 +12,8 @@ TEST(Resp, EncodesBinarySafely) {
 
 TEST(Resp, ReadsAllTypesAcrossSplitFeeds) {
     RespReader r;
-    std::string wire = "+OK\r\n-ERR bad\r\n:42\r\n$-1\r\n$5\r\nhe\r\no\r\n*2\r\n:1\r\n$3\r\nabc\r\n*-1\r\n";
+    std::string wire =
+        "+OK\r\n-ERR bad\r\n:42\r\n$-1\r\n$5\r\nhe\r\no\r\n*2\r\n:1\r\n$3\r\nabc\r\n*-1\r\n";
     for (char ch : wire) r.feed(&ch, 1);  // one byte at a time
     auto a = r.next();
     ASSERT_TRUE(a);

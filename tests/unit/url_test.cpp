@@ -52,8 +52,9 @@ TEST(Url, Ipv6) {
 }
 
 TEST(Url, TlsAndQueryOptions) {
-    auto e = ok("rediss://h:6390?ca=/etc/ca.pem&cert=/c.pem&key=/k.pem&sni=redis.example&verify=0"
-                "&connect_timeout=250ms&command_timeout=3s&prefix=app%3A&keepalive=0");
+    auto e =
+        ok("rediss://h:6390?ca=/etc/ca.pem&cert=/c.pem&key=/k.pem&sni=redis.example&verify=0"
+           "&connect_timeout=250ms&command_timeout=3s&prefix=app%3A&keepalive=0");
     EXPECT_TRUE(e.options.tls.enabled);
     EXPECT_EQ(e.options.tls.ca_file, "/etc/ca.pem");
     EXPECT_EQ(e.options.tls.cert_file, "/c.pem");

@@ -1,0 +1,41 @@
+// The deadbolt subcommands: their arguments, registration and entry points.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace deadbolt::cli {
+
+struct RunArgs {
+    std::string url, name, ttl = "30s", wait, lock_delay = "0s", max_hold = "0s",
+                           kill_grace = "10s";
+    bool no_wait = false;
+    std::vector<std::string> command;
+};
+void add_run_command(CLI::App& app, RunArgs& a);
+int run_command(const RunArgs& a);
+
+struct StatusArgs {
+    std::string url, name;
+    bool json = false;
+};
+void add_status_command(CLI::App& app, StatusArgs& a);
+int status_command(const StatusArgs& a);
+
+struct ThrottleArgs {
+    std::string url, key, window;
+};
+void add_throttle_command(CLI::App& app, ThrottleArgs& a);
+int throttle_command(const ThrottleArgs& a);
+
+struct FencedSetArgs {
+    std::string url, key, value;
+    std::uint64_t fence = 0;
+};
+void add_fenced_set_command(CLI::App& app, FencedSetArgs& a);
+int fenced_set_command(const FencedSetArgs& a);
+
+}  // namespace deadbolt::cli

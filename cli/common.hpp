@@ -1,0 +1,43 @@
+// Shared pieces of the deadbolt CLI: exit codes, durations, connecting.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "deadbolt/deadbolt.hpp"
+
+namespace deadbolt::cli {
+
+/// Exit codes of the deadbolt tool (a child's own code is passed through by `run`).
+enum Exit : int {
+    kOk = 0,
+    kUsage = 64,        ///< bad arguments (sysexits EX_USAGE)
+    kStaleFence = 65,   ///< fenced-set refused: a higher fence already wrote (EX_DATAERR)
+    kServer = 69,       ///< cannot connect, or the server refused (EX_UNAVAILABLE)
+    kLeaseLost = 70,    ///< the lease was lost while the child ran; the child was stopped
+    kNotObtained = 75,  ///< lock not obtained within --wait / throttled (EX_TEMPFAIL)
+    kCannotExec = 126,  ///< the command exists but cannot be executed
+    kNotFound = 127,    ///< the command was not found
+};
+
+/// Text for --help footers listing the exit codes.
+extern const char* const kExitCodesHelp;
+
+/// Thrown for usage problems found after CLI11 parsing (e.g. a bad duration).
+struct UsageProblem : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// Parses a duration option value or throws UsageProblem naming the option.
+std::chrono::milliseconds duration_arg(const std::string& option, const std::string& value);
+
+/// Adds --url (default $DEADBOLT_URL or redis://127.0.0.1:6379) to cmd.
+void add_url_option(CLI::App& cmd, std::string& url);
+
+/// Maps a deadbolt exception to an exit code, after printing "deadbolt: <what>".
+int report(const std::exception& e);
+
+}  // namespace deadbolt::cli

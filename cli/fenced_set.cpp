@@ -1,0 +1,33 @@
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace deadbolt::cli {
+
+void add_fenced_set_command(CLI::App& app, FencedSetArgs& a) {
+    auto* cmd = app.add_subcommand(
+        "fenced-set",
+        "Write VALUE to KEY only if FENCE is not lower than the highest fence KEY has seen");
+    add_url_option(*cmd, a.url);
+    cmd->add_option("--fence", a.fence, "Fencing token, e.g. $DEADBOLT_FENCE inside `deadbolt run`")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("KEY", a.key, "Key to write")->required();
+    cmd->add_option("VALUE", a.value, "Value to write")->required();
+    cmd->footer(std::string("Examples:\n  deadbolt run job -- sh -c 'deadbolt fenced-set --fence "
+                            "\"$DEADBOLT_FENCE\" report:latest done'\n") +
+                kExitCodesHelp);
+}
+
+int fenced_set_command(const FencedSetArgs& a) {
+    auto client = Client::connect(a.url);
+    auto r = client.fenced_set(a.key, a.value, a.fence);
+    if (r.accepted) return kOk;
+    fmt::print(stderr,
+               "deadbolt: write to {} refused: fence {} is older than {} (a newer holder wrote)\n",
+               a.key, a.fence, r.highest);
+    return kStaleFence;
+}
+
+}  // namespace deadbolt::cli

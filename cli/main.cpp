@@ -1,0 +1,40 @@
+// deadbolt: distributed locks from the shell.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+int main(int argc, char** argv) {
+    using namespace deadbolt::cli;
+    CLI::App app{"deadbolt: distributed locks with fencing tokens on Redis"};
+    app.require_subcommand(1);
+    app.footer(kExitCodesHelp);
+    RunArgs run;
+    StatusArgs status;
+    ThrottleArgs throttle;
+    FencedSetArgs fenced;
+    add_run_command(app, run);
+    add_status_command(app, status);
+    add_throttle_command(app, throttle);
+    add_fenced_set_command(app, fenced);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kUsage;
+    }
+    try {
+        if (app.got_subcommand("run")) return run_command(run);
+        if (app.got_subcommand("status")) return status_command(status);
+        if (app.got_subcommand("throttle")) return throttle_command(throttle);
+        if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);
+    } catch (const std::exception& e) {
+        return report(e);
+    }
+    return kUsage;
+}

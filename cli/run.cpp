@@ -1,0 +1,262 @@
+// deadbolt run: hold a lock while a command runs, like flock(1) across machines.
+//
+// The command runs in its own process group, so a lost lease stops all of it (a shell and its
+// children), not only its first process; on a terminal that group gets the foreground.
+//
+// Signals are blocked in every thread and taken with sigtimedwait on the main thread, so one
+// loop reacts to all of them: SIGCHLD (the command ended), SIGINT/SIGTERM/SIGHUP (forwarded to
+// the command, or abort the wait), SIGUSR1 (raised by the lease's stop token: lease lost).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+extern char** environ;
+
+namespace deadbolt::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+sigset_t handled_signals() {
+    sigset_t s;
+    sigemptyset(&s);
+    // SIGTTOU too: taking the terminal back from the command's group must not stop us.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR1, SIGTTOU}) sigaddset(&s, sig);
+    return s;
+}
+
+// Next signal, or 0 after `wait`.
+int next_signal(const sigset_t& set, milliseconds wait) {
+    timespec ts{static_cast<time_t>(wait.count() / 1000),
+                static_cast<long>((wait.count() % 1000) * 1000000)};
+    int sig = sigtimedwait(&set, nullptr, &ts);
+    return sig < 0 ? 0 : sig;
+}
+
+// Acquires on a helper thread so the main thread can show progress and take signals.
+std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOptions& o,
+                             std::optional<milliseconds> wait, const sigset_t& signals,
+                             int& exit_code) {
+    std::stop_source cancel;
+    std::mutex m;
+    WaitInfo last{milliseconds(0), milliseconds(0)};
+    Clock::time_point last_at{};
+    bool waiting = false;
+    AcquireOptions how;
+    how.cancel = cancel.get_token();
+    if (wait) how.deadline = Clock::now() + *wait;
+    how.on_wait = [&](const WaitInfo& w) {
+        std::lock_guard lk(m);
+        last = w;
+        last_at = Clock::now();
+        waiting = true;
+    };
+    std::optional<Lease> lease;
+    std::exception_ptr error;
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+        try {
+            lease.emplace(client.acquire(a.name, o, how));
+        } catch (...) {
+            error = std::current_exception();
+        }
+        done = true;
+        kill(getpid(), SIGUSR1);  // wake the main loop
+    });
+    bool tty = isatty(STDERR_FILENO);
+    auto started = Clock::now();
+    bool shown = false;
+    int interrupted = 0;
+    while (!done) {
+        int sig = next_signal(signals, milliseconds(200));
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            interrupted = sig;
+            cancel.request_stop();
+        }
+        std::lock_guard lk(m);
+        if (tty && waiting && !done) {
+            // Drawn from what the last attempt said; no extra server traffic.
+            auto left =
+                last.holder_ttl - std::chrono::duration_cast<milliseconds>(Clock::now() - last_at);
+            std::string holder =
+                last.holder_ttl.count() < 0
+                    ? "holder set no expiry"
+                    : fmt::format("holder's lease ends in {}",
+                                  format_duration(std::max(left, milliseconds(0))));
+            fmt::print(
+                stderr, "\r\033[Kdeadbolt: waiting for '{}': {} so far, {}", a.name,
+                format_duration(std::chrono::duration_cast<milliseconds>(Clock::now() - started)),
+                holder);
+            shown = true;
+        }
+    }
+    t.join();
+    if (shown) fmt::print(stderr, "\r\033[K");
+    if (interrupted && !lease) {
+        fmt::print(stderr, "deadbolt: interrupted while waiting for '{}'\n", a.name);
+        exit_code = 128 + interrupted;
+        return std::nullopt;
+    }
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const LockError& e) {
+            if (e.code() == errc::not_acquired) {
+                fmt::print(stderr, "deadbolt: '{}' is held by someone else{}\n", a.name,
+                           wait && wait->count() > 0
+                               ? fmt::format(" (waited {})", format_duration(*wait))
+                               : "");
+                exit_code = kNotObtained;
+                return std::nullopt;
+            }
+            exit_code = report(e);
+            return std::nullopt;
+        } catch (const std::exception& e) {
+            exit_code = report(e);
+            return std::nullopt;
+        }
+    }
+    return lease;
+}
+
+// Starts the command with the lease in its environment; sets exit_code when it cannot.
+pid_t spawn(const RunArgs& a, const Lease& lease, int& exit_code) {
+    int errpipe[2];
+    if (pipe2(errpipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    std::string fence = std::to_string(lease.fence());
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        setenv("DEADBOLT_NAME", a.name.c_str(), 1);
+        setenv("DEADBOLT_FENCE", fence.c_str(), 1);
+        setenv("DEADBOLT_TOKEN", lease.token().c_str(), 1);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        std::vector<char*> argv;
+        for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
+        argv.push_back(nullptr);
+        execvp(argv[0], argv.data());
+        int err = errno;
+        (void)!write(errpipe[1], &err, sizeof err);
+        _exit(127);
+    }
+    if (pid > 0) setpgid(pid, pid);  // both sides, so neither races the other
+    close(errpipe[1]);
+    int err = 0;
+    ssize_t n = read(errpipe[0], &err, sizeof err);
+    close(errpipe[0]);
+    if (pid < 0 || n == sizeof err) {
+        if (pid > 0) waitpid(pid, nullptr, 0);
+        bool missing = n == sizeof err && err == ENOENT;
+        fmt::print(stderr, "deadbolt: cannot run '{}': {}\n", a.command[0],
+                   pid < 0 ? std::strerror(errno) : std::strerror(err));
+        exit_code = missing ? kNotFound : kCannotExec;
+        return -1;
+    }
+    return pid;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, RunArgs& a) {
+    auto* cmd = app.add_subcommand(
+        "run", "Run a command while holding a lock (like flock, across machines)");
+    add_url_option(*cmd, a.url);
+    cmd->add_option("--ttl", a.ttl,
+                    "Lease TTL, renewed every TTL/3 while the command runs (default 30s)");
+    auto* wait = cmd->add_option(
+        "--wait", a.wait, "Give up after waiting this long (default: wait as long as it takes)");
+    cmd->add_flag("--no-wait", a.no_wait, "Fail at once (exit 75) if the lock is held")
+        ->excludes(wait);
+    cmd->add_option("--lock-delay", a.lock_delay,
+                    "After a holder vanishes without releasing, keep the lock blocked this long");
+    cmd->add_option("--max-hold", a.max_hold,
+                    "Stop renewing after this long (the lease then runs out)");
+    cmd->add_option("--kill-grace", a.kill_grace,
+                    "After the lease is lost: SIGTERM, then SIGKILL after this long (default 10s)");
+    cmd->add_option("NAME", a.name, "Lock name")->required();
+    cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)")->required();
+    cmd->footer(
+        std::string(
+            "The command gets DEADBOLT_NAME, DEADBOLT_FENCE (fencing token, strictly "
+            "increasing per name) and DEADBOLT_TOKEN in its environment.\n\nExamples:\n"
+            "  deadbolt run nightly-backup -- ./backup.sh\n"
+            "  deadbolt run --no-wait --ttl 10s cron:report -- ./report.py\n"
+            "  DEADBOLT_URL=redis://:pw@10.0.0.5 deadbolt run --wait 2m deploy -- make deploy\n") +
+        kExitCodesHelp);
+}
+
+int run_command(const RunArgs& a) {
+    MutexOptions o;
+    o.ttl = duration_arg("--ttl", a.ttl);
+    o.lock_delay = duration_arg("--lock-delay", a.lock_delay);
+    o.max_hold = duration_arg("--max-hold", a.max_hold);
+    auto grace = duration_arg("--kill-grace", a.kill_grace);
+    std::optional<milliseconds> wait;
+    if (a.no_wait) wait = milliseconds(0);
+    if (!a.wait.empty()) wait = duration_arg("--wait", a.wait);
+
+    // Before any thread exists, so every thread inherits the mask.
+    sigset_t signals = handled_signals();
+    sigprocmask(SIG_BLOCK, &signals, nullptr);
+
+    auto client = Client::connect(a.url);
+    int exit_code = kOk;
+    auto lease = acquire(client, a, o, wait, signals, exit_code);
+    if (!lease) return exit_code;
+    std::stop_callback on_lost(lease->stop_token(), [] { kill(getpid(), SIGUSR1); });
+
+    pid_t child = spawn(a, *lease, exit_code);
+    if (child < 0) return exit_code;
+    bool took_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() &&
+                         tcsetpgrp(STDIN_FILENO, child) == 0;
+    std::optional<Clock::time_point> term_sent;
+    int status = 0;
+    for (;;) {
+        int sig = next_signal(signals, milliseconds(100));
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) kill(-child, sig);
+        if (waitpid(child, &status, WNOHANG) == child) break;
+        if (lease->lost() && !term_sent) {
+            fmt::print(
+                stderr,
+                "deadbolt: lease on '{}' lost; stopping the command (SIGTERM, SIGKILL in {})\n",
+                a.name, format_duration(grace));
+            kill(-child, SIGTERM);
+            term_sent = Clock::now();
+        }
+        if (term_sent && Clock::now() - *term_sent >= grace) kill(-child, SIGKILL);
+    }
+    if (took_terminal) tcsetpgrp(STDIN_FILENO, getpgrp());
+    // Whatever the command left running in its group goes with the lock.
+    if (term_sent) kill(-child, SIGKILL);
+    std::error_code ec;
+    lease->release(ec);
+    // Not ours at release: it was lost at some point while the command ran.
+    bool lost = lease->lost() || ec == errc::not_owner;
+    if (lost) {
+        fmt::print(stderr, "deadbolt: lease on '{}' was lost while the command ran\n", a.name);
+        return kLeaseLost;
+    }
+    if (ec)
+        fmt::print(stderr, "deadbolt: releasing '{}': {} (the key expires by its TTL)\n", a.name,
+                   ec.message());
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return kServer;
+}
+
+}  // namespace deadbolt::cli

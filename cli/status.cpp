@@ -1,0 +1,44 @@
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace deadbolt::cli {
+
+void add_status_command(CLI::App& app, StatusArgs& a) {
+    auto* cmd = app.add_subcommand("status",
+                                   "Show whether a lock is held, its remaining TTL and last fence");
+    add_url_option(*cmd, a.url);
+    cmd->add_option("NAME", a.name, "Lock name")->required();
+    cmd->add_flag("--json", a.json, "Print one JSON object");
+    cmd->footer(std::string("Examples:\n  deadbolt status nightly-backup\n  deadbolt status --json "
+                            "invoices:42\n") +
+                kExitCodesHelp);
+}
+
+int status_command(const StatusArgs& a) {
+    auto client = Client::connect(a.url);
+    auto s = client.status(a.name);
+    if (a.json) {
+        nlohmann::json j{{"name", a.name},
+                         {"key", client.lock_key(a.name)},
+                         {"held", s.held},
+                         {"ttl_ms", s.held ? s.ttl.count() : 0},
+                         {"last_fence", s.last_fence}};
+        fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        return kOk;
+    }
+    std::string fence =
+        s.last_fence ? fmt::format("last fence {}", s.last_fence) : "no fence recorded";
+    if (!s.held)
+        fmt::print("{}: free ({})\n", a.name, fence);
+    else if (s.ttl.count() < 0)
+        fmt::print("{}: held, no expiry set by its holder ({})\n", a.name, fence);
+    else
+        fmt::print("{}: held, expires in {} ({})\n", a.name, format_duration(s.ttl), fence);
+    return kOk;
+}
+
+}  // namespace deadbolt::cli

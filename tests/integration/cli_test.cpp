@@ -1,0 +1,148 @@
+// The deadbolt CLI: run/status/throttle/fenced-set and their exit codes.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::RedisServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Result {
+    int rc;
+    std::string out;
+};
+
+Result cli(const RedisServer& srv, std::vector<std::string> args) {
+    args.insert(args.begin(), DEADBOLT_CLI);
+    Result r;
+    r.rc = deadbolt::test::run_command(args, &r.out, {"DEADBOLT_URL=" + srv.url()});
+    return r;
+}
+
+}  // namespace
+
+TEST(Cli, RunPassesLeaseInEnvironmentAndExitCode) {
+    RedisServer srv;
+    auto r = cli(srv, {"run", "job", "--", "sh", "-c",
+                       "echo $DEADBOLT_NAME $DEADBOLT_FENCE ${#DEADBOLT_TOKEN}; exit 3"});
+    EXPECT_EQ(r.rc, 3) << r.out;
+    std::string name, fence;
+    int token_len = 0;
+    std::istringstream(r.out) >> name >> fence >> token_len;
+    EXPECT_EQ(name, "job");
+    EXPECT_GT(std::stoull(fence), 0u);
+    EXPECT_EQ(token_len, 32);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "job"}).integer, 0);  // released after the child
+    auto s = cli(srv, {"status", "--json", "job"});
+    EXPECT_EQ(s.rc, 0);
+    EXPECT_NE(s.out.find("\"held\":false"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("\"last_fence\":" + fence), std::string::npos) << s.out;
+}
+
+TEST(Cli, HeldLockGivesExit75WithNoWaitOrAfterWait) {
+    RedisServer srv;
+    srv.raw().cmd({"SET", "busy", "someone", "PX", "60000"});
+    auto r = cli(srv, {"run", "--no-wait", "busy", "--", "true"});
+    EXPECT_EQ(r.rc, 75) << r.out;
+    EXPECT_NE(r.out.find("held by someone else"), std::string::npos);
+    auto t0 = Clock::now();
+    r = cli(srv, {"run", "--wait", "300ms", "busy", "--", "true"});
+    EXPECT_EQ(r.rc, 75);
+    EXPECT_GE(Clock::now() - t0, 300ms);
+    auto s = cli(srv, {"status", "busy"});
+    EXPECT_NE(s.out.find("held, expires in"), std::string::npos) << s.out;
+    EXPECT_EQ(srv.raw().cmd({"GET", "busy"}).str, "someone");
+}
+
+TEST(Cli, RunWaitsForTheHolderToFinish) {
+    RedisServer srv;
+    auto first = std::async(std::launch::async, [&] {
+        return cli(srv, {"run", "q", "--", "sleep", "0.5"});
+    });
+    std::this_thread::sleep_for(150ms);
+    auto second = cli(srv, {"run", "--wait", "20s", "q", "--", "echo", "second"});
+    EXPECT_EQ(second.rc, 0) << second.out;
+    EXPECT_NE(second.out.find("second"), std::string::npos);
+    EXPECT_EQ(first.get().rc, 0);
+}
+
+TEST(Cli, LostLeaseStopsTheChildAndExits70) {
+    RedisServer srv;
+    auto t0 = Clock::now();
+    // The child ignores SIGTERM, so deadbolt must escalate to SIGKILL after the grace period.
+    auto run = std::async(std::launch::async, [&] {
+        return cli(srv, {"run", "--ttl", "900ms", "--kill-grace", "300ms", "victim", "--", "sh",
+                         "-c", "trap '' TERM; sleep 30"});
+    });
+    auto until = Clock::now() + 5s;
+    while (srv.raw().cmd({"EXISTS", "victim"}).integer == 0 && Clock::now() < until)
+        std::this_thread::sleep_for(10ms);
+    srv.raw().cmd({"DEL", "victim"});
+    auto r = run.get();
+    EXPECT_EQ(r.rc, 70) << r.out;
+    EXPECT_NE(r.out.find("lost"), std::string::npos) << r.out;
+    EXPECT_LT(Clock::now() - t0, 10s);  // not the child's 30 s
+}
+
+TEST(Cli, SignalsAreForwardedToTheChild) {
+    RedisServer srv;
+    // timeout(1) sends SIGTERM to deadbolt after 1 s; the child's TERM trap exits 7.
+    auto r = deadbolt::test::run_command(
+        {"timeout", "--preserve-status", "-s", "TERM", "1", DEADBOLT_CLI, "run", "sig", "--", "sh",
+         "-c", "trap 'echo got-term; exit 7' TERM; sleep 30 & wait"},
+        nullptr, {"DEADBOLT_URL=" + srv.url()});
+    EXPECT_EQ(r, 7);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "sig"}).integer, 0);
+}
+
+TEST(Cli, UsageServerAndExecErrors) {
+    RedisServer srv;
+    EXPECT_EQ(cli(srv, {}).rc, 64);
+    EXPECT_EQ(cli(srv, {"run", "x"}).rc, 64);  // no command
+    auto bad = cli(srv, {"run", "--ttl", "30", "x", "--", "true"});
+    EXPECT_EQ(bad.rc, 64);
+    EXPECT_NE(bad.out.find("no unit"), std::string::npos) << bad.out;
+    EXPECT_EQ(cli(srv, {"run", "--ttl", "0s", "x", "--", "true"}).rc, 64);
+    EXPECT_EQ(cli(srv, {"run", "--url", "nope://x", "x", "--", "true"}).rc, 64);
+    auto down = cli(srv, {"run", "--url",
+                          "redis://127.0.0.1:" + std::to_string(deadbolt::test::free_port()) +
+                              "?connect_timeout=200ms&command_timeout=200ms",
+                          "x", "--", "true"});
+    EXPECT_EQ(down.rc, 69) << down.out;
+    EXPECT_EQ(srv.raw().cmd({"DBSIZE"}).integer, 0);  // no failure above wrote anything
+    EXPECT_EQ(cli(srv, {"run", "x", "--", "/definitely/not/here"}).rc, 127);
+    std::string plain = srv.dir() + "/not-executable";
+    deadbolt::test::run_command({"sh", "-c", "echo data > " + plain + "; chmod 644 " + plain});
+    EXPECT_EQ(cli(srv, {"run", "x", "--", plain}).rc, 126);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "x"}).integer, 0);
+    auto help = cli(srv, {"run", "--help"});
+    EXPECT_EQ(help.rc, 0);
+    EXPECT_NE(help.out.find("Examples"), std::string::npos);
+}
+
+TEST(Cli, Throttle) {
+    RedisServer srv;
+    EXPECT_EQ(cli(srv, {"throttle", "--window", "400ms", "submit:u1"}).rc, 0);
+    auto again = cli(srv, {"throttle", "--window", "400ms", "submit:u1"});
+    EXPECT_EQ(again.rc, 75);
+    EXPECT_NE(again.out.find("try again in"), std::string::npos) << again.out;
+    EXPECT_EQ(cli(srv, {"throttle", "--window", "400ms", "submit:u2"}).rc, 0);
+    std::this_thread::sleep_for(450ms);
+    EXPECT_EQ(cli(srv, {"throttle", "--window", "400ms", "submit:u1"}).rc, 0);
+    EXPECT_EQ(cli(srv, {"throttle", "submit:u1"}).rc, 64);  // --window required
+}
+
+TEST(Cli, FencedSetRefusesAnOlderFence) {
+    RedisServer srv;
+    EXPECT_EQ(cli(srv, {"fenced-set", "--fence", "10", "row", "new"}).rc, 0);
+    auto stale = cli(srv, {"fenced-set", "--fence", "9", "row", "old"});
+    EXPECT_EQ(stale.rc, 65);
+    EXPECT_NE(stale.out.find("refused"), std::string::npos);
+    EXPECT_EQ(srv.raw().cmd({"GET", "row"}).str, "new");
+}
