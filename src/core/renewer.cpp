@@ -31,6 +31,7 @@ void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
         thread_ = std::thread([self = shared_from_this()] { self->run(); });
     Entry& e = leases_[lease.get()];
     e.lease = lease;
+    e.at = schedule_.end();
     e.hold_until = lease->options.max_hold.count() > 0
                        ? lease->acquired_at + lease->options.max_hold
                        : Clock::time_point::max();
@@ -41,7 +42,10 @@ void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
 
 void Renewer::remove(const LeaseState* lease) {
     std::lock_guard lk(m_);
-    leases_.erase(lease);  // its schedule entries are skipped when they come up
+    auto it = leases_.find(lease);
+    if (it == leases_.end()) return;
+    if (it->second.at != schedule_.end()) schedule_.erase(it->second.at);
+    leases_.erase(it);
 }
 
 void Renewer::add_cleanup(std::string lock, std::string channel, std::string token,
@@ -94,23 +98,28 @@ void Renewer::stop() {
 }
 
 void Renewer::schedule_locked(Entry& e, Clock::time_point at) {
-    e.next_at = at;
-    schedule_.emplace(at, e.lease.get());
-    cv_.notify_all();
+    if (e.at != schedule_.end()) schedule_.erase(e.at);
+    e.at = schedule_.emplace(at, e.lease.get());
+    // Wake the thread only if it would sleep past this: a wake-up per acquire would cost a
+    // context switch on the hot path.
+    if (at < sleeping_until_) cv_.notify_all();
 }
 
 void Renewer::run() {
     std::unique_lock lk(m_);
     while (!stopping_) {
-        run_cleanups(lk);
+        run_cleanups(lk);  // drops the lock while it talks to the server
+        if (stopping_) break;
         auto first = schedule_.empty() ? Clock::time_point::max() : schedule_.begin()->first;
         for (auto& c : cleanups_) first = std::min(first, c.next_at);
         auto now = Clock::now();
         if (first > now) {
+            sleeping_until_ = first;
             if (first == Clock::time_point::max())
                 cv_.wait(lk);
             else
                 cv_.wait_until(lk, first);
+            sleeping_until_ = Clock::time_point::min();
             continue;
         }
         if (schedule_.empty() || schedule_.begin()->first > now) continue;
@@ -121,7 +130,7 @@ void Renewer::run() {
         while (!schedule_.empty()) {
             auto [at, ptr] = *schedule_.begin();
             auto it = leases_.find(ptr);
-            if (it == leases_.end() || it->second.next_at != at) {
+            if (it == leases_.end()) {  // cannot happen: remove() erases both
                 schedule_.erase(schedule_.begin());
                 continue;
             }
@@ -132,6 +141,7 @@ void Renewer::run() {
             }
             if (at > window) break;
             schedule_.erase(schedule_.begin());
+            e.at = schedule_.end();
             auto& lease = e.lease;
             if (lease->released || lease->lost) {
                 leases_.erase(it);
@@ -139,8 +149,7 @@ void Renewer::run() {
                 expired.push_back(lease);
                 leases_.erase(it);
             } else if (lease->options.auto_renew && now < e.hold_until) {
-                renew_batch.push_back(lease);
-                e.next_at = Clock::time_point::max();  // in flight; rescheduled by renew()
+                renew_batch.push_back(lease);  // rescheduled by renew()
             } else {
                 schedule_locked(e, lease->valid_until());
             }

@@ -37,10 +37,11 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     static std::chrono::milliseconds period(const MutexOptions& o);
 
   private:
+    using Schedule = std::multimap<Clock::time_point, const LeaseState*>;
     struct Entry {
         std::shared_ptr<LeaseState> lease;
-        Clock::time_point next_at;     // next renewal, or the expiry check
         Clock::time_point hold_until;  // max_hold bound (time_point::max() = none)
+        Schedule::iterator at;         // its place in schedule_; end() while renewing
     };
 
     struct Cleanup {
@@ -59,8 +60,9 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     std::mutex m_;
     std::condition_variable cv_;
     std::map<const LeaseState*, Entry> leases_;
-    std::multimap<Clock::time_point, const LeaseState*> schedule_;
+    Schedule schedule_;  // next renewal or expiry check of each lease
     std::vector<Cleanup> cleanups_;
+    Clock::time_point sleeping_until_ = Clock::time_point::min();  // the thread's next wake-up
     bool stopping_ = false;
     std::thread thread_;
 };
