@@ -23,9 +23,10 @@ void Transport::close() noexcept {
     std::visit(
         [&](auto& s) {
             using S = std::decay_t<decltype(s)>;
-            if constexpr (std::is_same_v<S, std::unique_ptr<Tls>>)
+            if constexpr (std::is_same_v<S, std::unique_ptr<Tls>>) {
                 s->lowest_layer().close(ignored);
-            else if constexpr (!std::is_same_v<S, std::monostate>)
+                retired_.push_back(std::move(s));
+            } else if constexpr (!std::is_same_v<S, std::monostate>)
                 s.close(ignored);
         },
         s_);
@@ -35,6 +36,11 @@ void Transport::close() noexcept {
 
 Status Transport::open(const Endpoint& ep, Clock::time_point deadline) {
     close();
+    if (!retired_.empty()) {
+        if (io_.stopped()) io_.restart();
+        io_.poll();  // aborted operations of closed streams finish now
+        retired_.clear();
+    }
     if (ep.options.tls.enabled && !tls_ctx_) {
         Status st = prepare_tls(ep);
         if (!st.ok()) return st;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <variant>
+#include <vector>
 
 #include "net/endpoint.hpp"
 #include "net/status.hpp"
@@ -73,6 +74,9 @@ class Transport {
                  std::unique_ptr<Tls>>
         s_;
     std::shared_ptr<asio::ssl::context> tls_ctx_;
+    // Closed TLS streams: their aborted operations still call into them when the io_context
+    // runs, so they are freed only once those handlers have run (at the next open()).
+    std::vector<std::unique_ptr<Tls>> retired_;
 };
 
 /// Runs io on this thread until done() or deadline; false on deadline.
