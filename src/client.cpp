@@ -11,7 +11,7 @@
 
 namespace deadbolt {
 
-Client Client::connect(std::string_view url, ClientOptions options) {
+Client Client::connect(std::string_view url, const ClientOptions& options) {
     auto parsed = detail::parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));

@@ -63,7 +63,7 @@ class Client {
     /// redis://[user[:password]@]host[:port][/db][?option=value&...], rediss://... (TLS),
     /// unix:///path/to/redis.sock[?db=N&...]. Throws UsageError for a bad URL or option,
     /// ConnectionError when the server is unreachable, ServerError for auth/ACL failures.
-    static Client connect(std::string_view url, ClientOptions options = {});
+    static Client connect(std::string_view url, const ClientOptions& options = {});
 
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.
     Mutex mutex(std::string_view name, MutexOptions options = {}) const;

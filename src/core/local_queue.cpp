@@ -6,7 +6,7 @@ namespace deadbolt::detail {
 
 LocalQueue::Result LocalQueue::enter(const std::string& key,
                                      std::optional<Clock::time_point> deadline,
-                                     std::stop_token cancel) {
+                                     const std::stop_token& cancel) {
     std::unique_lock lk(m_);
     Line& line = lines_[key];
     if (!line.busy && line.waiting.empty()) {

@@ -21,7 +21,7 @@ class LocalQueue {
 
     /// Waits FIFO until this thread is the one working on key.
     Result enter(const std::string& key, std::optional<Clock::time_point> deadline,
-                 std::stop_token cancel);
+                 const std::stop_token& cancel);
     /// Lets the next thread in line work on key.
     void leave(const std::string& key);
 

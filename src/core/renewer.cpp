@@ -69,6 +69,7 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     if (due.empty()) return;
     lk.unlock();
     std::vector<ScriptCall> calls;
+    calls.reserve(due.size());
     for (auto& c : due) calls.push_back({&release_script(), {c.lock}, {c.token, c.channel}});
     std::vector<Reply> replies;
     Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);

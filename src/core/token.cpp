@@ -21,7 +21,7 @@ std::string random_token() {
     }
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out(32, '0');
-    for (int i = 0; i < 16; ++i) {
+    for (std::size_t i = 0; i < 16; ++i) {
         out[2 * i] = kHex[bytes[i] >> 4];
         out[2 * i + 1] = kHex[bytes[i] & 15];
     }

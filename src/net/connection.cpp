@@ -19,7 +19,8 @@ struct Connection::Batch {
     std::condition_variable cv;
 };
 
-Connection::Connection(Endpoint ep) : ep_(std::move(ep)), transport_(io_), rbuf_(64 * 1024) {}
+Connection::Connection(Endpoint ep)
+    : ep_(std::move(ep)), transport_(io_), rbuf_(std::size_t{64} * 1024) {}
 
 Connection::~Connection() {
     transport_.close();

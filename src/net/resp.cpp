@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <charconv>
 #include <stdexcept>
 
 namespace deadbolt::detail {
@@ -44,29 +45,32 @@ Reply convert(const redisReply* r) {
 
 }  // namespace
 
+namespace {
+
+void append_size(std::string& out, std::size_t n) {
+    char buf[24];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, n);
+    out.append(buf, p);
+}
+
+}  // namespace
+
+// Not hiredis's redisFormatCommandArgv: it formats every length with sprintf, which was 30%
+// of the instructions of an acquire+release cycle. The unit tests compare both byte for byte.
 void encode_command(std::string& out, const std::vector<std::string_view>& argv) {
-    constexpr std::size_t kInline = 16;
-    const char* ptrs_small[kInline];
-    std::size_t lens_small[kInline];
-    std::vector<const char*> ptrs_big;
-    std::vector<std::size_t> lens_big;
-    const char** ptrs = ptrs_small;
-    std::size_t* lens = lens_small;
-    if (argv.size() > kInline) {
-        ptrs_big.resize(argv.size());
-        lens_big.resize(argv.size());
-        ptrs = ptrs_big.data();
-        lens = lens_big.data();
+    std::size_t need = 16;
+    for (auto a : argv) need += a.size() + 16;
+    out.reserve(out.size() + need);
+    out += '*';
+    append_size(out, argv.size());
+    out += "\r\n";
+    for (auto a : argv) {
+        out += '$';
+        append_size(out, a.size());
+        out += "\r\n";
+        out.append(a);
+        out += "\r\n";
     }
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        ptrs[i] = argv[i].data();
-        lens[i] = argv[i].size();
-    }
-    char* cmd = nullptr;
-    int n = redisFormatCommandArgv(&cmd, static_cast<int>(argv.size()), ptrs, lens);
-    if (n < 0 || cmd == nullptr) throw std::bad_alloc();
-    out.append(cmd, static_cast<std::size_t>(n));
-    redisFreeCommand(cmd);
 }
 
 RespReader::RespReader() : reader_(redisReaderCreate()) {

@@ -1,4 +1,4 @@
-// RESP: our reply type, command encoding and a reader, over hiredis's RESP codec.
+// RESP: our reply type, command encoding, and a reader over hiredis's RESP parser.
 #pragma once
 
 #include <memory>

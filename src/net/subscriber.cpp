@@ -6,7 +6,8 @@
 
 namespace deadbolt::detail {
 
-Subscriber::Subscriber(Endpoint ep) : ep_(std::move(ep)), transport_(io_), rbuf_(16 * 1024) {
+Subscriber::Subscriber(Endpoint ep)
+    : ep_(std::move(ep)), transport_(io_), rbuf_(std::size_t{16} * 1024) {
     thread_ = std::thread([this] { run(); });
 }
 

@@ -9,7 +9,7 @@ bool is_noscript(const Reply& r) {
 
 }  // namespace
 
-Status eval_many(Connection& c, const std::vector<ScriptCall>& calls, std::vector<Reply>& replies,
+Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                  Clock::time_point deadline) {
     std::string out;
     for (const auto& call : calls) encode_evalsha(out, *call.script, call.keys, call.args);
@@ -29,7 +29,7 @@ Status eval_many(Connection& c, const std::vector<ScriptCall>& calls, std::vecto
 
 Status eval(Connection& c, const ScriptCall& call, Reply& reply, Clock::time_point deadline) {
     std::vector<Reply> replies;
-    if (Status st = eval_many(c, {call}, replies, deadline); !st.ok()) return st;
+    if (Status st = eval_many(c, {&call, 1}, replies, deadline); !st.ok()) return st;
     reply = std::move(replies.front());
     if (reply.is_error()) return from_server_error(reply.str);
     return {};

@@ -1,6 +1,7 @@
 // Commands: plain commands and scripts over a Connection, with NOSCRIPT recovery.
 #pragma once
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct ScriptCall {
 
 /// Runs calls as one pipeline of EVALSHA; any that hit NOSCRIPT (after SCRIPT FLUSH or a
 /// restart) are re-sent once with EVAL. Error replies stay in replies for the caller.
-Status eval_many(Connection& c, const std::vector<ScriptCall>& calls, std::vector<Reply>& replies,
+Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                  Clock::time_point deadline);
 
 /// One script; an error reply becomes the returned Status.

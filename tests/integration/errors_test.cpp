@@ -254,3 +254,22 @@ TEST(Errors, GarbageServerIsAProtocolError) {
     srv.join();
     ::close(fd);
 }
+
+TEST(Errors, ServerKilledMidCommandIsUnknownThenRecovers) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url() + "?command_timeout=5s");
+    c.acquire("warm", {}, no_wait()).release();
+    srv.pause();  // the request will be written but not answered
+    std::thread killer([&] {
+        std::this_thread::sleep_for(300ms);
+        srv.restart();  // kill -9 while the command is in flight, then start afresh
+    });
+    std::error_code ec;
+    auto l = c.acquire("mid", {}, no_wait(), ec);
+    killer.join();
+    EXPECT_EQ(ec, errc::unknown_outcome) << ec.message();
+    EXPECT_TRUE(deadbolt::is_retryable(ec));
+    auto l2 = c.acquire("mid", {}, no_wait(), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(l2.valid());
+}

@@ -174,7 +174,9 @@ void RedisServer::start() {
 
 void RedisServer::stop(int sig) {
     if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
+    // SIGKILL also ends a stopped process; anything else needs it running (and a paused
+    // server must not get to answer before it dies).
+    if (sig != SIGKILL) ::kill(pid_, SIGCONT);
     ::kill(pid_, sig);
     int status = 0;
     ::waitpid(pid_, &status, 0);

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <hiredis/hiredis.h>
+
+#include <random>
+
 #include "net/resp.hpp"
 
 using namespace deadbolt::detail;
@@ -54,4 +58,25 @@ TEST(Resp, BadIntegerIsAnError) {
     RespReader r;
     r.feed(":abc\r\n", 6);
     EXPECT_THROW(r.next(), std::runtime_error);
+}
+
+TEST(Resp, EncoderMatchesHiredisByteForByte) {
+    std::mt19937 rng(42);
+    for (int round = 0; round < 500; ++round) {
+        std::vector<std::string> args(1 + rng() % 12);
+        for (auto& a : args) {
+            a.resize(rng() % (round % 50 == 0 ? 70000 : 40));
+            for (auto& ch : a) ch = static_cast<char>(rng());
+        }
+        std::vector<std::string_view> views(args.begin(), args.end());
+        std::string ours;
+        encode_command(ours, views);
+        std::vector<const char*> p;
+        std::vector<size_t> l;
+        for (auto& a : args) p.push_back(a.data()), l.push_back(a.size());
+        char* theirs = nullptr;
+        int n = redisFormatCommandArgv(&theirs, int(args.size()), p.data(), l.data());
+        ASSERT_EQ(ours, std::string(theirs, size_t(n))) << "round " << round;
+        redisFreeCommand(theirs);
+    }
 }
