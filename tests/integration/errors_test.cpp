@@ -273,3 +273,22 @@ TEST(Errors, ServerKilledMidCommandIsUnknownThenRecovers) {
     EXPECT_FALSE(ec) << ec.message();
     EXPECT_TRUE(l2.valid());
 }
+
+TEST(Errors, BusyServerIsRetryable) {
+    RedisServer srv({"--busy-reply-threshold", "100"});
+    auto c = deadbolt::Client::connect(srv.url());
+    c.acquire("warm", {}, no_wait()).release();
+    std::thread stuck([&] {
+        // A script that loops until SCRIPT KILL; its own reply is an error.
+        deadbolt::test::Raw("127.0.0.1", srv.port()).cmd({"EVAL", "while true do end", "0"});
+    });
+    std::this_thread::sleep_for(300ms);
+    std::error_code ec;
+    auto l = c.acquire("busy-lock", {}, no_wait(), ec);
+    EXPECT_EQ(ec, errc::busy) << ec.message();
+    EXPECT_TRUE(deadbolt::is_retryable(ec));
+    srv.raw().cmd({"SCRIPT", "KILL"});
+    stuck.join();
+    l = c.acquire("busy-lock", {}, no_wait(), ec);
+    EXPECT_FALSE(ec) << ec.message();
+}
