@@ -16,6 +16,28 @@ Status timed_out(const Endpoint& ep, std::string_view step) {
                                      step, ep.describe(), ep.options.connect_timeout.count()));
 }
 
+// Completion of one connect-phase operation.
+struct Done {
+    std::error_code ec;
+    bool done = false;
+    auto handler() {
+        return [this](const std::error_code& e, auto&&...) {
+            ec = e;
+            done = true;
+        };
+    }
+};
+
+// Runs io until d is done or the deadline passes. On the deadline: cancel(), then wait
+// (bounded) for the aborted handler, because it refers to the caller's stack.
+template <class Cancel>
+bool await(asio::io_context& io, Clock::time_point deadline, const Done& d, Cancel cancel) {
+    if (run_until(io, deadline, [&] { return d.done; })) return true;
+    cancel();
+    run_until(io, Clock::now() + std::chrono::seconds(1), [&] { return d.done; });
+    return false;
+}
+
 }  // namespace
 
 void Transport::close() noexcept {
@@ -55,42 +77,32 @@ Status Transport::open(const Endpoint& ep, Clock::time_point deadline) {
 
 Status Transport::connect_tcp(const Endpoint& ep, Clock::time_point deadline) {
     asio::ip::tcp::resolver resolver(io_);
-    std::error_code ec;
     asio::ip::tcp::resolver::results_type results;
-    bool done = false;
+    Done resolved;
     resolver.async_resolve(ep.host, std::to_string(ep.port),
                            [&](const std::error_code& e, asio::ip::tcp::resolver::results_type r) {
-                               ec = e;
                                results = std::move(r);
-                               done = true;
+                               resolved.handler()(e);
                            });
-    if (!run_until(io_, deadline, [&] { return done; })) {
-        resolver.cancel();
-        run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return done; });
+    if (!await(io_, deadline, resolved, [&] { resolver.cancel(); }))
         return timed_out(ep, "resolving the host");
-    }
-    if (ec)
-        return Status::error(errc::connect_failed,
-                             fmt::format("cannot resolve host '{}': {}", ep.host, ec.message()));
+    if (resolved.ec)
+        return Status::error(errc::connect_failed, fmt::format("cannot resolve host '{}': {}",
+                                                               ep.host, resolved.ec.message()));
     asio::ip::tcp::socket sock(io_);
-    done = false;
-    asio::async_connect(sock, results, [&](const std::error_code& e, const auto&) {
-        ec = e;
-        done = true;
-    });
-    if (!run_until(io_, deadline, [&] { return done; })) {
-        sock.close(ec);
-        run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return done; });
+    std::error_code ignored;
+    Done connected;
+    asio::async_connect(sock, results, connected.handler());
+    if (!await(io_, deadline, connected, [&] { sock.close(ignored); }))
         return timed_out(ep, "connecting");
-    }
-    if (ec)
+    if (connected.ec)
         return Status::error(errc::connect_failed,
                              fmt::format("cannot connect to {}: {}: is redis-server running there?",
-                                         ep.describe(), ec.message()));
-    sock.set_option(asio::ip::tcp::no_delay(true), ec);
-    if (ep.options.keepalive) sock.set_option(asio::socket_base::keep_alive(true), ec);
+                                         ep.describe(), connected.ec.message()));
+    sock.set_option(asio::ip::tcp::no_delay(true), ignored);
+    if (ep.options.keepalive) sock.set_option(asio::socket_base::keep_alive(true), ignored);
     if (ep.options.tls.enabled)
-        s_ = std::make_unique<Tls>(std::move(sock), *tls_ctx_);  // ctx made in handshake_tls
+        s_ = std::make_unique<Tls>(std::move(sock), *tls_ctx_);  // ctx made in prepare_tls
     else
         s_ = std::move(sock);
     return {};
@@ -98,23 +110,16 @@ Status Transport::connect_tcp(const Endpoint& ep, Clock::time_point deadline) {
 
 Status Transport::connect_unix(const Endpoint& ep, Clock::time_point deadline) {
     asio::local::stream_protocol::socket sock(io_);
-    std::error_code ec;
-    bool done = false;
-    sock.async_connect(asio::local::stream_protocol::endpoint(ep.path),
-                       [&](const std::error_code& e) {
-                           ec = e;
-                           done = true;
-                       });
-    if (!run_until(io_, deadline, [&] { return done; })) {
-        sock.close(ec);
-        run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return done; });
+    std::error_code ignored;
+    Done connected;
+    sock.async_connect(asio::local::stream_protocol::endpoint(ep.path), connected.handler());
+    if (!await(io_, deadline, connected, [&] { sock.close(ignored); }))
         return timed_out(ep, "connecting");
-    }
-    if (ec)
+    if (connected.ec)
         return Status::error(errc::connect_failed,
                              fmt::format("cannot connect to unix socket '{}': {}: is redis-server "
                                          "listening there (unixsocket in redis.conf)?",
-                                         ep.path, ec.message()));
+                                         ep.path, connected.ec.message()));
     s_ = std::move(sock);
     return {};
 }
@@ -151,23 +156,17 @@ Status Transport::handshake_tls(const Endpoint& ep, Clock::time_point deadline) 
     if (!SSL_set_tlsext_host_name((*tls)->native_handle(), sni.c_str()))
         return Status::error(errc::tls_failed, fmt::format("cannot set TLS SNI '{}'", sni));
     if (o.verify) (*tls)->set_verify_callback(asio::ssl::host_name_verification(sni));
-    std::error_code ec;
-    bool done = false;
-    (*tls)->async_handshake(asio::ssl::stream_base::client, [&](const std::error_code& e) {
-        ec = e;
-        done = true;
-    });
-    if (!run_until(io_, deadline, [&] { return done; })) {
-        (*tls)->lowest_layer().close(ec);
-        run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return done; });
+    std::error_code ignored;
+    Done shaken;
+    (*tls)->async_handshake(asio::ssl::stream_base::client, shaken.handler());
+    if (!await(io_, deadline, shaken, [&] { (*tls)->lowest_layer().close(ignored); }))
         return timed_out(ep, "the TLS handshake");
-    }
-    if (ec)
+    if (shaken.ec)
         return Status::error(
             errc::tls_failed,
             fmt::format("TLS handshake with {} failed: {}: check ca=, cert=, key= and that the "
                         "server name '{}' matches its certificate",
-                        ep.describe(), ec.message(), sni));
+                        ep.describe(), shaken.ec.message(), sni));
     return {};
 }
 

@@ -29,30 +29,14 @@ class Transport {
 
     template <class Buffers, class Handler>
     void async_write(const Buffers& b, Handler&& h) {
-        std::visit(
-            [&](auto& s) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(s)>, std::monostate>)
-                    asio::post(io_, [h = std::forward<Handler>(h)]() mutable {
-                        h(asio::error::not_connected, 0);
-                    });
-                else
-                    asio::async_write(deref(s), b, std::forward<Handler>(h));
-            },
-            s_);
+        start([&](auto& s, auto&& hh) { asio::async_write(s, b, std::forward<decltype(hh)>(hh)); },
+              std::forward<Handler>(h));
     }
 
     template <class Buffers, class Handler>
     void async_read_some(const Buffers& b, Handler&& h) {
-        std::visit(
-            [&](auto& s) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(s)>, std::monostate>)
-                    asio::post(io_, [h = std::forward<Handler>(h)]() mutable {
-                        h(asio::error::not_connected, 0);
-                    });
-                else
-                    deref(s).async_read_some(b, std::forward<Handler>(h));
-            },
-            s_);
+        start([&](auto& s, auto&& hh) { s.async_read_some(b, std::forward<decltype(hh)>(hh)); },
+              std::forward<Handler>(h));
     }
 
   private:
@@ -62,6 +46,21 @@ class Transport {
         return s;
     }
     static Tls& deref(std::unique_ptr<Tls>& s) { return *s; }
+
+    // Runs op(stream, h) on the open stream; with none, completes h with not_connected.
+    template <class Op, class Handler>
+    void start(Op&& op, Handler&& h) {
+        std::visit(
+            [&](auto& s) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(s)>, std::monostate>)
+                    asio::post(io_, [h = std::forward<Handler>(h)]() mutable {
+                        h(asio::error::not_connected, 0);
+                    });
+                else
+                    op(deref(s), std::forward<Handler>(h));
+            },
+            s_);
+    }
 
     Status connect_tcp(const Endpoint& ep, Clock::time_point deadline);
     Status connect_unix(const Endpoint& ep, Clock::time_point deadline);

@@ -8,20 +8,20 @@
 
 #include <thread>
 
+#include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
 #include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
+using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
+using deadbolt::test::wait_for;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-deadbolt::AcquireOptions no_wait() {
-    return {.deadline = Clock::now()};
-}
 
 // Runs f, expects an exception of type E with code e whose message mentions `mention`.
 template <class E, class F>

@@ -1,18 +1,15 @@
 // Fencing: tokens strictly increase, survive a lost counter, and fenced_set enforces them.
 #include <gtest/gtest.h>
 
+#include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
+using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
+using deadbolt::test::wait_for;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-deadbolt::AcquireOptions no_wait() {
-    return {.deadline = Clock::now()};
-}
-}  // namespace
 
 TEST(Fencing, StrictlyIncreasingOverThousandAcquisitions) {
     RedisServer srv;

@@ -4,21 +4,15 @@
 #include <atomic>
 #include <thread>
 
+#include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
+using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
+using deadbolt::test::wait_for;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-deadbolt::AcquireOptions no_wait() {
-    return {.deadline = Clock::now()};
-}
-deadbolt::AcquireOptions wait_for(Clock::duration d) {
-    return {.deadline = Clock::now() + d};
-}
-}  // namespace
 
 TEST(Lease, TtlExpiryFreesTheLock) {
     RedisServer srv;

@@ -5,20 +5,20 @@
 
 #include <fstream>
 
+#include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
+using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
 using deadbolt::test::run_command;
+using deadbolt::test::wait_for;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-deadbolt::AcquireOptions no_wait() {
-    return {.deadline = Clock::now()};
-}
 
 // A throwaway CA, a server certificate for localhost/127.0.0.1 and a client certificate.
 struct Certs {
