@@ -1,0 +1,96 @@
+#include "checker.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+namespace deadbolt::torture {
+namespace {
+
+void example(Verdict& v, std::string text) {
+    if (v.examples.size() < 5) v.examples.push_back(std::move(text));
+}
+
+}  // namespace
+
+std::vector<Interval> holdings(const std::vector<Event>& history) {
+    std::vector<Event> h = history;
+    std::stable_sort(h.begin(), h.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
+    std::map<int, Interval> open;
+    std::vector<Interval> out;
+    for (const auto& e : h) {
+        if (e.kind == Event::Kind::acquire_ok) {
+            open[e.worker] = {e.worker, e.t, e.valid_until, e.fence};
+        } else if (e.kind == Event::Kind::release) {
+            auto it = open.find(e.worker);
+            if (it == open.end()) continue;
+            it->second.end = std::min(it->second.end, e.t);
+            out.push_back(it->second);
+            open.erase(it);
+        }
+    }
+    // Never released (killed, or the run ended): held until validity ran out.
+    for (auto& [w, iv] : open) out.push_back(iv);
+    std::sort(out.begin(), out.end(),
+              [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+    return out;
+}
+
+Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenced) {
+    std::stable_sort(history.begin(), history.end(),
+                     [](const Event& a, const Event& b) { return a.t < b.t; });
+    Verdict v;
+    std::uint64_t max_fence = 0, max_written = 0;
+    for (const auto& e : history) {
+        switch (e.kind) {
+            case Event::Kind::acquire_ok:
+                ++v.acquisitions;
+                if (fenced && e.fence <= max_fence) {
+                    ++v.fence_regressions;
+                    example(v, "worker " + std::to_string(e.worker) + " got fence " +
+                                   std::to_string(e.fence) + " after " + std::to_string(max_fence));
+                }
+                max_fence = std::max(max_fence, e.fence);
+                break;
+            case Event::Kind::acquire_fail:
+                ++v.failed;
+                break;
+            case Event::Kind::acquire_unknown:
+                ++v.unknown;
+                break;
+            case Event::Kind::write:
+                if (!e.accepted) break;
+                ++v.accepted_writes;
+                if (fenced && e.fence < max_written) {
+                    ++v.stale_writes;
+                    example(v, "worker " + std::to_string(e.worker) + " wrote with fence " +
+                                   std::to_string(e.fence) + " after fence " +
+                                   std::to_string(max_written) + " was accepted");
+                }
+                max_written = std::max(max_written, e.fence);
+                break;
+            default:
+                break;
+        }
+    }
+    auto iv = holdings(history);
+    std::int64_t held_until = 0;  // the latest end among earlier holdings
+    int held_by = -1;
+    for (std::size_t i = 0; i < iv.size(); ++i) {
+        if (i > 0 && iv[i].begin < held_until) {
+            ++v.overlaps;
+            example(v, "worker " + std::to_string(iv[i].worker) + " began holding while worker " +
+                           std::to_string(held_by) + " still held (" +
+                           std::to_string((held_until - iv[i].begin) / 1000) + " µs overlap)");
+        }
+        if (i > 0) v.max_gap_ns = std::max(v.max_gap_ns, iv[i].begin - held_until);
+        if (iv[i].end > held_until) {
+            held_until = iv[i].end;
+            held_by = iv[i].worker;
+        }
+    }
+    v.lost_updates = v.accepted_writes - final_register;
+    return v;
+}
+
+}  // namespace deadbolt::torture
