@@ -19,7 +19,7 @@ Event rel(int w, std::int64_t t) {
     return {K::release, w, t};
 }
 Event write(int w, std::int64_t t, std::uint64_t fence, bool accepted = true) {
-    return {K::write, w, t, fence, kForever, accepted, 0};
+    return {K::write, w, t, fence, kForever, accepted, 0, t - 1};
 }
 
 }  // namespace
@@ -99,4 +99,26 @@ TEST(TortureChecker, HistoryRoundTripsThroughJsonLines) {
     EXPECT_EQ(back[3].kind, K::acquire_unknown);
     std::stringstream bad("{\"e\":\"acquire_ok\",\"w\":1,\"t\":5}\nnot json\n");
     EXPECT_THROW(read_history(bad), std::runtime_error);
+}
+
+TEST(TortureChecker, ReleaseCarriesTheRenewedValidity) {
+    // Acquired with validity 4 ms, renewed to 30 ms, released at 20 ms: held until 20 ms.
+    Event r = rel(1, 20 * ms);
+    r.valid_until = 30 * ms;
+    std::vector<Event> h = {ok(1, 0, 1, 4 * ms), r, ok(2, 10 * ms, 2), rel(2, 40 * ms)};
+    EXPECT_EQ(check(h, 0, true).overlaps, 1);  // worker 2 began while 1's renewed lease ran
+    r.valid_until = 8 * ms;                    // paused: renewals stopped at 8 ms
+    h[1] = r;
+    EXPECT_EQ(check(h, 0, true).overlaps, 0);
+}
+
+TEST(TortureChecker, WritesInFlightTogetherAreNotCalledStale) {
+    // Fence 1 was sent before fence 2 answered, so the server may have run it first.
+    Event a = write(1, 30 * ms, 1);
+    a.invoked = 5 * ms;
+    std::vector<Event> h = {write(2, 10 * ms, 2), a};
+    EXPECT_EQ(check(h, 2, true).stale_writes, 0);
+    a.invoked = 11 * ms;  // sent after fence 2 was accepted: stale for sure
+    h[1] = a;
+    EXPECT_EQ(check(h, 2, true).stale_writes, 1);
 }

@@ -24,6 +24,8 @@ std::vector<Interval> holdings(const std::vector<Event>& history) {
         } else if (e.kind == Event::Kind::release) {
             auto it = open.find(e.worker);
             if (it == open.end()) continue;
+            // Renewals moved the deadline since acquire: the release carries the last one.
+            if (e.valid_until != kForever) it->second.end = e.valid_until;
             it->second.end = std::min(it->second.end, e.t);
             out.push_back(it->second);
             open.erase(it);
@@ -40,7 +42,7 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
     std::stable_sort(history.begin(), history.end(),
                      [](const Event& a, const Event& b) { return a.t < b.t; });
     Verdict v;
-    std::uint64_t max_fence = 0, max_written = 0;
+    std::uint64_t max_fence = 0;
     for (const auto& e : history) {
         switch (e.kind) {
             case Event::Kind::acquire_ok:
@@ -59,18 +61,35 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
                 ++v.unknown;
                 break;
             case Event::Kind::write:
-                if (!e.accepted) break;
-                ++v.accepted_writes;
-                if (fenced && e.fence < max_written) {
-                    ++v.stale_writes;
-                    example(v, "worker " + std::to_string(e.worker) + " wrote with fence " +
-                                   std::to_string(e.fence) + " after fence " +
-                                   std::to_string(max_written) + " was accepted");
-                }
-                max_written = std::max(max_written, e.fence);
+                if (e.accepted) ++v.accepted_writes;
                 break;
             default:
                 break;
+        }
+    }
+    // A write is stale only if a higher fence was accepted before it was even sent: client
+    // clocks cannot order writes that overlapped in flight (a pause may hide between the
+    // server's answer and its recording).
+    if (fenced) {
+        std::vector<const Event*> by_answer, by_send;
+        for (const auto& e : history)
+            if (e.kind == Event::Kind::write && e.accepted) {
+                by_answer.push_back(&e);
+                by_send.push_back(&e);
+            }
+        std::sort(by_send.begin(), by_send.end(),
+                  [](const Event* a, const Event* b) { return a->invoked < b->invoked; });
+        std::size_t k = 0;
+        std::uint64_t max_before = 0;
+        for (const Event* w : by_send) {
+            while (k < by_answer.size() && by_answer[k]->t < w->invoked)
+                max_before = std::max(max_before, by_answer[k++]->fence);
+            if (w->fence < max_before) {
+                ++v.stale_writes;
+                example(v, "worker " + std::to_string(w->worker) + " wrote with fence " +
+                               std::to_string(w->fence) + " after fence " +
+                               std::to_string(max_before) + " was accepted");
+            }
         }
     }
     auto iv = holdings(history);

@@ -22,14 +22,16 @@ std::int64_t now_ns() {
 
 std::string to_json(const Event& e) {
     nlohmann::json j{{"e", kNames[static_cast<int>(e.kind)]}, {"w", e.worker}, {"t", e.t}};
-    if (e.kind == Event::Kind::acquire_ok) {
-        j["fence"] = e.fence;
+    if (e.kind == Event::Kind::acquire_ok ||
+        (e.kind == Event::Kind::release && e.valid_until != kForever)) {
+        if (e.kind == Event::Kind::acquire_ok) j["fence"] = e.fence;
         j["valid_until"] = e.valid_until;
     }
     if (e.kind == Event::Kind::write) {
         j["fence"] = e.fence;
         j["accepted"] = e.accepted;
         j["value"] = e.value;
+        j["invoked"] = e.invoked;
     }
     return j.dump();
 }
@@ -59,6 +61,7 @@ std::optional<Event> from_json(const std::string& line, std::string* why) {
     e.valid_until = j.value("valid_until", kForever);
     e.accepted = j.value("accepted", true);
     e.value = j.value("value", std::int64_t{0});
+    e.invoked = j.value("invoked", e.t);
     return e;
 }
 

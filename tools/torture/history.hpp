@@ -23,9 +23,11 @@ struct Event {
     int worker = 0;
     std::int64_t t = 0;                   // when it happened (ns, CLOCK_MONOTONIC)
     std::uint64_t fence = 0;              // acquire_ok, write
-    std::int64_t valid_until = kForever;  // acquire_ok: the lease's local deadline
+    std::int64_t valid_until = kForever;  // acquire_ok / release: the lease's local deadline
+                                          // (renewals move it; release carries the last one)
     bool accepted = true;                 // write: the data server took it
     std::int64_t value = 0;               // write: the value written
+    std::int64_t invoked = 0;             // write: when it was sent (t is when it answered)
 };
 
 /// One line of JSON for e.

@@ -1,0 +1,147 @@
+#include "locks.hpp"
+
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "history.hpp"
+
+namespace deadbolt::torture {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+std::int64_t to_ns(Clock::time_point t) {
+    // libstdc++'s steady_clock is CLOCK_MONOTONIC, the clock of the history.
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+class DeadboltLock : public LockAdapter {
+  public:
+    DeadboltLock(std::uint16_t port, milliseconds ttl)
+        : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port))), ttl_(ttl) {}
+    std::optional<Holding> acquire(milliseconds wait) override {
+        std::error_code ec;
+        lease_ = client_.acquire("torture", {.ttl = ttl_}, {.deadline = Clock::now() + wait}, ec);
+        if (!lease_) return std::nullopt;
+        return Holding{lease_.fence(), to_ns(lease_.valid_until())};
+    }
+    std::int64_t valid_until() override { return to_ns(lease_.valid_until()); }
+    void release() override {
+        std::error_code ec;
+        lease_.release(ec);
+    }
+
+  private:
+    Client client_;
+    milliseconds ttl_;
+    Lease lease_;
+};
+
+// The naive schemes, over plain hiredis, polling every 5 ms as their users do.
+class Naive : public LockAdapter {
+  public:
+    Naive(std::uint16_t port, milliseconds ttl) : ttl_(ttl) {
+        c_ = redisConnect("127.0.0.1", port);
+        if (!c_ || c_->err) throw std::runtime_error("naive lock: cannot connect");
+    }
+    ~Naive() override { redisFree(c_); }
+    std::optional<Holding> acquire(milliseconds wait) override {
+        auto end = Clock::now() + wait;
+        do {
+            if (try_once()) return Holding{0, kForever};
+            std::this_thread::sleep_for(milliseconds(5));
+        } while (Clock::now() < end);
+        return std::nullopt;
+    }
+    std::int64_t valid_until() override { return kForever; }
+    void release() override { cmd("DEL torture"); }
+
+  protected:
+    virtual bool try_once() = 0;
+    long long cmd(const char* fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        auto* r = static_cast<redisReply*>(redisvCommand(c_, fmt, ap));
+        va_end(ap);
+        if (!r) throw std::runtime_error("naive lock: connection lost");
+        long long v = r->type == REDIS_REPLY_INTEGER  ? r->integer
+                      : r->type == REDIS_REPLY_STRING ? std::atoll(r->str)
+                      : r->type == REDIS_REPLY_STATUS ? 1
+                                                      : 0;
+        freeReplyObject(r);
+        return v;
+    }
+    static long long wall_ms() {
+        return std::chrono::duration_cast<milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    }
+    redisContext* c_;
+    milliseconds ttl_;
+};
+
+// SET NX PX, released by a plain DEL: a late holder deletes someone else's lock.
+class SetnxDel : public Naive {
+    using Naive::Naive;
+    bool try_once() override {
+        return cmd("SET torture %d NX PX %lld", getpid(), static_cast<long long>(ttl_.count())) ==
+               1;
+    }
+};
+
+// INCR + EXPIRE: two steps, and a late holder's DEL frees someone else's lock.
+class IncrExpire : public Naive {
+    using Naive::Naive;
+    bool try_once() override {
+        if (cmd("INCR torture") != 1) return false;
+        cmd("PEXPIRE torture %lld", static_cast<long long>(ttl_.count()));
+        return true;
+    }
+};
+
+// SETNX with a timestamp; an expired timestamp is taken over with GETSET.
+class SetnxGetset : public Naive {
+    using Naive::Naive;
+    bool try_once() override {
+        long long expires = wall_ms() + ttl_.count() + 1;
+        if (cmd("SETNX torture %lld", expires) == 1) return true;
+        if (cmd("GET torture") > wall_ms()) return false;
+        return cmd("GETSET torture %lld", expires) < wall_ms();
+    }
+};
+
+// SETNX without a TTL: a holder that dies (or stops) blocks everyone.
+class SetnxNoTtl : public Naive {
+    using Naive::Naive;
+    bool try_once() override { return cmd("SETNX torture 1") == 1; }
+};
+
+}  // namespace
+
+bool known_lock(const std::string& k) {
+    return k == "deadbolt" || k == "setnx-del" || k == "incr-expire" || k == "setnx-getset" ||
+           k == "setnx-nottl";
+}
+
+bool promises_safety(const std::string& k) {
+    return k == "deadbolt";
+}
+
+std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
+                                       milliseconds ttl) {
+    if (kind == "deadbolt") return std::make_unique<DeadboltLock>(port, ttl);
+    if (kind == "setnx-del") return std::make_unique<SetnxDel>(port, ttl);
+    if (kind == "incr-expire") return std::make_unique<IncrExpire>(port, ttl);
+    if (kind == "setnx-getset") return std::make_unique<SetnxGetset>(port, ttl);
+    if (kind == "setnx-nottl") return std::make_unique<SetnxNoTtl>(port, ttl);
+    throw std::invalid_argument("unknown lock kind '" + kind + "'");
+}
+
+}  // namespace deadbolt::torture

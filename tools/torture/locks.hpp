@@ -1,0 +1,35 @@
+// Locks under test: deadbolt's Mutex lease, and the flawed schemes users still copy (kept
+// here only, as negative controls the checker must catch). A new lock type is one adapter.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace deadbolt::torture {
+
+struct Holding {
+    std::uint64_t fence = 0;   // 0 when the scheme has none
+    std::int64_t valid_until;  // CLOCK_MONOTONIC ns; kForever when the scheme has no notion
+};
+
+class LockAdapter {
+  public:
+    virtual ~LockAdapter() = default;
+    /// Tries until `wait` passes; nullopt if not obtained.
+    virtual std::optional<Holding> acquire(std::chrono::milliseconds wait) = 0;
+    /// The holding's current validity (renewals move it), read just before release.
+    virtual std::int64_t valid_until() = 0;
+    virtual void release() = 0;
+};
+
+/// kinds: deadbolt, setnx-del, incr-expire, setnx-getset, setnx-nottl.
+std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
+                                       std::chrono::milliseconds ttl);
+bool known_lock(const std::string& kind);
+/// Whether the kind promises mutual exclusion while valid, and increasing fences.
+bool promises_safety(const std::string& kind);
+
+}  // namespace deadbolt::torture
