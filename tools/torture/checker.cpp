@@ -102,7 +102,7 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
                            std::to_string(held_by) + " still held (" +
                            std::to_string((held_until - iv[i].begin) / 1000) + " µs overlap)");
         }
-        if (i > 0) v.max_gap_ns = std::max(v.max_gap_ns, iv[i].begin - held_until);
+        if (i > 0) v.max_gap_ns = std::max(v.max_gap_ns, iv[i].begin - iv[i - 1].begin);
         if (iv[i].end > held_until) {
             held_until = iv[i].end;
             held_by = iv[i].worker;

@@ -28,7 +28,11 @@ class DeadboltLock : public LockAdapter {
         : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port))), ttl_(ttl) {}
     std::optional<Holding> acquire(milliseconds wait) override {
         std::error_code ec;
-        lease_ = client_.acquire("torture", {.ttl = ttl_}, {.deadline = Clock::now() + wait}, ec);
+        MutexOptions o;
+        o.ttl = ttl_;
+        AcquireOptions how;
+        how.deadline = Clock::now() + wait;
+        lease_ = client_.acquire("torture", o, how, ec);
         if (!lease_) return std::nullopt;
         return Holding{lease_.fence(), to_ns(lease_.valid_until())};
     }
