@@ -122,3 +122,14 @@ TEST(TortureChecker, WritesInFlightTogetherAreNotCalledStale) {
     h[1] = a;
     EXPECT_EQ(check(h, 2, true).stale_writes, 1);
 }
+
+TEST(TortureChecker, KilledHolderReplacedUnderTheSameIdStillCounts) {
+    // Worker 1 is killed holding a naive lock (no validity); its replacement, also worker 1,
+    // acquires later. Worker 2 acquired in between: that overlaps the killed holding.
+    std::vector<Event> h = {ok(1, 0, 0), ok(2, 5 * ms, 0), rel(2, 6 * ms), ok(1, 10 * ms, 0),
+                            rel(1, 11 * ms)};
+    auto v = check(h, 0, false);
+    EXPECT_EQ(holdings(h).size(), 3u);
+    EXPECT_GE(v.overlaps, 1);
+    EXPECT_EQ(v.last_acquisition_ns, 10 * ms);
+}

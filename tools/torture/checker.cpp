@@ -20,6 +20,9 @@ std::vector<Interval> holdings(const std::vector<Event>& history) {
     std::vector<Interval> out;
     for (const auto& e : h) {
         if (e.kind == Event::Kind::acquire_ok) {
+            // A worker killed while holding is replaced under the same id: its holding never
+            // ended by release, so it runs until its validity.
+            if (auto it = open.find(e.worker); it != open.end()) out.push_back(it->second);
             open[e.worker] = {e.worker, e.t, e.valid_until, e.fence};
         } else if (e.kind == Event::Kind::release) {
             auto it = open.find(e.worker);
@@ -47,6 +50,7 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
         switch (e.kind) {
             case Event::Kind::acquire_ok:
                 ++v.acquisitions;
+                v.last_acquisition_ns = std::max(v.last_acquisition_ns, e.t);
                 if (fenced && e.fence <= max_fence) {
                     ++v.fence_regressions;
                     example(v, "worker " + std::to_string(e.worker) + " got fence " +

@@ -25,9 +25,10 @@ struct Verdict {
     std::int64_t fence_regressions = 0;  // acquire_ok fences not above every earlier one
     std::int64_t stale_writes = 0;       // accepted fenced writes below an earlier accepted fence
     std::int64_t accepted_writes = 0;
-    std::int64_t lost_updates = 0;      // accepted_writes - final register value
-    std::int64_t max_gap_ns = 0;        // longest time without any holder
-    std::vector<std::string> examples;  // a few violations, spelled out
+    std::int64_t lost_updates = 0;         // accepted_writes - final register value
+    std::int64_t max_gap_ns = 0;           // longest time without any holder
+    std::int64_t last_acquisition_ns = 0;  // with the run's end: a lock stuck for good
+    std::vector<std::string> examples;     // a few violations, spelled out
 };
 
 /// Holding intervals, in order of their start.

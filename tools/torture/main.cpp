@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
     auto duration = deadbolt::parse_duration(duration_s, &why);
     auto ttl = deadbolt::parse_duration(ttl_s, &why);
     if (!duration || !ttl || !known_lock(lock) || (mode != "plain" && mode != "fenced") ||
-        (nemesis != "none" && nemesis != "pause") || (expect != "auto" && expect != "violation")) {
+        (nemesis != "none" && nemesis != "pause" && nemesis != "kill") ||
+        (expect != "auto" && expect != "violation")) {
         std::cerr << "deadbolt-torture: bad arguments " << why << " (see --help)\n";
         return 64;
     }
@@ -74,8 +75,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < workers; ++i) new (&holding[i]) std::atomic<int>(0);
     std::int64_t end_ns = now_ns() + std::int64_t{duration->count()} * 1000000;
 
-    std::vector<pid_t> pids;
-    for (int i = 0; i < workers; ++i) {
+    auto spawn = [&](int i) {
         WorkerConfig c{i,
                        lock,
                        fenced,
@@ -95,21 +95,30 @@ int main(int argc, char** argv) {
             }
             _exit(rc);
         }
-        pids.push_back(pid);
-    }
+        return pid;
+    };
+    std::vector<pid_t> pids;
+    for (int i = 0; i < workers; ++i) pids.push_back(spawn(i));
 
     int faults = 0;
     std::mt19937 rng(std::random_device{}());
-    while (nemesis == "pause" && now_ns() < end_ns - ttl->count() * 3000000) {
+    while (nemesis != "none" && now_ns() < end_ns - ttl->count() * 3000000) {
         sleep_ms(ttl->count());
         std::vector<int> holders;
         for (int i = 0; i < workers; ++i)
             if (holding[i].load()) holders.push_back(i);
         if (holders.empty()) continue;
-        pid_t victim = pids[holders[rng() % holders.size()]];
-        kill(victim, SIGSTOP);  // like a GC pause or a swapped-out VM, longer than the TTL
-        sleep_ms(ttl->count() * 5 / 2);
-        kill(victim, SIGCONT);
+        int victim = holders[rng() % holders.size()];
+        if (nemesis == "pause") {
+            kill(pids[victim], SIGSTOP);  // like a GC pause or a swapped-out VM, past the TTL
+            sleep_ms(ttl->count() * 5 / 2);
+            kill(pids[victim], SIGCONT);
+        } else {
+            kill(pids[victim], SIGKILL);  // a holder that dies without releasing
+            waitpid(pids[victim], nullptr, 0);
+            holding[victim].store(0);
+            pids[victim] = spawn(victim);  // appends to the same history
+        }
         ++faults;
     }
 
@@ -133,6 +142,8 @@ int main(int argc, char** argv) {
     auto reg = data_srv.raw().cmd({"GET", "register"});
     std::int64_t final_register = reg.str.empty() ? 0 : std::stoll(reg.str);
     Verdict v = check(history, final_register, fenced);
+    // A lock stuck for good shows as silence from the last acquisition to the end.
+    v.max_gap_ns = std::max(v.max_gap_ns, end_ns - v.last_acquisition_ns);
     bool stall = v.max_gap_ns > std::int64_t{ttl->count()} * 2 * 1000000 || hung > 0;
 
     bool safe = v.overlaps == 0 && v.fence_regressions == 0 && (!fenced || v.stale_writes == 0);

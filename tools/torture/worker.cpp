@@ -14,7 +14,7 @@
 namespace deadbolt::torture {
 
 int run_worker(const WorkerConfig& c) {
-    std::ofstream out(c.history_path);
+    std::ofstream out(c.history_path, std::ios::app);  // a replacement worker appends
     auto record = [&](Event e) {
         e.worker = c.id;
         out << to_json(e) << '\n';
