@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
         return pid;
     };
     std::vector<pid_t> pids;
+    pids.reserve(workers);
     for (int i = 0; i < workers; ++i) pids.push_back(spawn(i));
 
     int faults = 0;
