@@ -204,6 +204,13 @@ Status Transport::hello(const Endpoint& ep, Clock::time_point deadline) {
     auto done = [&] {
         return ec || !parse_error.ok() || (written && int(replies.size()) == expected);
     };
+    // Our handlers refer to this stack frame: none may be pending when we return, whichever
+    // way the loop ends (a failed write with a read in flight, a timeout, ...).
+    auto drain = [&] {
+        if (!reading && written) return;
+        close();
+        run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return !reading && written; });
+    };
     while (!done()) {
         if (!reading) {
             reading = true;
@@ -225,11 +232,11 @@ Status Transport::hello(const Endpoint& ep, Clock::time_point deadline) {
             });
         }
         if (!run_until(io_, deadline, [&] { return done() || !reading; })) {
-            close();
-            run_until(io_, Clock::now() + std::chrono::seconds(1), [&] { return !reading; });
+            drain();
             return timed_out(ep, "the session handshake (AUTH/SELECT/PING)");
         }
     }
+    drain();
     if (!parse_error.ok()) return parse_error;
     if (ec)
         return Status::error(errc::connect_failed,
