@@ -25,10 +25,15 @@ Renewer::~Renewer() {
     if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
 }
 
-void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
-    std::lock_guard lk(m_);
+void Renewer::start_locked() {
+    // Started on first use: a client that never holds a lease never has this thread.
     if (!thread_.joinable() && !stopping_)
         thread_ = std::thread([self = shared_from_this()] { self->run(); });
+}
+
+void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
+    std::lock_guard lk(m_);
+    start_locked();
     Entry& e = leases_[lease.get()];
     e.lease = lease;
     e.at = schedule_.end();
@@ -51,8 +56,7 @@ void Renewer::remove(const LeaseState* lease) {
 void Renewer::add_cleanup(std::string lock, std::string channel, std::string token,
                           Clock::time_point give_up) {
     std::lock_guard lk(m_);
-    if (!thread_.joinable() && !stopping_)
-        thread_ = std::thread([self = shared_from_this()] { self->run(); });
+    start_locked();
     cleanups_.push_back(
         {std::move(lock), std::move(channel), std::move(token), give_up, Clock::now(), 0});
     cv_.notify_all();

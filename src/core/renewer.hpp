@@ -50,6 +50,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
         unsigned attempts = 0;
     };
 
+    void start_locked();
     void run();
     void run_cleanups(std::unique_lock<std::mutex>& lk);
     void schedule_locked(Entry& e, Clock::time_point at);
