@@ -133,13 +133,17 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
 }
 
 // Starts the command with the lease in its environment; sets exit_code when it cannot.
-pid_t spawn(const RunArgs& a, const Lease& lease, int& exit_code) {
+// take_terminal: the command's group gets the terminal (we are in the foreground of one).
+pid_t spawn(const RunArgs& a, const Lease& lease, bool take_terminal, int& exit_code) {
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
     std::string fence = std::to_string(lease.fence());
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
+        // Both sides take the terminal, as shells do, so the command never reads it from the
+        // background (SIGTTIN). SIGTTOU is still blocked here, so this cannot stop us.
+        if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
         setenv("DEADBOLT_NAME", a.name.c_str(), 1);
         setenv("DEADBOLT_FENCE", fence.c_str(), 1);
         setenv("DEADBOLT_TOKEN", lease.token().c_str(), 1);
@@ -220,10 +224,10 @@ int run_command(const RunArgs& a) {
     if (!lease) return exit_code;
     std::stop_callback on_lost(lease->stop_token(), [] { kill(getpid(), SIGUSR1); });
 
-    pid_t child = spawn(a, *lease, exit_code);
+    bool took_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    pid_t child = spawn(a, *lease, took_terminal, exit_code);
     if (child < 0) return exit_code;
-    bool took_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() &&
-                         tcsetpgrp(STDIN_FILENO, child) == 0;
+    if (took_terminal) tcsetpgrp(STDIN_FILENO, child);
     std::optional<Clock::time_point> term_sent;
     int status = 0;
     for (;;) {

@@ -146,3 +146,30 @@ TEST(Cli, FencedSetRefusesAnOlderFence) {
     EXPECT_NE(stale.out.find("refused"), std::string::npos);
     EXPECT_EQ(srv.raw().cmd({"GET", "row"}).str, "new");
 }
+
+TEST(Cli, OnATerminalTheCommandReadsItAndWaitingShowsALiveLine) {
+    RedisServer srv;
+    // script(1) gives deadbolt a pseudo-terminal as stdin/stderr.
+    auto on_tty = [&](const std::string& args) {
+        std::string out;
+        int rc = deadbolt::test::run_command(
+            {"sh", "-c",
+             "(sleep 1; printf 'hello\\n') | script -qec \"DEADBOLT_URL=" + srv.url() + " " +
+                 DEADBOLT_CLI + " " + args + "\" /dev/null"},
+            &out);
+        return Result{rc, out};
+    };
+    // The command's process group owns the terminal: it can read it without being stopped.
+    auto r = on_tty("run tty-job -- sh -c 'read x; echo got:\\$x'");  // \$: for the outer sh
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("got:hello"), std::string::npos) << r.out;
+    // While waiting on a terminal, one live line names the lock and the holder's TTL.
+    srv.raw().cmd({"SET", "tty-busy", "someone", "PX", "60000"});
+    r = on_tty("run --wait 700ms tty-busy -- true");
+    EXPECT_EQ(r.rc, 75) << r.out;
+    EXPECT_NE(r.out.find("waiting for 'tty-busy'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("holder's lease ends in"), std::string::npos) << r.out;
+    // Not a terminal: quiet.
+    auto quiet = cli(srv, {"run", "--wait", "300ms", "tty-busy", "--", "true"});
+    EXPECT_EQ(quiet.out.find("waiting for"), std::string::npos) << quiet.out;
+}
