@@ -72,6 +72,14 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             finish(std::move(st));
             break;
         }
+        if (out.acquired && Clock::now() >= validity_deadline(sent_at, options.ttl)) {
+            // The reply came too late to leave any validity (a stalled link): nobody may act
+            // on this lock, so free it in the background and try afresh with a new token (the
+            // cleanup must not delete our next acquisition). Its fence is never used.
+            c.renewer->add_cleanup(keys.lock, keys.channel, token, sent_at + px);
+            token = random_token();
+            continue;
+        }
         if (out.acquired) {
             auto s = std::make_shared<LeaseState>();
             s->client = client;

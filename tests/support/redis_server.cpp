@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,7 +115,8 @@ std::string self_dir() {
     return std::filesystem::canonical("/proc/self/exe").parent_path().string();
 }
 
-RedisServer::RedisServer(std::vector<std::string> extra_args) : extra_(std::move(extra_args)) {
+RedisServer::RedisServer(std::vector<std::string> extra_args, std::vector<std::string> env)
+    : extra_(std::move(extra_args)), env_(std::move(env)) {
     char tmpl[] = "/tmp/deadbolt-test-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
@@ -137,9 +139,11 @@ void RedisServer::start() {
         args.insert(args.end(), extra_.begin(), extra_.end());
         pid_ = ::fork();
         if (pid_ == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no stray servers when a test aborts
             int devnull = ::open("/dev/null", O_RDWR);
             ::dup2(devnull, 0);
             ::dup2(devnull, 1);
+            for (auto& e : env_) ::putenv(e.data());
             std::vector<char*> argv;
             for (auto& a : args) argv.push_back(a.data());
             argv.push_back(nullptr);

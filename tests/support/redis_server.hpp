@@ -40,7 +40,9 @@ class Raw {
 
 class RedisServer {
   public:
-    explicit RedisServer(std::vector<std::string> extra_args = {});
+    /// env: extra NAME=value entries for the server process (e.g. an LD_PRELOAD).
+    explicit RedisServer(std::vector<std::string> extra_args = {},
+                         std::vector<std::string> env = {});
     ~RedisServer();
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
@@ -62,7 +64,7 @@ class RedisServer {
     Raw raw(const std::string& password = "") const { return Raw("127.0.0.1", port_, password); }
 
   private:
-    std::vector<std::string> extra_;
+    std::vector<std::string> extra_, env_;
     std::string dir_;
     std::uint16_t port_ = 0;
     pid_t pid_ = -1;

@@ -84,11 +84,11 @@ void TcpProxy::pump(int c, int s) {
                 down.append(buf, size_t(n));
         }
         if (!stall_up_ && !up.empty()) {
-            if (::write(s, up.data(), up.size()) < 0) closed = true;
+            if (::send(s, up.data(), up.size(), MSG_NOSIGNAL) < 0) closed = true;
             up.clear();
         }
         if (!stall_down_ && !down.empty()) {
-            if (::write(c, down.data(), down.size()) < 0) closed = true;
+            if (::send(c, down.data(), down.size(), MSG_NOSIGNAL) < 0) closed = true;
             down.clear();
         }
         if (closed) break;

@@ -21,12 +21,15 @@ class TcpProxy {
     void stall_requests(bool on) { stall_up_ = on; }
     /// Closes every current connection (both sides).
     void cut_all();
+    /// New connections go to this port from now on (like a virtual IP moved to another
+    /// server); current ones stay where they are until cut.
+    void retarget(std::uint16_t target_port) { target_ = target_port; }
 
   private:
     void accept_loop();
     void pump(int client_fd, int server_fd);
 
-    std::uint16_t target_;
+    std::atomic<std::uint16_t> target_;
     std::uint16_t port_ = 0;
     int listen_fd_ = -1;
     std::atomic<bool> stop_{false}, stall_down_{false}, stall_up_{false};

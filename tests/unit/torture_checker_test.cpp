@@ -13,7 +13,7 @@ namespace {
 constexpr std::int64_t ms = 1000000;
 
 Event ok(int w, std::int64_t t, std::uint64_t fence, std::int64_t valid_until = kForever) {
-    return {K::acquire_ok, w, t, fence, valid_until, true, 0};
+    return {K::acquire_ok, w, t, fence, valid_until, true, 0, t - 1};
 }
 Event rel(int w, std::int64_t t) {
     return {K::release, w, t};
@@ -132,4 +132,21 @@ TEST(TortureChecker, KilledHolderReplacedUnderTheSameIdStillCounts) {
     EXPECT_EQ(holdings(h).size(), 3u);
     EXPECT_GE(v.overlaps, 1);
     EXPECT_EQ(v.last_acquisition_ns, 10 * ms);
+}
+
+TEST(TortureChecker, GrantsAreOrderedOnlyWhenOneAnsweredBeforeTheOtherWasSent) {
+    // Worker 1 sent its acquire at 1 ms and got fence 5, but was paused before recording it at
+    // 20 ms; worker 2 meanwhile got fence 6. Record order would invent a regression and, by
+    // then, worker 1's validity had ended: a late grant, not a holding (no overlap either).
+    std::vector<Event> h = {ok(2, 10 * ms, 6, 50 * ms), ok(1, 20 * ms, 5, 8 * ms), rel(2, 30 * ms),
+                            rel(1, 40 * ms)};
+    h[1].invoked = 1 * ms;
+    auto v = check(h, 0, true);
+    EXPECT_EQ(v.late_grants, 1);
+    EXPECT_EQ(v.fence_regressions, 0);
+    EXPECT_EQ(v.overlaps, 0);
+    // Sent after worker 2's grant was answered, fence 5 is a regression.
+    h[1].invoked = 11 * ms;
+    v = check(h, 0, true);
+    EXPECT_EQ(v.fence_regressions, 1);
 }

@@ -11,6 +11,26 @@ void example(Verdict& v, std::string text) {
     if (v.examples.size() < 5) v.examples.push_back(std::move(text));
 }
 
+// Client clocks order two operations only when one answered before the other was sent; then
+// the later one must carry a higher fence (strict), or at least not a lower one. Operations in
+// flight together may reach the server in either order (a pause may hide between the server's
+// answer and its recording), so they are not compared.
+template <class OnViolation>
+void check_real_time_order(std::vector<const Event*> ops, bool strict, OnViolation bad) {
+    auto by_answer = ops;
+    std::sort(ops.begin(), ops.end(),
+              [](const Event* a, const Event* b) { return a->invoked < b->invoked; });
+    std::sort(by_answer.begin(), by_answer.end(),
+              [](const Event* a, const Event* b) { return a->t < b->t; });
+    std::size_t k = 0;
+    std::uint64_t max_before = 0;
+    for (const Event* op : ops) {
+        while (k < by_answer.size() && by_answer[k]->t < op->invoked)
+            max_before = std::max(max_before, by_answer[k++]->fence);
+        if (strict ? op->fence <= max_before : op->fence < max_before) bad(*op, max_before);
+    }
+}
+
 }  // namespace
 
 std::vector<Interval> holdings(const std::vector<Event>& history) {
@@ -45,18 +65,14 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
     std::stable_sort(history.begin(), history.end(),
                      [](const Event& a, const Event& b) { return a.t < b.t; });
     Verdict v;
-    std::uint64_t max_fence = 0;
     for (const auto& e : history) {
         switch (e.kind) {
             case Event::Kind::acquire_ok:
                 ++v.acquisitions;
                 v.last_acquisition_ns = std::max(v.last_acquisition_ns, e.t);
-                if (fenced && e.fence <= max_fence) {
-                    ++v.fence_regressions;
-                    example(v, "worker " + std::to_string(e.worker) + " got fence " +
-                                   std::to_string(e.fence) + " after " + std::to_string(max_fence));
-                }
-                max_fence = std::max(max_fence, e.fence);
+                // Recorded only after its validity ended (a pause between the reply and the
+                // record, or a late reply): not a holding. Its fence still orders grants.
+                if (e.valid_until <= e.t) ++v.late_grants;
                 break;
             case Event::Kind::acquire_fail:
                 ++v.failed;
@@ -71,36 +87,30 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
                 break;
         }
     }
-    // A write is stale only if a higher fence was accepted before it was even sent: client
-    // clocks cannot order writes that overlapped in flight (a pause may hide between the
-    // server's answer and its recording).
     if (fenced) {
-        std::vector<const Event*> by_answer, by_send;
-        for (const auto& e : history)
-            if (e.kind == Event::Kind::write && e.accepted) {
-                by_answer.push_back(&e);
-                by_send.push_back(&e);
-            }
-        std::sort(by_send.begin(), by_send.end(),
-                  [](const Event* a, const Event* b) { return a->invoked < b->invoked; });
-        std::size_t k = 0;
-        std::uint64_t max_before = 0;
-        for (const Event* w : by_send) {
-            while (k < by_answer.size() && by_answer[k]->t < w->invoked)
-                max_before = std::max(max_before, by_answer[k++]->fence);
-            if (w->fence < max_before) {
-                ++v.stale_writes;
-                example(v, "worker " + std::to_string(w->worker) + " wrote with fence " +
-                               std::to_string(w->fence) + " after fence " +
-                               std::to_string(max_before) + " was accepted");
-            }
+        std::vector<const Event*> grants, writes;
+        for (const auto& e : history) {
+            if (e.kind == Event::Kind::acquire_ok) grants.push_back(&e);
+            if (e.kind == Event::Kind::write && e.accepted) writes.push_back(&e);
         }
+        check_real_time_order(grants, true, [&](const Event& e, std::uint64_t before) {
+            ++v.fence_regressions;
+            example(v, "worker " + std::to_string(e.worker) + " got fence " +
+                           std::to_string(e.fence) + " after " + std::to_string(before));
+        });
+        check_real_time_order(writes, false, [&](const Event& e, std::uint64_t before) {
+            ++v.stale_writes;
+            example(v, "worker " + std::to_string(e.worker) + " wrote with fence " +
+                           std::to_string(e.fence) + " after fence " + std::to_string(before) +
+                           " was accepted");
+        });
     }
     auto iv = holdings(history);
     std::int64_t held_until = 0;  // the latest end among earlier holdings
     int held_by = -1;
     for (std::size_t i = 0; i < iv.size(); ++i) {
-        if (i > 0 && iv[i].begin < held_until) {
+        bool empty = iv[i].end <= iv[i].begin;  // a late grant: never a holding
+        if (i > 0 && !empty && iv[i].begin < held_until) {
             ++v.overlaps;
             example(v, "worker " + std::to_string(iv[i].worker) + " began holding while worker " +
                            std::to_string(held_by) + " still held (" +

@@ -22,7 +22,8 @@ struct Verdict {
     std::int64_t failed = 0;             // acquire_fail events
     std::int64_t unknown = 0;            // acquire_unknown events
     std::int64_t overlaps = 0;           // holdings that began while another was still valid
-    std::int64_t fence_regressions = 0;  // acquire_ok fences not above every earlier one
+    std::int64_t late_grants = 0;        // acquire_ok recorded after its validity had ended
+    std::int64_t fence_regressions = 0;  // grants not above one answered before they were sent
     std::int64_t stale_writes = 0;       // accepted fenced writes below an earlier accepted fence
     std::int64_t accepted_writes = 0;
     std::int64_t lost_updates = 0;         // accepted_writes - final register value

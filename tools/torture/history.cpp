@@ -24,7 +24,10 @@ std::string to_json(const Event& e) {
     nlohmann::json j{{"e", kNames[static_cast<int>(e.kind)]}, {"w", e.worker}, {"t", e.t}};
     if (e.kind == Event::Kind::acquire_ok ||
         (e.kind == Event::Kind::release && e.valid_until != kForever)) {
-        if (e.kind == Event::Kind::acquire_ok) j["fence"] = e.fence;
+        if (e.kind == Event::Kind::acquire_ok) {
+            j["fence"] = e.fence;
+            j["invoked"] = e.invoked;
+        }
         j["valid_until"] = e.valid_until;
     }
     if (e.kind == Event::Kind::write) {

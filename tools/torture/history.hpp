@@ -27,7 +27,7 @@ struct Event {
                                           // (renewals move it; release carries the last one)
     bool accepted = true;                 // write: the data server took it
     std::int64_t value = 0;               // write: the value written
-    std::int64_t invoked = 0;             // write: when it was sent (t is when it answered)
+    std::int64_t invoked = 0;  // acquire_ok, write: when it was sent (t is when it answered)
 };
 
 /// One line of JSON for e.

@@ -20,7 +20,16 @@ int run_worker(const WorkerConfig& c) {
         out << to_json(e) << '\n';
         out.flush();  // a killed worker leaves its history up to its last step
     };
-    auto lock = make_lock(c.lock, c.lock_port, c.ttl);
+    // A worker started while the lock server is down (kill during a restart) keeps trying.
+    std::unique_ptr<LockAdapter> lock;
+    while (!lock && now_ns() < c.end_ns) {
+        try {
+            lock = make_lock(c.lock, c.lock_port, c.ttl);
+        } catch (const std::exception&) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+    if (!lock) return 0;
     redisContext* data = redisConnect("127.0.0.1", c.data_port);
     if (!data || data->err) return 69;
     std::optional<Client> fenced_data;
@@ -28,7 +37,8 @@ int run_worker(const WorkerConfig& c) {
         fenced_data.emplace(Client::connect("redis://127.0.0.1:" + std::to_string(c.data_port)));
     std::mt19937 rng(std::random_device{}());
     while (now_ns() < c.end_ns) {
-        record({Event::Kind::acquire_invoke, 0, now_ns()});
+        std::int64_t invoked = now_ns();
+        record({Event::Kind::acquire_invoke, 0, invoked});
         std::optional<Holding> h;
         try {
             h = lock->acquire(std::chrono::milliseconds(1000));
@@ -40,12 +50,14 @@ int run_worker(const WorkerConfig& c) {
             record({Event::Kind::acquire_fail, 0, now_ns()});
             continue;
         }
-        record({Event::Kind::acquire_ok, 0, now_ns(), h->fence, h->valid_until});
+        Event ok{Event::Kind::acquire_ok, 0, now_ns(), h->fence, h->valid_until};
+        ok.invoked = invoked;
+        record(ok);
         c.holding->store(1);
         auto* r = static_cast<redisReply*>(redisCommand(data, "GET register"));
         long long v = r && r->type == REDIS_REPLY_STRING ? std::atoll(r->str) : 0;
         if (r) freeReplyObject(r);
-        std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 21));
+        std::this_thread::sleep_for(std::chrono::milliseconds(rng() % (c.hold.count() + 1)));
         Event w{Event::Kind::write, 0, 0, h->fence};
         w.value = v + 1;
         w.invoked = now_ns();
@@ -59,6 +71,8 @@ int run_worker(const WorkerConfig& c) {
         }
         w.t = now_ns();
         record(w);
+        r = static_cast<redisReply*>(redisCommand(data, "RPUSH log %d", c.id));  // who wrote when
+        if (r) freeReplyObject(r);
         c.holding->store(0);
         Event rel{Event::Kind::release, 0, now_ns()};
         rel.valid_until = lock->valid_until();

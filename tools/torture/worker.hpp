@@ -1,5 +1,6 @@
-// Worker: one torture process. Loops acquire -> read register -> think 0-20 ms -> write
-// register+1 (plain, or fenced with the lease's fence) -> release, recording every step.
+// Worker: one torture process. Loops acquire -> read register -> think 0..hold -> write
+// register+1 and RPUSH its id to the log (plain, or fenced with the lease's fence) -> release,
+// recording every step.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@ struct WorkerConfig {
     bool fenced = false;
     std::uint16_t lock_port = 0, data_port = 0;
     std::chrono::milliseconds ttl{500};
+    std::chrono::milliseconds hold{20};   // think time inside the section: 0..hold
     std::int64_t end_ns = 0;              // CLOCK_MONOTONIC deadline of the run
     std::string history_path;             // JSON lines, flushed per event
     std::atomic<int>* holding = nullptr;  // shared with the nemesis: 1 while holding

@@ -1,0 +1,75 @@
+#include "lock_side.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace deadbolt::torture {
+
+LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby) : clock_(dir) {
+    // A full resync after failover should start at once, not after the default 5 s delay.
+    std::vector<std::string> args = {"--repl-diskless-sync-delay", "0"};
+    if (aof) args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+    for (int i = 0; i < (standby ? 2 : 1); ++i)
+        servers_.push_back(std::make_unique<test::RedisServer>(args, clock_.env()));
+    if (standby) {
+        replication_ = std::make_unique<test::TcpProxy>(servers_[0]->port());
+        follow(*servers_[1], *servers_[0]);
+    }
+    for (int i = 0; i < workers; ++i)
+        proxies_.push_back(std::make_unique<test::TcpProxy>(servers_[0]->port()));
+}
+
+LockSide::~LockSide() = default;
+
+void LockSide::follow(test::RedisServer& replica, const test::RedisServer& primary) {
+    replication_->retarget(primary.port());
+    replication_->cut_all();
+    auto raw = replica.raw();
+    raw.cmd({"REPLICAOF", "127.0.0.1", std::to_string(replication_->port())});
+    // A replica that has not synced yet would be promoted empty: wait for the link.
+    for (int i = 0; i < 500; ++i) {
+        auto info = raw.cmd({"INFO", "replication"}).str;
+        if (info.find("master_link_status:up") != std::string::npos) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw std::runtime_error("torture: the standby did not sync with the primary within 5 s");
+}
+
+void LockSide::point_proxies(std::uint16_t port) {
+    for (auto& p : proxies_) {
+        p->retarget(port);
+        p->cut_all();
+    }
+}
+
+void LockSide::restart_primary(std::chrono::milliseconds down) {
+    auto& p = *servers_[primary_];
+    p.stop();
+    std::this_thread::sleep_for(down);
+    p.start();  // the same port, unless another process took it meanwhile
+    point_proxies(p.port());
+    if (has_standby()) {
+        replication_->retarget(p.port());
+        replication_->cut_all();  // the standby reconnects (and resyncs) through it
+    }
+}
+
+void LockSide::failover(std::chrono::milliseconds lag, std::chrono::milliseconds down) {
+    if (!has_standby()) throw std::logic_error("torture: failover needs a standby");
+    auto& old_primary = *servers_[primary_];
+    auto& promoted = *servers_[1 - primary_];
+    replication_->stall_replies(true);  // the primary's stream to the standby
+    std::this_thread::sleep_for(lag);
+    old_primary.pause();
+    replication_->cut_all();
+    replication_->stall_replies(false);
+    promoted.raw().cmd({"REPLICAOF", "NO", "ONE"});
+    point_proxies(promoted.port());
+    primary_ = 1 - primary_;
+    std::this_thread::sleep_for(down);
+    old_primary.resume();
+    follow(old_primary, promoted);
+}
+
+}  // namespace deadbolt::torture

@@ -1,0 +1,106 @@
+#include "nemesis.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace deadbolt::torture {
+namespace {
+
+using std::chrono::milliseconds;
+
+void sleep_for(milliseconds d) {
+    std::this_thread::sleep_for(d);
+}
+
+int pick(const std::vector<int>& v, std::mt19937& rng) {
+    return v[rng() % v.size()];
+}
+
+}  // namespace
+
+const std::vector<std::string>& nemesis_kinds() {
+    static const std::vector<std::string> k = {"none",       "pause",     "kill",        "stall",
+                                               "cut",        "restart",   "restart-aof", "failover",
+                                               "clock-jump", "clock-rate"};
+    return k;
+}
+
+bool known_nemesis(const std::string& kind) {
+    auto& k = nemesis_kinds();
+    return kind == "mixed" || std::find(k.begin(), k.end(), kind) != k.end();
+}
+
+bool needs_aof(const std::string& kind) {
+    return kind == "restart-aof" || kind == "mixed";
+}
+
+bool needs_standby(const std::string& kind) {
+    return kind == "failover" || kind == "mixed";
+}
+
+Promise promised(const std::string& lock, const std::string& nemesis) {
+    if (lock != "deadbolt") return {};
+    bool state_survives = nemesis != "restart" && nemesis != "failover" &&
+                          nemesis != "clock-jump" && nemesis != "clock-rate" && nemesis != "mixed";
+    return {state_survives, true};
+}
+
+std::string inject(const std::string& kind, Targets& t) {
+    if (kind == "mixed") {
+        const auto& k = nemesis_kinds();
+        // Everything but "none" and "restart": the mixed run's servers keep an AOF.
+        std::vector<std::string> pool;
+        for (const auto& n : k)
+            if (n != "none" && n != "restart") pool.push_back(n);
+        return inject(pool[t.rng() % pool.size()], t);
+    }
+    auto ttl = t.ttl;
+    if (kind == "restart-aof" || kind == "restart") {
+        // At once (a supervisor restarting it): a holder may still be inside its section.
+        t.side.restart_primary(std::chrono::milliseconds(0));
+        return kind;
+    }
+    if (kind == "failover") {
+        t.side.failover(ttl / 2, ttl * 2);
+        return kind;
+    }
+    if (kind == "clock-jump") {
+        t.side.clock().jump(ttl * 2);  // every lock on the server expires at once
+        return kind;
+    }
+    if (kind == "clock-rate") {
+        t.side.clock().set_rate(1.5);  // expiries come a third early
+        sleep_for(ttl * 3);
+        t.side.clock().set_rate(1.0);
+        return kind;
+    }
+    auto holders = t.holders();
+    if (holders.empty()) return "";
+    int victim = pick(holders, t.rng);
+    if (kind == "pause") {
+        kill(t.pids[victim], SIGSTOP);  // like a GC pause or a swapped-out VM, past the TTL
+        sleep_for(ttl * 5 / 2);
+        kill(t.pids[victim], SIGCONT);
+    } else if (kind == "kill") {
+        kill(t.pids[victim], SIGKILL);  // a holder that dies without releasing
+        waitpid(t.pids[victim], nullptr, 0);
+        t.pids[victim] = t.respawn(victim);  // appends to the same history
+    } else if (kind == "stall") {
+        // The holder's traffic held back one way or both, past its TTL, then delivered late.
+        auto& p = t.side.proxy(victim);
+        unsigned dir = 1 + t.rng() % 3;
+        p.stall_requests(dir & 1);
+        p.stall_replies(dir & 2);
+        sleep_for(ttl * 5 / 2);
+        p.stall_requests(false);
+        p.stall_replies(false);
+    } else if (kind == "cut") {
+        t.side.proxy(victim).cut_all();  // both of its connections dropped mid-flight
+    }
+    return kind;
+}
+
+}  // namespace deadbolt::torture
