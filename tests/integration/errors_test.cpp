@@ -22,7 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 // Runs f, expects an exception of type E with code e whose message mentions `mention`.
 template <class E, class F>
 void expect_error(F f, errc e, const std::string& mention = "") {
@@ -195,6 +194,29 @@ TEST(Errors, LostReplyMakesAcquireUnknownAndCleansUp) {
         std::this_thread::sleep_for(20ms);
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "lost-reply"}).integer, 0);
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "{lost-reply}:fence"}).integer, 1);  // it did run
+}
+
+TEST(Errors, GrantWhoseReplyArrivesAfterItsValidityIsNotReturned) {
+    RedisServer srv;
+    deadbolt::test::TcpProxy proxy(srv.port());
+    auto c = deadbolt::Client::connect(proxy.url());  // command_timeout 2 s: the reply counts
+    c.acquire("warm-up", {}, no_wait()).release();
+    deadbolt::MutexOptions o;
+    o.ttl = 100ms;
+    proxy.stall_replies(true);
+    std::thread unstall([&] {
+        std::this_thread::sleep_for(400ms);  // the grant is 4 TTLs old when its reply arrives
+        proxy.stall_replies(false);
+    });
+    auto l = c.acquire("late", o, wait_for(5s));
+    unstall.join();
+    // The stale grant was dropped and a fresh one taken: what we got is valid now, and its
+    // fence is above the stale grant's (the fence counter saw both).
+    EXPECT_TRUE(l.valid());
+    EXPECT_GT(l.valid_until(), Clock::now());
+    EXPECT_EQ(std::to_string(l.fence()), srv.raw().cmd({"GET", "{late}:fence"}).str);
+    EXPECT_EQ(srv.raw().cmd({"GET", "late"}).str.empty(), false);
+    l.release();
 }
 
 TEST(Errors, LostReplyMakesReleaseAndExtendUnknown) {
