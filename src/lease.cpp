@@ -57,10 +57,10 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
     if (released) return Status::error(errc::not_owner, "the lease was released");
     try {
         std::string px = std::to_string((ttl + options.lock_delay).count());
-        auto sent_at = Clock::now();
+        auto sent_at = client->now();
         Reply r;
         Status st = eval(*client->conn, {&extend_script(), {keys.lock}, {token, px}}, r,
-                         sent_at + client->ep.options.command_timeout);
+                         client->deadline());
         if (!st.ok()) return st;
         if (r.type == Reply::Type::integer && r.integer == 1) {
             set_valid_until(validity_deadline(sent_at, ttl));
@@ -126,7 +126,7 @@ Lease::clock::time_point Lease::valid_until() const {
     return s_ ? s_->valid_until() : clock::time_point::min();
 }
 bool Lease::valid() const {
-    return s_ && !s_->lost && !s_->released && clock::now() < s_->valid_until();
+    return s_ && !s_->lost && !s_->released && s_->client->now() < s_->valid_until();
 }
 bool Lease::lost() const {
     return s_ && s_->lost;

@@ -40,7 +40,8 @@ class Lease {
     /// Fencing token: strictly greater than every earlier acquisition's of this name.
     std::uint64_t fence() const;
     /// Until then the lock is ours: measured from before the request was sent, minus a drift
-    /// margin of 1% of the TTL + 2 ms; moved forward by every successful renewal.
+    /// margin of 1% of the TTL + 2 ms; moved forward by every successful renewal. On the
+    /// client's clock (ClientOptions::clock, steady_clock unless injected).
     clock::time_point valid_until() const;
     /// now < valid_until() and not lost and not released.
     bool valid() const;

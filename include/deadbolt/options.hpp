@@ -41,6 +41,10 @@ struct ClientOptions {
     bool keepalive = true;               ///< TCP keepalive on every connection.
     milliseconds reconnect_min{10};      ///< First reconnect backoff; doubles, jittered.
     milliseconds reconnect_max{1000};    ///< Largest reconnect backoff.
+    /// The clock lease validity is measured on; empty = std::chrono::steady_clock::now.
+    /// For fault injection: a clock that runs slow makes the client overestimate its
+    /// validity, as a host whose clock drifts would (Lease::valid_until() is on this clock).
+    std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 /// Called once when a lease is lost (renewal refused, key gone, validity ran out, unlock

@@ -57,11 +57,11 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             finish(Status::error(errc::cancelled, "cancelled while waiting for the lock"));
             break;
         }
-        auto sent_at = Clock::now();
+        auto sent_at = c.now();
         Reply reply;
         Status st =
             eval(*c.conn, {&acquire_script(), {keys.lock, keys.fence}, {token, px_s, fence_px_s}},
-                 reply, sent_at + c.ep.options.command_timeout);
+                 reply, c.deadline());
         AttemptOutcome out;
         if (st.ok()) st = parse_acquire(reply, out);
         if (!st.ok()) {
@@ -72,7 +72,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             finish(std::move(st));
             break;
         }
-        if (out.acquired && Clock::now() >= validity_deadline(sent_at, options.ttl)) {
+        if (out.acquired && c.now() >= validity_deadline(sent_at, options.ttl)) {
             // The reply came too late to leave any validity (a stalled link): nobody may act
             // on this lock, so free it in the background and try afresh with a new token (the
             // cleanup must not delete our next acquisition). Its fence is never used.

@@ -5,7 +5,7 @@ namespace deadbolt::detail {
 ClientImpl::ClientImpl(Endpoint e)
     : ep(std::move(e)),
       conn(std::make_shared<Connection>(ep)),
-      renewer(std::make_shared<Renewer>(conn, ep.options.command_timeout)) {}
+      renewer(std::make_shared<Renewer>(conn, ep.options.command_timeout, ep.options.clock)) {}
 
 ClientImpl::~ClientImpl() {
     renewer->stop();

@@ -21,6 +21,8 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     explicit ClientImpl(Endpoint e);
     ~ClientImpl();
 
+    /// Now on the clock leases are measured on (ClientOptions::clock).
+    Clock::time_point now() const { return ep.options.clock ? ep.options.clock() : Clock::now(); }
     /// A deadline one command timeout from now.
     Clock::time_point deadline() const { return Clock::now() + ep.options.command_timeout; }
     /// The pub/sub connection, started on first use.

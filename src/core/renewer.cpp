@@ -18,8 +18,9 @@ std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
                                      : std::max(o.ttl / 3, std::chrono::milliseconds(1));
 }
 
-Renewer::Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout)
-    : conn_(std::move(conn)), command_timeout_(command_timeout) {}
+Renewer::Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout,
+                 std::function<Clock::time_point()> clock)
+    : conn_(std::move(conn)), command_timeout_(command_timeout), clock_(std::move(clock)) {}
 
 Renewer::~Renewer() {
     if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
@@ -57,13 +58,12 @@ void Renewer::add_cleanup(std::string lock, std::string channel, std::string tok
                           Clock::time_point give_up) {
     std::lock_guard lk(m_);
     start_locked();
-    cleanups_.push_back(
-        {std::move(lock), std::move(channel), std::move(token), give_up, Clock::now(), 0});
+    cleanups_.push_back({std::move(lock), std::move(channel), std::move(token), give_up, now(), 0});
     cv_.notify_all();
 }
 
 void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
-    auto now = Clock::now();
+    auto now = this->now();
     std::vector<Cleanup> due;
     std::erase_if(cleanups_, [&](Cleanup& c) {
         if (c.next_at > now) return false;
@@ -81,8 +81,8 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     for (std::size_t i = 0; i < due.size(); ++i) {
         if (st.ok() && replies[i].type == Reply::Type::integer) continue;  // done either way
         auto& c = due[i];
-        c.next_at = Clock::now() + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
-                                                    std::chrono::milliseconds(1000));
+        c.next_at = this->now() + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
+                                                   std::chrono::milliseconds(1000));
         cleanups_.push_back(std::move(c));
     }
 }
@@ -117,13 +117,13 @@ void Renewer::run() {
         if (stopping_) break;
         auto first = schedule_.empty() ? Clock::time_point::max() : schedule_.begin()->first;
         for (auto& c : cleanups_) first = std::min(first, c.next_at);
-        auto now = Clock::now();
+        auto now = this->now();
         if (first > now) {
             sleeping_until_ = first;
             if (first == Clock::time_point::max())
                 cv_.wait(lk);
             else
-                cv_.wait_until(lk, first);
+                cv_.wait_for(lk, first - now);  // first is on our clock, the wait on the kernel's
             sleeping_until_ = Clock::time_point::min();
             continue;
         }
@@ -179,9 +179,9 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
             px[i - begin] = std::to_string(l.px.count());
             calls.push_back({&extend_script(), {l.keys.lock}, {l.token, px[i - begin]}});
         }
-        auto sent_at = Clock::now();
+        auto sent_at = now();
         std::vector<Reply> replies;
-        Status st = eval_many(*conn_, calls, replies, sent_at + command_timeout_);
+        Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
         std::vector<std::shared_ptr<LeaseState>> refused;
         {
             std::lock_guard lk(m_);
@@ -199,8 +199,8 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                     leases_.erase(it);
                 } else {
                     // Transport or server trouble: try again soon, but never past validity.
-                    auto retry = Clock::now() +
-                                 std::max(period(l->options) / 10, std::chrono::milliseconds(20));
+                    auto retry =
+                        now() + std::max(period(l->options) / 10, std::chrono::milliseconds(20));
                     schedule_locked(e, std::min(retry, l->valid_until()));
                 }
             }

@@ -163,3 +163,24 @@ TEST(Lease, TwelveHundredLeasesRenewInPipelines) {
     // Pipelined: the server read the renewals in far fewer socket reads than commands.
     EXPECT_LT(reads * 20, renewals) << "reads=" << reads << " renewals=" << renewals;
 }
+
+TEST(Lease, ValidityIsMeasuredOnTheInjectedClock) {
+    // A client whose clock runs at half speed believes its lease lasts twice as long as the
+    // server keeps the key: the hazard of a drifting host, here made deliberate.
+    RedisServer srv;
+    auto origin = Clock::now();
+    deadbolt::ClientOptions slow;
+    slow.clock = [origin] { return origin + (Clock::now() - origin) / 2; };
+    auto skewed = deadbolt::Client::connect(srv.url(), slow);
+    auto honest = deadbolt::Client::connect(srv.url());
+    deadbolt::MutexOptions o{.ttl = 200ms, .auto_renew = false};
+    auto ls = skewed.acquire("skew-slow", o, no_wait());
+    auto lh = honest.acquire("skew-true", o, no_wait());
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "skew-slow"}).integer, 0);  // the server let it go
+    EXPECT_TRUE(ls.valid());   // the slow clock says 150 ms have passed
+    EXPECT_FALSE(lh.valid());  // the true clock knows better
+    EXPECT_FALSE(ls.stop_token().stop_requested());
+    std::this_thread::sleep_for(250ms);  // 275 ms on the slow clock: past its validity
+    EXPECT_FALSE(ls.valid());
+}

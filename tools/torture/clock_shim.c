@@ -35,18 +35,7 @@ static struct deadbolt_shim_clock* page(void) {
 
 static int64_t steered_ns(int64_t real) {
     const struct deadbolt_shim_clock* c = page();
-    if (!c) return real;
-    for (;;) {
-        uint64_t s1 = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
-        if (s1 & 1) continue;
-        int64_t ar = __atomic_load_n(&c->anchor_real_ns, __ATOMIC_RELAXED);
-        int64_t aw = __atomic_load_n(&c->anchor_wall_ns, __ATOMIC_RELAXED);
-        double rate;
-        __atomic_load(&c->rate, &rate, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&c->seq, __ATOMIC_RELAXED) == s1)
-            return aw + (int64_t)((double)(real - ar) * rate);
-    }
+    return c ? deadbolt_steer(c, real) : real;
 }
 
 int clock_gettime(clockid_t id, struct timespec* ts) {

@@ -6,7 +6,8 @@
 
 namespace deadbolt::torture {
 
-LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby) : clock_(dir) {
+LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby)
+    : clock_(dir + "/server-clock", CLOCK_REALTIME) {
     // A full resync after failover should start at once, not after the default 5 s delay.
     std::vector<std::string> args = {"--repl-diskless-sync-delay", "0"};
     if (aof) args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "redis_server.hpp"
-#include "server_clock.hpp"
+#include "steered_clock.hpp"
 #include "tcp_proxy.hpp"
 
 namespace deadbolt::torture {
@@ -23,7 +23,7 @@ class LockSide {
     /// Where worker i connects (its own proxy).
     std::uint16_t port_for(int worker) const { return proxies_[worker]->port(); }
     test::TcpProxy& proxy(int worker) { return *proxies_[worker]; }
-    ServerClock& clock() { return clock_; }
+    SteeredClock& clock() { return clock_; }
 
     /// kill -9 the primary, keep it down for `down`, start it again (with its AOF, if any).
     void restart_primary(std::chrono::milliseconds down);
@@ -37,7 +37,7 @@ class LockSide {
   private:
     void follow(test::RedisServer& replica, const test::RedisServer& primary);
     void point_proxies(std::uint16_t port);
-    ServerClock clock_;
+    SteeredClock clock_;  // the servers' wall clock
     std::vector<std::unique_ptr<test::RedisServer>> servers_;
     std::size_t primary_ = 0;
     std::vector<std::unique_ptr<test::TcpProxy>> proxies_;

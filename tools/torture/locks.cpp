@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "clock_shim.h"
 #include "deadbolt/deadbolt.hpp"
 #include "history.hpp"
 
@@ -22,10 +23,23 @@ std::int64_t to_ns(Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+// The lease's clock runs off CLOCK_MONOTONIC through the worker's steered page, which a
+// clock nemesis may slow down: the lease then believes in more validity than it has.
+ClientOptions on_clock(const deadbolt_shim_clock* page) {
+    ClientOptions o;
+    if (page)
+        o.clock = [page] {
+            return Clock::time_point(std::chrono::nanoseconds(deadbolt_steer(page, now_ns())));
+        };
+    return o;
+}
+
 class DeadboltLock : public LockAdapter {
   public:
-    DeadboltLock(std::uint16_t port, milliseconds ttl)
-        : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port))), ttl_(ttl) {}
+    DeadboltLock(std::uint16_t port, milliseconds ttl, const deadbolt_shim_clock* clock)
+        : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port), on_clock(clock))),
+          ttl_(ttl),
+          clock_(clock) {}
     std::optional<Holding> acquire(milliseconds wait) override {
         std::error_code ec;
         MutexOptions o;
@@ -34,9 +48,19 @@ class DeadboltLock : public LockAdapter {
         how.deadline = Clock::now() + wait;
         lease_ = client_.acquire("torture", o, how, ec);
         if (!lease_) return std::nullopt;
-        return Holding{lease_.fence(), to_ns(lease_.valid_until())};
+        return Holding{lease_.fence(), valid_until()};
     }
-    std::int64_t valid_until() override { return to_ns(lease_.valid_until()); }
+    // The validity the holder believes in, on the history's (true) clock. While its own clock
+    // says the lease is valid, it holds at least until now. Past that, the claim is mapped back
+    // at the clock's current rate (exact unless the rate changed since the claim was made).
+    std::int64_t valid_until() override {
+        std::int64_t real = now_ns();
+        std::int64_t steered = clock_ ? deadbolt_steer(clock_, real) : real;
+        double rate = clock_ ? deadbolt_steer_rate(clock_) : 1.0;
+        auto claim =
+            real + static_cast<std::int64_t>(double(to_ns(lease_.valid_until()) - steered) / rate);
+        return lease_.valid() ? std::max(claim, real) : claim;
+    }
     void release() override {
         std::error_code ec;
         lease_.release(ec);
@@ -45,6 +69,7 @@ class DeadboltLock : public LockAdapter {
   private:
     Client client_;
     milliseconds ttl_;
+    const deadbolt_shim_clock* clock_;
     Lease lease_;
 };
 
@@ -139,8 +164,8 @@ bool promises_safety(const std::string& k) {
 }
 
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
-                                       milliseconds ttl) {
-    if (kind == "deadbolt") return std::make_unique<DeadboltLock>(port, ttl);
+                                       milliseconds ttl, const deadbolt_shim_clock* clock) {
+    if (kind == "deadbolt") return std::make_unique<DeadboltLock>(port, ttl, clock);
     if (kind == "setnx-del") return std::make_unique<SetnxDel>(port, ttl);
     if (kind == "incr-expire") return std::make_unique<IncrExpire>(port, ttl);
     if (kind == "setnx-getset") return std::make_unique<SetnxGetset>(port, ttl);

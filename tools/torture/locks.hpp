@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+struct deadbolt_shim_clock;
+
 namespace deadbolt::torture {
 
 struct Holding {
@@ -26,8 +28,10 @@ class LockAdapter {
 };
 
 /// kinds: deadbolt, setnx-del, incr-expire, setnx-getset, setnx-nottl.
+/// clock: the worker's steered lease clock (deadbolt only; the naive schemes have no notion).
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
-                                       std::chrono::milliseconds ttl);
+                                       std::chrono::milliseconds ttl,
+                                       const deadbolt_shim_clock* clock = nullptr);
 bool known_lock(const std::string& kind);
 /// Whether the kind promises mutual exclusion while valid, and increasing fences.
 bool promises_safety(const std::string& kind);

@@ -44,13 +44,17 @@ nlohmann::json run_one(const RunConfig& rc) {
                                                         PROT_READ | PROT_WRITE,
                                                         MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     for (int i = 0; i < w; ++i) new (&holding[i]) std::atomic<int>(0);
+    std::vector<std::unique_ptr<SteeredClock>> clocks;  // each worker's lease clock
+    for (int i = 0; i < w; ++i)
+        clocks.push_back(std::make_unique<SteeredClock>(
+            rc.dir + "/worker-" + std::to_string(i) + ".clock", CLOCK_MONOTONIC));
     std::int64_t end_ns = now_ns() + std::int64_t{rc.duration.count()} * 1000000;
     auto history_of = [&](int i) { return rc.dir + "/worker-" + std::to_string(i) + ".jsonl"; };
 
     auto spawn = [&](int i) {
         holding[i].store(0);
-        WorkerConfig c{i,      rc.lock, fenced, side.port_for(i), data_srv.port(),
-                       rc.ttl, rc.hold, end_ns, history_of(i),    &holding[i]};
+        WorkerConfig c{i,       rc.lock, fenced,        side.port_for(i), data_srv.port(),  rc.ttl,
+                       rc.hold, end_ns,  history_of(i), &holding[i],      clocks[i]->page()};
         pid_t pid = fork();
         if (pid == 0) {
             int code = 70;
@@ -71,6 +75,7 @@ nlohmann::json run_one(const RunConfig& rc) {
     std::mt19937 rng(std::random_device{}());
     Targets t{side,
               pids,
+              clocks,
               spawn,
               [&] {
                   std::vector<int> h;
@@ -146,9 +151,10 @@ int main(int argc, char** argv) {
     app.add_option("--lock", lock,
                    "deadbolt | setnx-del | incr-expire | setnx-getset | setnx-nottl");
     app.add_option("--mode", modes, "plain | fenced | plain,fenced (writes carry the fence)");
-    app.add_option("--nemesis", nemeses,
-                   "none | pause | kill | stall | cut | restart | restart-aof | failover | "
-                   "clock-jump | clock-rate | mixed, a comma list, or all (every single one)");
+    app.add_option(
+        "--nemesis", nemeses,
+        "none | pause | kill | stall | cut | restart | restart-aof | failover | "
+        "clock-jump | clock-rate | clock-skew | mixed, a comma list, or all (every single one)");
     app.add_option("--workers", workers, "Worker processes (default 8)")->check(CLI::Range(1, 64));
     app.add_option("--duration", duration_s, "How long each run lasts (default 10s)");
     app.add_option("--ttl", ttl_s, "Lock TTL (default 500ms)");

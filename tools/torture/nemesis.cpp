@@ -22,9 +22,9 @@ int pick(const std::vector<int>& v, std::mt19937& rng) {
 }  // namespace
 
 const std::vector<std::string>& nemesis_kinds() {
-    static const std::vector<std::string> k = {"none",       "pause",     "kill",        "stall",
-                                               "cut",        "restart",   "restart-aof", "failover",
-                                               "clock-jump", "clock-rate"};
+    static const std::vector<std::string> k = {
+        "none",        "pause",    "kill",       "stall",      "cut",       "restart",
+        "restart-aof", "failover", "clock-jump", "clock-rate", "clock-skew"};
     return k;
 }
 
@@ -44,7 +44,8 @@ bool needs_standby(const std::string& kind) {
 Promise promised(const std::string& lock, const std::string& nemesis) {
     if (lock != "deadbolt") return {};
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
-                          nemesis != "clock-jump" && nemesis != "clock-rate" && nemesis != "mixed";
+                          nemesis != "clock-jump" && nemesis != "clock-rate" &&
+                          nemesis != "clock-skew" && nemesis != "mixed";
     return {state_survives, true};
 }
 
@@ -97,6 +98,16 @@ std::string inject(const std::string& kind, Targets& t) {
         sleep_for(ttl * 5 / 2);
         p.stall_requests(false);
         p.stall_replies(false);
+    } else if (kind == "clock-skew") {
+        // The holder's own clock runs at half speed while it is paused for 1.5 TTLs: with a
+        // true clock it would know its lease ran out; with this one it believes it holds on.
+        auto& clock = *t.clocks[victim];
+        clock.set_rate(0.5);
+        kill(t.pids[victim], SIGSTOP);
+        sleep_for(ttl * 3 / 2);
+        kill(t.pids[victim], SIGCONT);
+        sleep_for(ttl);
+        clock.set_rate(1.0);
     } else if (kind == "cut") {
         t.side.proxy(victim).cut_all();  // both of its connections dropped mid-flight
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lock_side.hpp"
+#include "steered_clock.hpp"
 
 namespace deadbolt::torture {
 
@@ -34,9 +35,10 @@ Promise promised(const std::string& lock, const std::string& nemesis);
 /// What a nemesis may touch.
 struct Targets {
     LockSide& side;
-    std::vector<pid_t>& pids;                   // worker processes by id
-    std::function<pid_t(int)> respawn;          // starts worker i again
-    std::function<std::vector<int>()> holders;  // workers holding the lock right now
+    std::vector<pid_t>& pids;                            // worker processes by id
+    std::vector<std::unique_ptr<SteeredClock>>& clocks;  // their lease clocks
+    std::function<pid_t(int)> respawn;                   // starts worker i again
+    std::function<std::vector<int>()> holders;           // workers holding the lock right now
     std::chrono::milliseconds ttl;
     std::mt19937& rng;
 };

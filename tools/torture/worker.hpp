@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+struct deadbolt_shim_clock;
+
 namespace deadbolt::torture {
 
 struct WorkerConfig {
@@ -16,10 +18,11 @@ struct WorkerConfig {
     bool fenced = false;
     std::uint16_t lock_port = 0, data_port = 0;
     std::chrono::milliseconds ttl{500};
-    std::chrono::milliseconds hold{20};   // think time inside the section: 0..hold
-    std::int64_t end_ns = 0;              // CLOCK_MONOTONIC deadline of the run
-    std::string history_path;             // JSON lines, flushed per event
-    std::atomic<int>* holding = nullptr;  // shared with the nemesis: 1 while holding
+    std::chrono::milliseconds hold{20};          // think time inside the section: 0..hold
+    std::int64_t end_ns = 0;                     // CLOCK_MONOTONIC deadline of the run
+    std::string history_path;                    // JSON lines, flushed per event
+    std::atomic<int>* holding = nullptr;         // shared with the nemesis: 1 while holding
+    const deadbolt_shim_clock* clock = nullptr;  // its lease clock, steered by the nemesis
 };
 
 /// Runs until end_ns; returns a process exit code.
