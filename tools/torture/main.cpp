@@ -45,6 +45,7 @@ nlohmann::json run_one(const RunConfig& rc) {
                                                         MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     for (int i = 0; i < w; ++i) new (&holding[i]) std::atomic<int>(0);
     std::vector<std::unique_ptr<SteeredClock>> clocks;  // each worker's lease clock
+    clocks.reserve(w);
     for (int i = 0; i < w; ++i)
         clocks.push_back(std::make_unique<SteeredClock>(
             rc.dir + "/worker-" + std::to_string(i) + ".clock", CLOCK_MONOTONIC));
@@ -194,8 +195,9 @@ int main(int argc, char** argv) {
     bool pass = true;
     for (const auto& n : nemesis_list)
         for (const auto& m : mode_list) {
-            RunConfig rc{lock,    m,         n,    expect, results + "/" + lock + "-" + m + "-" + n,
-                         workers, *duration, *ttl, *hold};
+            std::string dir = results;
+            dir.append("/").append(lock).append("-").append(m).append("-").append(n);
+            RunConfig rc{lock, m, n, expect, dir, workers, *duration, *ttl, *hold};
             nlohmann::json row;
             try {
                 row = run_one(rc);
