@@ -6,8 +6,12 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libasio-dev libhiredis-dev libssl-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev redis-server redis-tools
-          python3 python3-redis openssl procps)
+          python3 python3-redis python3-matplotlib openssl procps)
 missing=()
+# Node.js and npm run the benchmark's node-redlock peer; machines that have them already
+# (e.g. from NodeSource) keep theirs.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -1,0 +1,88 @@
+#include "common.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace deadbolt::bench {
+
+Args parse(int argc, char** argv) {
+    Args a;
+    if (argc > 1) a.scenario = argv[1];
+    for (int i = 2; i + 1 < argc; i += 2) {
+        std::string k = argv[i], v = argv[i + 1];
+        if (k == "--contender")
+            a.contender = v;
+        else if (k == "--port")
+            a.port = std::stoi(v);
+        else if (k == "--threads")
+            a.threads = std::stoi(v);
+        else if (k == "--id")
+            a.id = std::stoi(v);
+        else if (k == "--clients")
+            a.clients = std::stoi(v);
+        else if (k == "--leases")
+            a.leases = std::stoi(v);
+        else if (k == "--ttl-ms")
+            a.ttl_ms = std::stoi(v);
+        else if (k == "--seconds")
+            a.seconds = std::stod(v);
+        else if (k == "--until-ns")
+            a.until_ns = std::stoll(v);
+        else if (k == "--start-ns")
+            a.start_ns = std::stoll(v);
+        else if (k == "--key")
+            a.key = v;
+        else
+            throw std::invalid_argument("unknown option " + k);
+    }
+    if (a.until_ns == 0) a.until_ns = now_ns() + static_cast<std::int64_t>(a.seconds * 1e9);
+    return a;
+}
+
+std::int64_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+Raw::Raw(int port) : c_(redisConnect("127.0.0.1", port)) {
+    if (!c_ || c_->err) throw std::runtime_error("bench: cannot connect to redis");
+}
+
+Raw::~Raw() {
+    redisFree(c_);
+}
+
+long long Raw::cmd(const std::vector<std::string>& argv) {
+    std::vector<const char*> p;
+    std::vector<size_t> l;
+    for (const auto& s : argv) p.push_back(s.data()), l.push_back(s.size());
+    auto* r = static_cast<redisReply*>(redisCommandArgv(c_, int(argv.size()), p.data(), l.data()));
+    if (!r) throw std::runtime_error("bench: connection lost");
+    const redisReply* v = r->type == REDIS_REPLY_ARRAY && r->elements ? r->element[0] : r;
+    long long out = v->type == REDIS_REPLY_INTEGER  ? v->integer
+                    : v->type == REDIS_REPLY_STRING ? std::atoll(v->str)
+                    : v->type == REDIS_REPLY_STATUS ? 1
+                                                    : 0;
+    freeReplyObject(r);
+    return out;
+}
+
+double percentile(std::vector<double>& v, double p) {
+    if (v.empty()) return 0;
+    auto i = std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())));
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(i), v.end());
+    return v[i];
+}
+
+}  // namespace deadbolt::bench

@@ -1,0 +1,48 @@
+// What every scenario of the bench driver shares: arguments, the raw hiredis connection that
+// stands for "the physical limit", percentiles, CPU time, and JSON output.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace deadbolt::bench {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+    std::string scenario, contender = "deadbolt";  // contender: deadbolt | raw
+    int port = 6379, threads = 1, id = 0, clients = 1, leases = 1000, ttl_ms = 30000;
+    double seconds = 3;
+    std::int64_t start_ns = 0, until_ns = 0;  // CLOCK_MONOTONIC span shared by a run's processes
+    std::string key = "bench";
+};
+Args parse(int argc, char** argv);
+
+/// CLOCK_MONOTONIC in ns: the clock every contender (C++, Python, Node) reports on.
+std::int64_t now_ns();
+/// User + system CPU seconds of this process so far.
+double cpu_seconds();
+
+/// A plain hiredis connection; throws if it cannot connect.
+class Raw {
+  public:
+    explicit Raw(int port);
+    ~Raw();
+    Raw(const Raw&) = delete;
+    Raw& operator=(const Raw&) = delete;
+    /// Sends one command; returns its integer, or the string parsed as one, or 1 for OK;
+    /// for an array reply, its first element's. Throws on a connection error.
+    long long cmd(const std::vector<std::string>& argv);
+
+  private:
+    redisContext* c_;
+};
+
+/// The p-th percentile (0..1) of v (reorders v).
+double percentile(std::vector<double>& v, double p);
+
+}  // namespace deadbolt::bench

@@ -1,0 +1,71 @@
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis/scripts.hpp"
+#include "scenarios.hpp"
+
+namespace deadbolt::bench {
+namespace {
+
+// What deadbolt sends for one cycle, with no library logic around it.
+void raw_cycles(int port, const std::string& key, std::int64_t until, std::vector<double>& lat) {
+    Raw c(port);
+    const auto& acq = detail::acquire_script();
+    const auto& rel = detail::release_script();
+    c.cmd({"SCRIPT", "LOAD", std::string(acq.source)});
+    c.cmd({"SCRIPT", "LOAD", std::string(rel.source)});
+    std::string fence = "{" + key + "}:fence", chan = "{" + key + "}:released",
+                token = "0123456789abcdef0123456789abcdef";
+    while (now_ns() < until) {
+        auto t0 = now_ns();
+        c.cmd({"EVALSHA", acq.sha1, "2", key, fence, token, "30000", "90000"});
+        c.cmd({"EVALSHA", rel.sha1, "1", key, token, chan});
+        lat.push_back(double(now_ns() - t0) / 1000);
+    }
+}
+
+void deadbolt_cycles(Client& client, const std::string& key, std::int64_t until,
+                     std::vector<double>& lat) {
+    auto m = client.mutex(key);
+    while (now_ns() < until) {
+        auto t0 = now_ns();
+        m.lock();
+        m.unlock();
+        lat.push_back(double(now_ns() - t0) / 1000);
+    }
+}
+
+}  // namespace
+
+int cycle(const Args& a) {
+    std::vector<std::vector<double>> lat(a.threads);
+    std::unique_ptr<Client> client;
+    if (a.contender == "deadbolt")
+        client = std::make_unique<Client>(
+            Client::connect("redis://127.0.0.1:" + std::to_string(a.port)));
+    auto start = now_ns();
+    double cpu0 = cpu_seconds();
+    std::vector<std::thread> ts;
+    ts.reserve(a.threads);
+    for (int t = 0; t < a.threads; ++t)
+        ts.emplace_back([&, t] {
+            std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
+            if (client)
+                deadbolt_cycles(*client, key, a.until_ns, lat[t]);
+            else
+                raw_cycles(a.port, key, a.until_ns, lat[t]);
+        });
+    for (auto& t : ts) t.join();
+    double elapsed = double(now_ns() - start) / 1e9;
+    std::vector<double> all;
+    for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+    std::printf(
+        "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f}\n",
+        all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
+        cpu_seconds() - cpu0);
+    return 0;
+}
+
+}  // namespace deadbolt::bench

@@ -1,0 +1,20 @@
+// The bench driver's scenarios (README "Measuring"): each prints one JSON object on stdout.
+#pragma once
+
+#include "common.hpp"
+
+namespace deadbolt::bench {
+
+/// 1-2: --threads T cycle acquire+release on their own keys until the deadline.
+/// deadbolt shares one Client (its pipelining); raw gives each thread its own connection.
+int cycle(const Args& a);
+/// 3 and 6: one of several processes contending for one key; the critical section is a
+/// read-modify-write of a counter. Prints every acquisition's [invoked, ok, released] (ns).
+/// raw busy-retries the acquire script: the limit of a lock that only polls.
+int contend(const Args& a);
+/// 4: --clients N clients wait for a key someone else holds, until the deadline.
+int wait(const Args& a);
+/// 5: one client holds --leases L auto-renewed leases (--ttl-ms) until the deadline.
+int renew(const Args& a);
+
+}  // namespace deadbolt::bench

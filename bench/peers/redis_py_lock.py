@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""redis-py's Lock (Debian python3-redis) under the bench driver's scenarios and options:
+cycle, contend, wait; one JSON object on stdout. --sleep is Lock's polling interval."""
+import argparse
+import json
+import resource
+import sys
+import threading
+import time
+
+import redis
+
+
+def cpu():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario")
+    ap.add_argument("--port", type=int, default=6379)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--clients", type=int, default=1)
+    ap.add_argument("--id", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--until-ns", type=int, default=0)
+    ap.add_argument("--start-ns", type=int, default=0)
+    ap.add_argument("--key", default="bench")
+    ap.add_argument("--sleep", type=float, default=0.1)
+    a = ap.parse_args()
+    until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
+    remaining = lambda: (until - time.monotonic_ns()) / 1e9
+
+    if a.scenario == "cycle":
+        # One pool shared by the threads: redis-py's way of serving concurrency.
+        r = redis.Redis(port=a.port, max_connections=a.threads + 1)
+        lat = [[] for _ in range(a.threads)]
+
+        def loop(t):
+            lock = r.lock(f"{a.key}:{a.id}:{t}", timeout=30, sleep=a.sleep)
+            while time.monotonic_ns() < until:
+                t0 = time.monotonic_ns()
+                lock.acquire()
+                lock.release()
+                lat[t].append((time.monotonic_ns() - t0) / 1000)
+
+        start, c0 = time.monotonic_ns(), cpu()
+        ts = [threading.Thread(target=loop, args=(t,)) for t in range(a.threads)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        allv = [x for v in lat for x in v]
+        el = (time.monotonic_ns() - start) / 1e9
+        out = {"cycles": len(allv), "cycles_per_s": len(allv) / el, "p50_us": pct(allv, 0.5),
+               "p99_us": pct(allv, 0.99), "cpu_s": cpu() - c0}
+    elif a.scenario == "contend":
+        r = redis.Redis(port=a.port)
+        lock = r.lock(a.key, timeout=30, sleep=a.sleep)
+        time.sleep(max(0, (a.start_ns - time.monotonic_ns()) / 1e9))  # all processes at once
+        events, failures, c0 = [], 0, cpu()
+        while remaining() > 0:
+            inv = time.monotonic_ns()
+            if not lock.acquire(blocking_timeout=max(remaining(), 0.001)):
+                failures += 1
+                continue
+            got = time.monotonic_ns()
+            r.set(f"{a.key}:counter", int(r.get(f"{a.key}:counter") or 0) + 1)
+            rel = time.monotonic_ns()
+            lock.release()
+            events.append([inv, got, rel])
+        out = {"id": a.id, "failures": failures, "cpu_s": cpu() - c0, "events": events}
+    elif a.scenario == "wait":
+        clients = [redis.Redis(port=a.port) for _ in range(a.clients)]
+        got = []
+
+        def waiter(r):
+            lock = r.lock(a.key, timeout=30, sleep=a.sleep)
+            if lock.acquire(blocking_timeout=max(remaining(), 0.001)):
+                got.append(1)
+                lock.release()
+
+        c0 = cpu()
+        ts = [threading.Thread(target=waiter, args=(r,)) for r in clients]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        out = {"clients": a.clients, "acquired": len(got), "cpu_s": cpu() - c0}
+    else:
+        sys.exit(f"redis_py_lock.py: no scenario {a.scenario}")
+    out["version"] = redis.__version__
+    print(json.dumps(out))
+
+
+main()

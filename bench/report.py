@@ -1,0 +1,144 @@
+"""The report of bench/run.py: one table row per scenario metric, one column per contender,
+ratio columns deadbolt/limit and deadbolt/best peer; charts of scenarios 2, 3 and 4."""
+import os
+
+import stats
+
+LIMITS = ["raw hiredis", "redis-benchmark"]
+OURS = "deadbolt"
+
+
+def fmt(x):
+    if x is None:
+        return "–"
+    if isinstance(x, float) and x >= 100 or isinstance(x, int):
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def cell(values):
+    s = stats.spread([v for v in values if v is not None])
+    if not s:
+        return "–", None
+    if s["min"] == s["max"]:
+        return fmt(s["median"]), s["median"]
+    return f"{fmt(s['median'])} [{fmt(s['min'])}..{fmt(s['max'])}]", s["median"]
+
+
+def rows(results):
+    """(scenario, metric, better, {contender: [values per rep]})"""
+    sc = results["scenarios"]
+    out = []
+    s1 = sc["1_latency"]
+    for cpu in ("0", "1"):
+        for q in ("p50_us", "p99_us"):
+            out.append(("1 uncontended latency", f"cycle {q[:3]} µs, client on CPU {cpu}", "lower",
+                        {c: [r[q] for r in v[cpu]] for c, v in s1.items()}))
+    for t in sc["2_throughput"]["deadbolt"]:
+        out.append(("2 uncontended throughput", f"cycles/s, {t} threads", "higher",
+                    {c: [r["cycles_per_s"] for r in v[t]] for c, v in sc["2_throughput"].items()}))
+    s3 = sc["3_contended"]
+    for label, get, better in (
+            ("acquisitions/s", lambda r: r.get("acquisitions_per_s"), "higher"),
+            ("handoffs/s", lambda r: r.get("handoffs_per_s"), "higher"),
+            ("wait p50 ms", lambda r: r.get("wait_ms", {}).get("p50"), "lower"),
+            ("wait p99 ms", lambda r: r.get("wait_ms", {}).get("p99"), "lower"),
+            ("wait p999 ms", lambda r: r.get("wait_ms", {}).get("p999"), "lower"),
+            ("wait max ms", lambda r: r.get("wait_ms", {}).get("max"), "lower"),
+            ("Jain fairness", lambda r: r.get("jain"), "higher"),
+            ("mean run", lambda r: r.get("mean_run"), "lower"),
+            ("max run", lambda r: r.get("max_run"), "lower"),
+            ("lost updates", lambda r: r.get("lost_updates"), "lower"),
+            ("acquire failures", lambda r: r.get("failures"), "lower")):
+        out.append(("3 contended, 8 processes", label, better, {c: [get(r) for r in v] for c, v in s3.items()}))
+    for label, q in (("handoff p50 ms", "p50"), ("handoff p99 ms", "p99")):
+        out.append(("6 handoff latency", label, "lower",
+                    {c: [r.get("handoff_ms", {}).get(q) for r in v] for c, v in s3.items()}))
+    s4 = sc["4_waiting"]
+    for n in s4["deadbolt"]:
+        out.append(("4 waiting cost", f"server commands, {n} waiting", "lower",
+                    {c: [r["server_commands"] for r in v[n]] for c, v in s4.items()}))
+        out.append(("4 waiting cost", f"client CPU s, {n} waiting", "lower",
+                    {c: [r["cpu_s"] for r in v[n]] for c, v in s4.items()}))
+    for n, v in sc["5_renewal"].items():
+        for label, q in (("server commands/s", "server_commands_per_s"), ("server reads/s", "server_reads_per_s"),
+                         ("client CPU %", "client_cpu_pct")):
+            out.append(("5 renewal cost", f"{label}, {n} leases", "lower", {OURS: [r[q] for r in v]}))
+    return out
+
+
+def table(results):
+    contenders = ["raw hiredis", "redis-benchmark", OURS] + [
+        c for c in results["scenarios"]["1_latency"] if c not in LIMITS and c != OURS]
+    head = "| scenario | metric | " + " | ".join(contenders) + " | deadbolt / limit | deadbolt / best peer |"
+    lines = [head, "|" + "---|" * (len(contenders) + 4)]
+    for scenario, metric, better, values in rows(results):
+        cells, med = [], {}
+        for c in contenders:
+            text, m = cell(values.get(c, []))
+            cells.append(text)
+            med[c] = m
+        ours = med.get(OURS)
+        limit = next((med[c] for c in LIMITS if med.get(c) is not None), None)
+        peers = [med[c] for c in contenders if c not in LIMITS and c != OURS and med.get(c) is not None]
+        best = (max if better == "higher" else min)(peers) if peers else None
+        ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "–"
+        lines.append(f"| {scenario} | {metric} | " + " | ".join(cells) + f" | {ratio(ours, limit)} | {ratio(ours, best)} |")
+    return "\n".join(lines) + "\n"
+
+
+def charts(results, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["charts skipped: python3-matplotlib is not installed"]
+    made = []
+    sc = results["scenarios"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for c, v in sc["2_throughput"].items():
+        ts = sorted(v, key=int)
+        ax.plot([int(t) for t in ts], [stats.spread([r["cycles_per_s"] for r in v[t]])["median"] for t in ts],
+                marker="o", label=c)
+    ax.set(xscale="log", xlabel="threads (or concurrent loops)", ylabel="acquire+release cycles/s",
+           title="2. Uncontended throughput, distinct keys")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "throughput.png"), dpi=110)
+    made.append("throughput.png")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for c, v in sc["3_contended"].items():
+        sample = v[0].get("wait_ms_sample") if v else None
+        if sample:
+            ax.plot(sorted(sample), [i / len(sample) for i in range(len(sample))], label=c)
+    ax.set(xscale="log", xlabel="wait for the lock, ms", ylabel="fraction of acquisitions",
+           title="3. Contended: wait-time distribution (CDF), 8 processes")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "contended_wait.png"), dpi=110)
+    made.append("contended_wait.png")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for c, v in sc["4_waiting"].items():
+        ns = sorted(v, key=int)
+        ax.plot([int(n) for n in ns], [max(1, stats.spread([r["server_commands"] for r in v[n]])["median"]) for n in ns],
+                marker="o", label=c)
+    ax.set(xscale="log", yscale="log", xlabel="clients waiting", ylabel="server commands during the wait",
+           title="4. Waiting cost")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "waiting.png"), dpi=110)
+    made.append("waiting.png")
+    plt.close("all")
+    return made
+
+
+def write(results, out):
+    """Writes table.md and the charts into out; returns a short summary."""
+    t = table(results)
+    versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
+    made = charts(results, out)
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(f"Run {results['started']}, {results['reps']} repetitions, medians [min..max]. "
+                f"Versions: {versions}.\n\n{t}\n" + "".join(f"![{m}]({m})\n" for m in made if m.endswith(".png")))
+    return t + "\n" + "\n".join(made)

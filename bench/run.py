@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""bench/run.py: every scenario against deadbolt, the server's limit and the peers, in one
+run on one redis-server pinned to CPU 0; contenders interleaved (A B C A B C ...), medians
+of the repetitions with min..max. Writes results.json, table.md and charts (PNG).
+
+    bench/run.py [--out bench/results] [--reps 3] [--smoke]
+
+--smoke: seconds-long runs with tiny counts, so the tests can prove the harness still works.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+import stats  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DRIVER = os.environ.get("DEADBOLT_BENCH", os.path.join(ROOT, "build", "bench", "deadbolt-bench"))
+PY = ["/usr/bin/python3", os.path.join(HERE, "peers", "redis_py_lock.py")]
+NODE = ["node", os.path.join(HERE, "peers", "redlock.mjs")]
+
+# name -> (argv prefix, extra options); the limit first, deadbolt second, then the peers.
+CONTENDERS = {
+    "raw hiredis": ([DRIVER], ["--contender", "raw"]),
+    "deadbolt": ([DRIVER], ["--contender", "deadbolt"]),
+    "redis-py sleep=0.1": (PY, ["--sleep", "0.1"]),
+    "redis-py sleep=0.001": (PY, ["--sleep", "0.001"]),
+    "node-redlock default": (NODE, []),
+    "node-redlock busy": (NODE, ["--retry", "busy"]),
+}
+LIMIT, OURS = "raw hiredis", "deadbolt"
+PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A throwaway redis-server pinned to CPU 0."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="deadbolt-bench-")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", "0", "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", self.dir, "--logfile", "redis.log"],
+            stdout=subprocess.DEVNULL)
+        for _ in range(100):
+            if self.cli("PING") == "PONG":
+                return
+            time.sleep(0.05)
+        raise SystemExit("bench: redis-server did not start")
+
+    def cli(self, *args):
+        r = subprocess.run(["redis-cli", "-p", str(self.port), *args], capture_output=True, text=True)
+        return r.stdout.strip()
+
+    def commands(self):
+        """Commands the server executed so far (INFO commandstats), calls made inside
+        scripts included, our own INFO excluded."""
+        total = 0
+        for line in self.cli("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_") and ":calls=" in line and not line.startswith("cmdstat_info:"):
+                total += int(line.split("calls=")[1].split(",")[0])
+        return total
+
+    def stat(self, field):
+        """A numeric field of INFO."""
+        for line in self.cli("INFO", "all").splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split(":")[1])
+        return 0
+
+    def stop(self):
+        self.cli("SHUTDOWN", "NOSAVE")
+        self.proc.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run(contender, scenario, opts, cpu=None, timeout=600):
+    prefix, extra = CONTENDERS[contender]
+    argv = [*prefix, scenario, *extra, *[str(o) for o in opts]]
+    if cpu is not None:
+        argv = ["taskset", "-c", str(cpu), *argv]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise SystemExit(f"bench: {contender} {scenario} failed ({r.returncode}): {r.stderr[-800:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def redis_benchmark(srv, clients, n):
+    """The acquire and the release script through redis-benchmark (fresh keys, so every
+    acquire succeeds): one cycle = one of each."""
+    srv.cli("SCRIPT", "FLUSH")
+    sha = {}
+    for name in ("acquire", "release"):
+        source = subprocess.run([DRIVER, "script", name], capture_output=True, text=True, check=True).stdout
+        sha[name] = srv.cli("SCRIPT", "LOAD", source)
+    rows = {}
+    for name, cmd in (("acquire", ["EVALSHA", sha["acquire"], "2", "k:__rand_int__", "{k:__rand_int__}:fence",
+                                   "tok", "30000", "90000"]),
+                      ("release", ["EVALSHA", sha["release"], "1", "k:__rand_int__", "tok", "ch"])):
+        out = subprocess.run(["taskset", "-c", "1", "redis-benchmark", "-p", str(srv.port), "-c", str(clients),
+                              "-n", str(n), "-r", "1000000", "--csv", *cmd], capture_output=True, text=True).stdout
+        fields = out.strip().splitlines()[-1].replace('"', "").split(",")
+        rows[name] = {"rps": float(fields[1]), "p50_ms": float(fields[4]), "p99_ms": float(fields[6])}
+    return {"cycles_per_s": 1 / (1 / rows["acquire"]["rps"] + 1 / rows["release"]["rps"]),
+            "p50_us": (rows["acquire"]["p50_ms"] + rows["release"]["p50_ms"]) * 1000,
+            "p99_us": (rows["acquire"]["p99_ms"] + rows["release"]["p99_ms"]) * 1000}
+
+
+def check(results):
+    """What a smoke run must show, so the harness cannot rot: every contender measured in
+    every scenario it takes part in, and no lost update under the locks that promise none."""
+    sc, bad = results["scenarios"], []
+    for c, by_cpu in sc["1_latency"].items():
+        bad += [f"1: no cycles for {c}" for rows in by_cpu.values() for r in rows if r["cycles_per_s"] <= 0]
+    for c, by_t in sc["2_throughput"].items():
+        bad += [f"2: no cycles for {c}" for rows in by_t.values() for r in rows if r["cycles_per_s"] <= 0]
+    for c, rows in sc["3_contended"].items():
+        bad += [f"3: no acquisitions for {c}" for r in rows if r["acquisitions"] == 0]
+        bad += [f"3: {c} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
+    for c, by_n in sc["4_waiting"].items():
+        bad += [f"4: no server commands seen for {c}" for rows in by_n.values() for r in rows if r["server_commands"] <= 0]
+    for n, rows in sc["5_renewal"].items():
+        bad += [f"5: {r['leases'] - r['valid_at_end']} of {n} leases lost" for r in rows if r["valid_at_end"] != r["leases"]]
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    smoke = a.smoke
+    reps = 1 if smoke else a.reps
+    cycle_s = 0.3 if smoke else 3
+    contend_s = 1 if smoke else 10
+    wait_s = 1 if smoke else 10
+    renew_s = 2 if smoke else 30
+    thread_counts = [1, 4] if smoke else [1, 4, 16, 64]
+    waiters = [1, 3] if smoke else [1, 10, 100]
+    lease_counts = [100] if smoke else [1000, 10000, 100000]
+    if not os.access(DRIVER, os.X_OK):
+        raise SystemExit("bench: build first (scripts/setup.sh)")
+    if not os.path.isdir(os.path.join(HERE, "peers", "node_modules")):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=os.path.join(HERE, "peers"), check=True)
+
+    srv = Server()
+    results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "smoke": smoke, "reps": reps, "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
+               "versions": {}, "scenarios": {}}
+    sc = results["scenarios"]
+    try:
+        results["versions"]["redis-server"] = srv.cli("INFO", "server").split("redis_version:")[1].split()[0]
+        key = 0
+
+        def fresh():
+            nonlocal key
+            key += 1
+            return f"b{key}"
+
+        # 1. Uncontended latency: one thread, client on CPU 0 and on CPU 1.
+        s1 = sc["1_latency"] = {c: {0: [], 1: []} for c in [*CONTENDERS, "redis-benchmark"]}
+        for _ in range(reps):
+            for cpu in (0, 1):
+                for c in CONTENDERS:
+                    r = run(c, "cycle", ["--port", srv.port, "--threads", 1, "--seconds", cycle_s, "--key", fresh()], cpu)
+                    if "version" in r:
+                        results["versions"][c.split()[0]] = r["version"] + (f", ioredis {r['ioredis']}" if "ioredis" in r else "")
+                    s1[c][cpu].append(r)
+                s1["redis-benchmark"][cpu].append(redis_benchmark(srv, 1, 2000 if smoke else 20000))
+            srv.cli("FLUSHALL")
+        # 2. Uncontended throughput: T threads (or T concurrent loops) on distinct keys.
+        s2 = sc["2_throughput"] = {c: {t: [] for t in thread_counts} for c in [*CONTENDERS, "redis-benchmark"]}
+        for _ in range(reps):
+            for t in thread_counts:
+                for c in CONTENDERS:
+                    s2[c][t].append(run(c, "cycle", ["--port", srv.port, "--threads", t, "--seconds", cycle_s, "--key", fresh()], 1))
+                s2["redis-benchmark"][t].append(redis_benchmark(srv, t, 2000 if smoke else 50000))
+                srv.cli("FLUSHALL")
+        # 3 and 6. Contended handoff: 8 processes, one key, a read-modify-write inside.
+        s3 = sc["3_contended"] = {c: [] for c in CONTENDERS}
+        for _ in range(reps):
+            for c in CONTENDERS:
+                k = fresh()
+                start = now_ns() + 3_000_000_000  # eight processes start up meanwhile
+                until = start + int(contend_s * 1e9)
+                procs = []
+                for i in range(8):
+                    prefix, extra = CONTENDERS[c]
+                    argv = [*prefix, "contend", *extra, "--port", str(srv.port), "--id", str(i), "--key", k,
+                            "--start-ns", str(start), "--until-ns", str(until)]
+                    procs.append(subprocess.Popen(["taskset", "-c", "1", *argv], stdout=subprocess.PIPE, text=True))
+                outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
+                counter = int(srv.cli("GET", f"{k}:counter") or 0)
+                row = stats.contended([o["events"] for o in outs], counter)
+                row["failures"] = sum(o["failures"] for o in outs)
+                row["cpu_s"] = sum(o["cpu_s"] for o in outs)
+                s3[c].append(row)
+        # 4. Waiting cost: N clients wait on a lock someone else holds.
+        s4 = sc["4_waiting"] = {c: {n: [] for n in waiters} for c in CONTENDERS if c != LIMIT}
+        for _ in range(reps):
+            for n in waiters:
+                for c in s4:
+                    k = fresh()
+                    srv.cli("SET", k, "someone-else", "PX", str(int((wait_s + 5) * 1000)))
+                    before = srv.commands()
+                    r = run(c, "wait", ["--port", srv.port, "--clients", n, "--seconds", wait_s, "--key", k], 1)
+                    r["server_commands"] = srv.commands() - before
+                    s4[c][n].append(r)
+        # 5. Renewal cost: one deadbolt process holds L auto-renewed leases.
+        s5 = sc["5_renewal"] = {n: [] for n in lease_counts}
+        for n in lease_counts:
+            k = fresh()
+            argv = [DRIVER, "renew", "--port", str(srv.port), "--leases", str(n), "--threads", "16",
+                    "--ttl-ms", "3000", "--seconds", str(renew_s), "--key", k]
+            p = subprocess.Popen(["taskset", "-c", "1", *argv], stdout=subprocess.PIPE, text=True)
+            p.stdout.readline()  # all acquired: the holding phase begins
+            before, reads0, t0 = srv.commands(), srv.stat("total_reads_processed"), time.time()
+            # Redis counts renewals (EVALSHA) and the INFO of this loop; subtract ours.
+            last = json.loads(p.stdout.readline())
+            p.wait()
+            el = time.time() - t0
+            row = dict(last, server_commands_per_s=(srv.commands() - before) / el,
+                       server_reads_per_s=(srv.stat("total_reads_processed") - reads0 - 2) / el,
+                       client_cpu_pct=100 * last["cpu_s"] / last["held_s"])
+            s5[n].append(row)
+            srv.cli("FLUSHALL")
+    finally:
+        srv.stop()
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    with open(os.path.join(a.out, "results.json")) as f:  # the report reads what was saved
+        summary = report.write(json.load(f), a.out)
+    print(summary)
+    problems = check(results)
+    for p in problems:
+        print("bench: " + p, file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Pure statistics of bench/run.py: percentiles, medians with spread, and what a contended
+run's acquisition log says (runs, handoffs, fairness, wait and handoff latencies)."""
+import statistics
+
+
+def pct(values, p):
+    """The p-th percentile (0..1) by nearest rank; 0 for no values."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+
+
+def spread(values):
+    """{median, min, max} of repeated measurements."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)} if values else None
+
+
+def jain(counts):
+    """Jain's fairness index: 1 when every process got the same share, 1/n when one got all."""
+    s, sq = sum(counts), sum(c * c for c in counts)
+    return s * s / (len(counts) * sq) if sq else 0
+
+
+def contended(per_process, counter):
+    """Merges the [invoked, ok, released] logs of the processes of one contended run.
+
+    A run is a maximal sequence of consecutive acquisitions by one process; handoffs/s is
+    acquisitions/s divided by the mean run (a lock that one process keeps re-taking while the
+    others sleep scores many acquisitions but few handoffs). Handoff latency is the time from
+    one holder's release to the next holder's acquire-ok, when the next is another process.
+    """
+    events = sorted((ok, inv, rel, pid) for pid, log in enumerate(per_process) for inv, ok, rel in log)
+    n = len(events)
+    if n == 0:
+        return {"acquisitions": 0, "lost_updates": counter}
+    span = (events[-1][0] - events[0][0]) / 1e9 or 1e-9
+    runs, current = [], 1
+    handoff_ns = []
+    for prev, cur in zip(events, events[1:]):
+        if cur[3] == prev[3]:
+            current += 1
+        else:
+            runs.append(current)
+            current = 1
+            handoff_ns.append(cur[0] - prev[2])
+    runs.append(current)
+    waits_ms = [(ok - inv) / 1e6 for ok, inv, _, _ in events]
+    mean_run = sum(runs) / len(runs)
+    return {
+        "acquisitions": n,
+        "acquisitions_per_s": n / span,
+        "handoffs_per_s": n / mean_run / span,
+        "wait_ms": {"p50": pct(waits_ms, 0.5), "p99": pct(waits_ms, 0.99),
+                    "p999": pct(waits_ms, 0.999), "max": max(waits_ms)},
+        "wait_ms_sample": sorted(waits_ms)[:: max(1, n // 2000)],
+        "jain": jain([len(log) for log in per_process]),
+        "mean_run": mean_run,
+        "max_run": max(runs),
+        "handoff_ms": {"p50": pct(handoff_ns, 0.5) / 1e6, "p99": pct(handoff_ns, 0.99) / 1e6,
+                       "max": max(handoff_ns, default=0) / 1e6},
+        "lost_updates": n - counter,
+    }
