@@ -40,7 +40,11 @@ Status LeaseState::release() noexcept {
         // once the server answers again, so waiters need not sit out the whole TTL.
         if (!st.ok() && is_retryable(st.ec))
             client->renewer->add_cleanup(keys.lock, keys.channel, token, valid_until() + px);
-        if (st.ok() && !(r.type == Reply::Type::integer && r.integer == 1))
+        // 1 + the number of clients the release message woke.
+        if (st.ok() && r.type == Reply::Type::integer && r.integer > 1 &&
+            options.handoff_grace.count() > 0)
+            client->handoffs.note(keys.lock, Clock::now() + options.handoff_grace);
+        if (st.ok() && !(r.type == Reply::Type::integer && r.integer >= 1))
             st = Status::error(errc::not_owner,
                                fmt::format("lock '{}' was no longer ours at release: it expired "
                                            "or was taken; fence {} may have been overtaken",

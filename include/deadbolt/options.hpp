@@ -53,15 +53,20 @@ using LostHandler = std::function<void(std::string_view name, std::error_code wh
 
 /// Behaviour of a Mutex and of the leases it grants.
 struct MutexOptions {
-    milliseconds ttl{30000};      ///< Lease time to live on the server.
-    bool auto_renew = true;       ///< Renew while held, so a live holder never expires.
-    milliseconds renew_every{0};  ///< Renewal period; 0 = ttl / 3.
-    milliseconds max_hold{0};     ///< Stop renewing after this long held; 0 = no bound.
-    milliseconds lock_delay{0};   ///< After a holder vanishes without releasing, nobody
-                                  ///< gets the lock until this long after its TTL ran out.
-    milliseconds wait_jitter{5};  ///< Up to this much random delay added to waits, so
-                                  ///< waiters of many processes do not retry in lockstep.
-    LostHandler on_lost;          ///< Called when a lease of this mutex is lost.
+    milliseconds ttl{30000};        ///< Lease time to live on the server.
+    bool auto_renew = true;         ///< Renew while held, so a live holder never expires.
+    milliseconds renew_every{0};    ///< Renewal period; 0 = ttl / 3.
+    milliseconds max_hold{0};       ///< Stop renewing after this long held; 0 = no bound.
+    milliseconds lock_delay{0};     ///< After a holder vanishes without releasing, nobody
+                                    ///< gets the lock until this long after its TTL ran out.
+    milliseconds wait_jitter{5};    ///< Up to this much random delay added to waits, so
+                                    ///< waiters of many processes do not retry in lockstep.
+    milliseconds handoff_grace{2};  ///< After this client released the lock while others
+                                    ///< waited, its own next acquire waits up to this long
+                                    ///< (or for the next release), so the woken waiter gets
+                                    ///< the lock instead of the releaser re-taking it at once.
+                                    ///< 0 = re-take at once (more throughput, less fairness).
+    LostHandler on_lost;            ///< Called when a lease of this mutex is lost.
 };
 
 }  // namespace deadbolt

@@ -52,6 +52,26 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
         status = std::move(st);
     };
 
+    auto subscribe = [&](Clock::time_point now) {
+        // Subscribe first, then try again: a release between our attempt and the
+        // subscription would otherwise go unnoticed.
+        auto sub_deadline = now + c.ep.options.command_timeout;
+        if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
+        Status s = c.subscriber().subscribe(keys.channel, sub_deadline, &seq);
+        if (!s.ok()) return s;
+        subscribed = true;
+        if (how.cancel.stop_possible())
+            on_cancel.emplace(how.cancel, [&c, ch = keys.channel] { c.subscriber().poke(ch); });
+        return s;
+    };
+
+    // We just released this lock to waiting clients: give the one that was woken a moment to
+    // take it rather than barging back in ahead of it (which starves other processes).
+    if (auto until = c.handoffs.yield_until(keys.lock)) {
+        if (how.deadline) until = std::min(*until, *how.deadline);
+        if (subscribe(Clock::now()).ok()) seq = c.subscriber().wait(keys.channel, seq, *until);
+    }
+
     for (;;) {
         if (how.cancel.stop_requested()) {
             finish(Status::error(errc::cancelled, "cancelled while waiting for the lock"));
@@ -107,11 +127,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             break;
         }
         if (!subscribed) {
-            // Subscribe first, then try again: a release between our attempt and the
-            // subscription would otherwise go unnoticed.
-            auto sub_deadline = now + c.ep.options.command_timeout;
-            if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
-            if (Status s = c.subscriber().subscribe(keys.channel, sub_deadline, &seq); !s.ok()) {
+            if (Status s = subscribe(now); !s.ok()) {
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
                     Clock::now() >= *how.deadline)
                     s = Status::error(errc::not_acquired,
@@ -119,9 +135,6 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
                 status = std::move(s);
                 break;
             }
-            subscribed = true;
-            if (how.cancel.stop_possible())
-                on_cancel.emplace(how.cancel, [&c, ch = keys.channel] { c.subscriber().poke(ch); });
             continue;
         }
         auto wake = out.pttl.count() < 0 ? now + kNoExpiryRecheck

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/handoffs.hpp"
 #include "core/local_queue.hpp"
 #include "core/renewer.hpp"
 #include "net/connection.hpp"
@@ -32,6 +33,7 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::shared_ptr<Connection> conn;
     std::shared_ptr<Renewer> renewer;
     LocalQueue local;
+    Handoffs handoffs;
 
   private:
     std::once_flag sub_once_;

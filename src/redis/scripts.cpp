@@ -32,8 +32,7 @@ return {0, redis.call('PTTL', KEYS[1])}
 constexpr std::string_view kRelease = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], 'released')
-  return 1
+  return 1 + redis.call('PUBLISH', ARGV[2], 'released')
 end
 return 0
 )lua";

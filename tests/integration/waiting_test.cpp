@@ -112,3 +112,43 @@ TEST(Waiting, CancelStopsALocalWaitToo) {
     EXPECT_EQ(ec, deadbolt::errc::cancelled);
     EXPECT_FALSE(l);
 }
+
+TEST(Waiting, ReleaserYieldsToTheWokenWaiterInsteadOfBargingBackIn) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    auto b = deadbolt::Client::connect(srv.url());
+    // A grace far above any wake-up time, so the order below does not depend on timing.
+    deadbolt::MutexOptions o{.ttl = 30s, .handoff_grace = 2s};
+    auto held = a.acquire("polite", o, {.deadline = Clock::now()});
+    std::mutex m;
+    std::vector<std::string> order;
+    std::thread waiter([&] {
+        std::error_code ec;
+        auto l = b.acquire("polite", o, {.deadline = Clock::now() + 3s}, ec);
+        if (ec) return;  // barged past for good: the order below says so
+        {
+            std::lock_guard lk(m);
+            order.push_back("b");
+        }
+        std::this_thread::sleep_for(50ms);
+        l.release();
+    });
+    // The waiter is subscribed once the server has a subscriber on the channel.
+    for (int i = 0;
+         i < 500 &&
+         srv.raw().cmd({"PUBSUB", "NUMSUB", "{polite}:released"}).elements.at(1).integer == 0;
+         ++i)
+        std::this_thread::sleep_for(10ms);
+    held.release();
+    auto again = a.acquire("polite", o, {.deadline = Clock::now() + 10s});  // right away
+    {
+        std::lock_guard lk(m);
+        order.push_back("a");
+    }
+    if (order.size() == 1) again.release();  // a barged in: let the waiter give up
+    waiter.join();
+    EXPECT_EQ(order, (std::vector<std::string>{"b", "a"}));
+    // With nobody waiting there is nothing to yield to: the next acquire is immediate.
+    again.release();
+    EXPECT_TRUE(a.acquire("polite", o, {.deadline = Clock::now()}).valid());
+}

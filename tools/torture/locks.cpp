@@ -47,6 +47,8 @@ class DeadboltLock : public LockAdapter {
         AcquireOptions how;
         how.deadline = Clock::now() + wait;
         lease_ = client_.acquire("torture", o, how, ec);
+        // The grant may have happened with its reply lost: the worker records "unknown".
+        if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
         if (!lease_) return std::nullopt;
         return Holding{lease_.fence(), valid_until()};
     }
