@@ -68,10 +68,12 @@ if (scenario === "cycle") {
   }
   out = { id, failures, cpu_s: cpu() - c0, events: "EVENTS" };
   const text = JSON.stringify({ ...out, version: version("redlock"), ioredis: version("ioredis") });
-  process.stdout.write(text.replace('"EVENTS"', "[" + events.map((e) => `[${e.join(",")}]`).join(",") + "]") + "\n");
   redis.disconnect();
   data.disconnect();
-  process.exit(0);
+  // Exit only once the pipe took it all: a pipe write is asynchronous in Node.
+  process.stdout.write(text.replace('"EVENTS"', "[" + events.map((e) => `[${e.join(",")}]`).join(",") + "]") + "\n",
+                       () => process.exit(0));
+  await new Promise(() => {});
 } else if (scenario === "wait") {
   const conns = [...Array(clients).keys()].map(() => new Redis({ port }));
   let acquired = 0;
@@ -93,5 +95,5 @@ if (scenario === "cycle") {
   console.error(`redlock.mjs: no scenario ${scenario}`);
   process.exit(64);
 }
-console.log(JSON.stringify({ ...out, version: version("redlock"), ioredis: version("ioredis") }));
-process.exit(0);
+process.stdout.write(JSON.stringify({ ...out, version: version("redlock"), ioredis: version("ioredis") }) + "\n",
+                     () => process.exit(0));
