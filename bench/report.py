@@ -94,41 +94,35 @@ def charts(results, out):
         import matplotlib.pyplot as plt
     except ImportError:
         return ["charts skipped: python3-matplotlib is not installed"]
-    made = []
     sc = results["scenarios"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c, v in sc["2_throughput"].items():
-        ts = sorted(v, key=int)
-        ax.plot([int(t) for t in ts], [stats.spread([r["cycles_per_s"] for r in v[t]])["median"] for t in ts],
-                marker="o", label=c)
-    ax.set(xscale="log", xlabel="threads (or concurrent loops)", ylabel="acquire+release cycles/s",
-           title="2. Uncontended throughput, distinct keys")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "throughput.png"), dpi=110)
-    made.append("throughput.png")
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c, v in sc["3_contended"].items():
-        sample = v[0].get("wait_ms_sample") if v else None
-        if sample:
-            ax.plot(sorted(sample), [i / len(sample) for i in range(len(sample))], label=c)
-    ax.set(xscale="log", xlabel="wait for the lock, ms", ylabel="fraction of acquisitions",
-           title="3. Contended: wait-time distribution (CDF), 8 processes")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "contended_wait.png"), dpi=110)
-    made.append("contended_wait.png")
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c, v in sc["4_waiting"].items():
-        ns = sorted(v, key=int)
-        ax.plot([int(n) for n in ns], [max(1, stats.spread([r["server_commands"] for r in v[n]])["median"]) for n in ns],
-                marker="o", label=c)
-    ax.set(xscale="log", yscale="log", xlabel="clients waiting", ylabel="server commands during the wait",
-           title="4. Waiting cost")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "waiting.png"), dpi=110)
-    made.append("waiting.png")
+
+    def chart(name, series, **axes):
+        """One PNG: a line per contender from series = {label: (xs, ys)}."""
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for label, (xs, ys) in series.items():
+            ax.plot(xs, ys, marker="o" if len(xs) < 10 else None, label=label)
+        ax.set(**axes)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, name), dpi=110)
+        return name
+
+    def by_count(data, metric):
+        return {c: ([int(k) for k in sorted(v, key=int)],
+                    [max(1, stats.spread([r[metric] for r in v[k]])["median"]) for k in sorted(v, key=int)])
+                for c, v in data.items()}
+
+    waits = {c: (sorted(v[0]["wait_ms_sample"]), [i / len(v[0]["wait_ms_sample"]) for i in range(len(v[0]["wait_ms_sample"]))])
+             for c, v in sc["3_contended"].items() if v and v[0].get("wait_ms_sample")}
+    made = [
+        chart("throughput.png", by_count(sc["2_throughput"], "cycles_per_s"), xscale="log",
+              xlabel="threads (or concurrent loops)", ylabel="acquire+release cycles/s",
+              title="2. Uncontended throughput, distinct keys"),
+        chart("contended_wait.png", waits, xscale="log", xlabel="wait for the lock, ms",
+              ylabel="fraction of acquisitions", title="3. Contended: wait-time distribution (CDF), 8 processes"),
+        chart("waiting.png", by_count(sc["4_waiting"], "server_commands"), xscale="log", yscale="log",
+              xlabel="clients waiting", ylabel="server commands during the wait", title="4. Waiting cost"),
+    ]
     plt.close("all")
     return made
 
