@@ -140,7 +140,7 @@ def check(results):
     for c, by_n in sc["4_waiting"].items():
         bad += [f"4: no server commands seen for {c}" for rows in by_n.values() for r in rows if r["server_commands"] <= 0]
     for n, rows in sc["5_renewal"].items():
-        bad += [f"5: {r['leases'] - r['valid_at_end']} of {n} leases lost" for r in rows if r["valid_at_end"] != r["leases"]]
+        bad += [f"5 ({n}): {r['leases'] - r['valid_at_end']} leases lost" for r in rows if r["valid_at_end"] != r["leases"]]
     return bad
 
 
@@ -149,7 +149,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--only", default="1,2,3,4,5",
+                    help="scenarios to run (3 includes 6); the others are kept from --out's results.json")
     a = ap.parse_args()
+    only = {int(x) for x in a.only.split(",")}
     smoke = a.smoke
     reps = 1 if smoke else a.reps
     cycle_s = 0.3 if smoke else 3
@@ -159,6 +162,7 @@ def main():
     thread_counts = [1, 4] if smoke else [1, 4, 16, 64]
     waiters = [1, 3] if smoke else [1, 10, 100]
     lease_counts = [100] if smoke else [1000, 10000, 100000]
+    lease_ttls_ms = [3000] if smoke else [3000, 30000]  # a renewal every 1 s, and the default
     if not os.access(DRIVER, os.X_OK):
         raise SystemExit("bench: build first (scripts/setup.sh)")
     if not os.path.isdir(os.path.join(HERE, "peers", "node_modules")):
@@ -168,6 +172,11 @@ def main():
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": smoke, "reps": reps, "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
                "versions": {}, "scenarios": {}}
+    if only != {1, 2, 3, 4, 5}:  # a partial re-run: keep the rest of the last full run
+        with open(os.path.join(a.out, "results.json")) as f:
+            kept = json.load(f)
+        kept.setdefault("reruns", []).append({"scenarios": sorted(only), "started": results["started"]})
+        results = kept
     sc = results["scenarios"]
     try:
         results["versions"]["redis-server"] = srv.cli("INFO", "server").split("redis_version:")[1].split()[0]
@@ -179,8 +188,10 @@ def main():
             return f"b{key}"
 
         # 1. Uncontended latency: one thread, client on CPU 0 and on CPU 1.
-        s1 = sc["1_latency"] = {c: {0: [], 1: []} for c in [*CONTENDERS, "redis-benchmark"]}
-        for _ in range(reps):
+        s1 = {c: {0: [], 1: []} for c in [*CONTENDERS, "redis-benchmark"]}
+        if 1 in only:
+            sc["1_latency"] = s1
+        for _ in range(reps if 1 in only else 0):
             for cpu in (0, 1):
                 for c in CONTENDERS:
                     r = run(c, "cycle", ["--port", srv.port, "--threads", 1, "--seconds", cycle_s, "--key", fresh()], cpu)
@@ -190,16 +201,20 @@ def main():
                 s1["redis-benchmark"][cpu].append(redis_benchmark(srv, 1, 2000 if smoke else 20000))
             srv.cli("FLUSHALL")
         # 2. Uncontended throughput: T threads (or T concurrent loops) on distinct keys.
-        s2 = sc["2_throughput"] = {c: {t: [] for t in thread_counts} for c in [*CONTENDERS, "redis-benchmark"]}
-        for _ in range(reps):
+        s2 = {c: {t: [] for t in thread_counts} for c in [*CONTENDERS, "redis-benchmark"]}
+        if 2 in only:
+            sc["2_throughput"] = s2
+        for _ in range(reps if 2 in only else 0):
             for t in thread_counts:
                 for c in CONTENDERS:
                     s2[c][t].append(run(c, "cycle", ["--port", srv.port, "--threads", t, "--seconds", cycle_s, "--key", fresh()], 1))
                 s2["redis-benchmark"][t].append(redis_benchmark(srv, t, 2000 if smoke else 50000))
                 srv.cli("FLUSHALL")
         # 3 and 6. Contended handoff: 8 processes, one key, a read-modify-write inside.
-        s3 = sc["3_contended"] = {c: [] for c in CONTENDERS}
-        for _ in range(reps):
+        s3 = {c: [] for c in CONTENDERS}
+        if 3 in only:
+            sc["3_contended"] = s3
+        for _ in range(reps if 3 in only else 0):
             for c in CONTENDERS:
                 k = fresh()
                 start = now_ns() + 3_000_000_000  # eight processes start up meanwhile
@@ -217,8 +232,10 @@ def main():
                 row["cpu_s"] = sum(o["cpu_s"] for o in outs)
                 s3[c].append(row)
         # 4. Waiting cost: N clients wait on a lock someone else holds.
-        s4 = sc["4_waiting"] = {c: {n: [] for n in waiters} for c in CONTENDERS if c != LIMIT}
-        for _ in range(reps):
+        s4 = {c: {n: [] for n in waiters} for c in CONTENDERS if c != LIMIT}
+        if 4 in only:
+            sc["4_waiting"] = s4
+        for _ in range(reps if 4 in only else 0):
             for n in waiters:
                 for c in s4:
                     k = fresh()
@@ -228,11 +245,13 @@ def main():
                     r["server_commands"] = srv.commands() - before
                     s4[c][n].append(r)
         # 5. Renewal cost: one deadbolt process holds L auto-renewed leases.
-        s5 = sc["5_renewal"] = {n: [] for n in lease_counts}
-        for n in lease_counts:
+        s5 = {f"{n} leases, TTL {ttl // 1000} s": [] for ttl in lease_ttls_ms for n in lease_counts}
+        if 5 in only:
+            sc["5_renewal"] = s5
+        for ttl, n in [(ttl, n) for ttl in lease_ttls_ms for n in lease_counts] if 5 in only else []:
             k = fresh()
             argv = [DRIVER, "renew", "--port", str(srv.port), "--leases", str(n), "--threads", "16",
-                    "--ttl-ms", "3000", "--seconds", str(renew_s), "--key", k]
+                    "--ttl-ms", str(ttl), "--seconds", str(renew_s), "--key", k]
             p = subprocess.Popen(["taskset", "-c", "1", *argv], stdout=subprocess.PIPE, text=True)
             p.stdout.readline()  # all acquired: the holding phase begins
             before, reads0, t0 = srv.commands(), srv.stat("total_reads_processed"), time.time()
@@ -243,7 +262,7 @@ def main():
             row = dict(last, server_commands_per_s=(srv.commands() - before) / el,
                        server_reads_per_s=(srv.stat("total_reads_processed") - reads0 - 2) / el,
                        client_cpu_pct=100 * last["cpu_s"] / last["held_s"])
-            s5[n].append(row)
+            s5[f"{n} leases, TTL {ttl // 1000} s"].append(row)
             srv.cli("FLUSHALL")
     finally:
         srv.stop()
