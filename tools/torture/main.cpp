@@ -26,6 +26,18 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// Cuts a history back to its last complete line, so the replacement worker's events do not
+// continue a line its killed predecessor never finished (that event was never recorded).
+void drop_torn_line(const std::string& path) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    if (ec || size == 0) return;
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto keep = text.rfind('\n');
+    std::filesystem::resize_file(path, keep == std::string::npos ? 0 : keep + 1, ec);
+}
+
 struct RunConfig {
     std::string lock, mode, nemesis, expect, dir;
     int workers;
@@ -54,6 +66,7 @@ nlohmann::json run_one(const RunConfig& rc) {
 
     auto spawn = [&](int i) {
         holding[i].store(0);
+        drop_torn_line(history_of(i));  // a killed worker may have died mid-line
         WorkerConfig c{i,       rc.lock, fenced,        side.port_for(i), data_srv.port(),  rc.ttl,
                        rc.hold, end_ns,  history_of(i), &holding[i],      clocks[i]->page()};
         pid_t pid = fork();
