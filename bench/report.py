@@ -133,6 +133,8 @@ def write(results, out):
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     made = charts(results, out)
     with open(os.path.join(out, "table.md"), "w") as f:
-        f.write(f"Run {results['started']}, {results['reps']} repetitions, medians [min..max]. "
+        reruns = "".join(f" Scenarios {', '.join(map(str, r['scenarios']))} re-run {r['started']}."
+                         for r in results.get("reruns", []))
+        f.write(f"Run {results['started']}, {results['reps']} repetitions, medians [min..max].{reruns} "
                 f"Versions: {versions}.\n\n{t}\n" + "".join(f"![{m}]({m})\n" for m in made if m.endswith(".png")))
     return t + "\n" + "\n".join(made)
