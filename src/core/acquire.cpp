@@ -92,15 +92,16 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             finish(std::move(st));
             break;
         }
-        if (out.acquired && c.now() >= validity_deadline(sent_at, options.ttl)) {
-            // The reply came too late to leave any validity (a stalled link): nobody may act
-            // on this lock, so free it in the background and try afresh with a new token (the
-            // cleanup must not delete our next acquisition). Its fence is never used.
-            c.renewer->add_cleanup(keys.lock, keys.channel, token, sent_at + px);
-            token = random_token();
-            continue;
-        }
         if (out.acquired) {
+            auto valid_until = validity_deadline(sent_at, options.ttl);
+            if (c.now() >= valid_until) {
+                // The reply came too late to leave any validity (a stalled link): nobody may
+                // act on this lock, so free it in the background and try afresh with a new
+                // token (the cleanup must not delete our next acquisition). Its fence is unused.
+                c.renewer->add_cleanup(keys.lock, keys.channel, token, sent_at + px);
+                token = random_token();
+                continue;
+            }
             auto s = std::make_shared<LeaseState>();
             s->client = client;
             s->name = std::string(name);
@@ -110,7 +111,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             s->options = options;
             s->px = px;
             s->acquired_at = sent_at;
-            s->set_valid_until(validity_deadline(sent_at, options.ttl));
+            s->set_valid_until(valid_until);
             c.renewer->add(s);
             if (subscribed) c.subscriber().unsubscribe(s->keys.channel);
             status = {};

@@ -23,7 +23,7 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     ~ClientImpl();
 
     /// Now on the clock leases are measured on (ClientOptions::clock).
-    Clock::time_point now() const { return ep.options.clock ? ep.options.clock() : Clock::now(); }
+    Clock::time_point now() const { return now_on(ep.options.clock); }
     /// A deadline one command timeout from now.
     Clock::time_point deadline() const { return Clock::now() + ep.options.command_timeout; }
     /// The pub/sub connection, started on first use.

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -17,6 +18,11 @@ namespace deadbolt::detail {
 
 struct ClientImpl;
 using Clock = std::chrono::steady_clock;
+/// The clock leases are measured on (ClientOptions::clock); empty means Clock::now.
+using LeaseClock = std::function<Clock::time_point()>;
+inline Clock::time_point now_on(const LeaseClock& clock) {
+    return clock ? clock() : Clock::now();
+}
 
 struct LeaseState {
     std::shared_ptr<ClientImpl> client;

@@ -19,7 +19,7 @@ std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
 }
 
 Renewer::Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout,
-                 std::function<Clock::time_point()> clock)
+                 LeaseClock clock)
     : conn_(std::move(conn)), command_timeout_(command_timeout), clock_(std::move(clock)) {}
 
 Renewer::~Renewer() {
@@ -58,12 +58,13 @@ void Renewer::add_cleanup(std::string lock, std::string channel, std::string tok
                           Clock::time_point give_up) {
     std::lock_guard lk(m_);
     start_locked();
-    cleanups_.push_back({std::move(lock), std::move(channel), std::move(token), give_up, now(), 0});
+    cleanups_.push_back(
+        {std::move(lock), std::move(channel), std::move(token), give_up, now_on(clock_), 0});
     cv_.notify_all();
 }
 
 void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
-    auto now = this->now();
+    auto now = now_on(clock_);
     std::vector<Cleanup> due;
     std::erase_if(cleanups_, [&](Cleanup& c) {
         if (c.next_at > now) return false;
@@ -81,8 +82,8 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     for (std::size_t i = 0; i < due.size(); ++i) {
         if (st.ok() && replies[i].type == Reply::Type::integer) continue;  // done either way
         auto& c = due[i];
-        c.next_at = this->now() + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
-                                                   std::chrono::milliseconds(1000));
+        c.next_at = now_on(clock_) + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
+                                                      std::chrono::milliseconds(1000));
         cleanups_.push_back(std::move(c));
     }
 }
@@ -117,7 +118,7 @@ void Renewer::run() {
         if (stopping_) break;
         auto first = schedule_.empty() ? Clock::time_point::max() : schedule_.begin()->first;
         for (auto& c : cleanups_) first = std::min(first, c.next_at);
-        auto now = this->now();
+        auto now = now_on(clock_);
         if (first > now) {
             sleeping_until_ = first;
             if (first == Clock::time_point::max())
@@ -179,7 +180,7 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
             px[i - begin] = std::to_string(l.px.count());
             calls.push_back({&extend_script(), {l.keys.lock}, {l.token, px[i - begin]}});
         }
-        auto sent_at = now();
+        auto sent_at = now_on(clock_);
         std::vector<Reply> replies;
         Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
         std::vector<std::shared_ptr<LeaseState>> refused;
@@ -199,8 +200,8 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                     leases_.erase(it);
                 } else {
                     // Transport or server trouble: try again soon, but never past validity.
-                    auto retry =
-                        now() + std::max(period(l->options) / 10, std::chrono::milliseconds(20));
+                    auto retry = now_on(clock_) +
+                                 std::max(period(l->options) / 10, std::chrono::milliseconds(20));
                     schedule_locked(e, std::min(retry, l->valid_until()));
                 }
             }

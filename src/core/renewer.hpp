@@ -8,7 +8,6 @@
 #pragma once
 
 #include <condition_variable>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,7 +24,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     /// clock: the one leases are measured on (empty = Clock::now); schedules and validity
     /// use it, request deadlines do not.
     Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout,
-            std::function<Clock::time_point()> clock);
+            LeaseClock clock);
     ~Renewer();
 
     void add(const std::shared_ptr<LeaseState>& lease);
@@ -62,8 +61,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
 
     std::shared_ptr<Connection> conn_;
     std::chrono::milliseconds command_timeout_;
-    std::function<Clock::time_point()> clock_;
-    Clock::time_point now() const { return clock_ ? clock_() : Clock::now(); }
+    LeaseClock clock_;
     std::mutex m_;
     std::condition_variable cv_;
     std::map<const LeaseState*, Entry> leases_;
