@@ -90,11 +90,15 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def run(contender, scenario, opts, cpu=None, timeout=600):
+def argv_for(contender, scenario, opts, cpu=None):
+    """The contender's driver command for scenario, pinned to cpu if given."""
     prefix, extra = CONTENDERS[contender]
     argv = [*prefix, scenario, *extra, *[str(o) for o in opts]]
-    if cpu is not None:
-        argv = ["taskset", "-c", str(cpu), *argv]
+    return ["taskset", "-c", str(cpu), *argv] if cpu is not None else argv
+
+
+def run(contender, scenario, opts, cpu=None, timeout=600):
+    argv = argv_for(contender, scenario, opts, cpu)
     r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise SystemExit(f"bench: {contender} {scenario} failed ({r.returncode}): {r.stderr[-800:]}")
@@ -221,10 +225,9 @@ def main():
                 until = start + int(contend_s * 1e9)
                 procs = []
                 for i in range(8):
-                    prefix, extra = CONTENDERS[c]
-                    argv = [*prefix, "contend", *extra, "--port", str(srv.port), "--id", str(i), "--key", k,
-                            "--start-ns", str(start), "--until-ns", str(until)]
-                    procs.append(subprocess.Popen(["taskset", "-c", "1", *argv], stdout=subprocess.PIPE, text=True))
+                    argv = argv_for(c, "contend", ["--port", srv.port, "--id", i, "--key", k,
+                                                   "--start-ns", start, "--until-ns", until], 1)
+                    procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
                 outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
                 counter = int(srv.cli("GET", f"{k}:counter") or 0)
                 row = stats.contended([o["events"] for o in outs], counter)
@@ -250,9 +253,9 @@ def main():
             sc["5_renewal"] = s5
         for ttl, n in [(ttl, n) for ttl in lease_ttls_ms for n in lease_counts] if 5 in only else []:
             k = fresh()
-            argv = [DRIVER, "renew", "--port", str(srv.port), "--leases", str(n), "--threads", "16",
-                    "--ttl-ms", str(ttl), "--seconds", str(renew_s), "--key", k]
-            p = subprocess.Popen(["taskset", "-c", "1", *argv], stdout=subprocess.PIPE, text=True)
+            argv = argv_for(OURS, "renew", ["--port", srv.port, "--leases", n, "--threads", 16,
+                                            "--ttl-ms", ttl, "--seconds", renew_s, "--key", k], 1)
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
             p.stdout.readline()  # all acquired: the holding phase begins
             before, reads0, t0 = srv.commands(), srv.stat("total_reads_processed"), time.time()
             # Redis counts renewals (EVALSHA) and the INFO of this loop; subtract ours.
