@@ -6,7 +6,9 @@
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
 #include "net/url.hpp"
+#include "primitives/specs.hpp"
 #include "redis/commands.hpp"
+#include "redis/keys.hpp"
 #include "redis/replies.hpp"
 
 namespace deadbolt {
@@ -29,7 +31,8 @@ Mutex Client::mutex(std::string_view name, MutexOptions options) const {
 Lease Client::acquire(std::string_view name, const MutexOptions& options,
                       const AcquireOptions& how) const {
     detail::Status st;
-    Lease l = detail::acquire_lease(impl_, name, options, how, st);
+    Lease l = detail::acquire_lease(
+        impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options), how, st);
     st.throw_if_error();
     return l;
 }
@@ -38,7 +41,8 @@ Lease Client::acquire(std::string_view name, const MutexOptions& options, const 
                       std::error_code& ec) const noexcept {
     try {
         detail::Status st;
-        Lease l = detail::acquire_lease(impl_, name, options, how, st);
+        Lease l = detail::acquire_lease(
+            impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options), how, st);
         ec = st.ec;
         return l;
     } catch (const std::exception&) {

@@ -12,7 +12,7 @@ namespace deadbolt {
 namespace detail {
 
 void LeaseState::leave_local_queue() noexcept {
-    if (!left_queue.exchange(true)) client->local.leave(keys.lock);
+    if (!left_queue.exchange(true)) client->local.leave(queue_key);
 }
 
 void LeaseState::mark_lost(std::error_code why) noexcept {
@@ -34,16 +34,16 @@ Status LeaseState::release() noexcept {
     try {
         client->renewer->remove(this);
         Reply r;
-        st = eval(*client->conn, {&release_script(), {keys.lock}, {token, keys.channel}}, r,
-                  client->deadline());
+        auto call = op(*kind->release, px);
+        st = eval(*client->conn, call.view(), r, client->deadline());
         // Not known to be done: the key may still hold our token. Delete it in the background
         // once the server answers again, so waiters need not sit out the whole TTL.
         if (!st.ok() && is_retryable(st.ec))
-            client->renewer->add_cleanup(keys.lock, keys.channel, token, valid_until() + px);
+            client->renewer->add_cleanup(std::move(call), valid_until() + px);
         // 1 + the number of clients the release message woke.
         if (st.ok() && r.type == Reply::Type::integer && r.integer > 1 &&
-            options.handoff_grace.count() > 0)
-            client->handoffs.note(keys.lock, Clock::now() + options.handoff_grace);
+            kind->yield_after_release && options.handoff_grace.count() > 0)
+            client->handoffs.note(channel, Clock::now() + options.handoff_grace);
         if (st.ok() && !(r.type == Reply::Type::integer && r.integer >= 1))
             st = Status::error(errc::not_owner,
                                fmt::format("lock '{}' was no longer ours at release: it expired "
@@ -60,10 +60,9 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
     if (Status st = validate_ttl(ttl, "extend ttl"); !st.ok()) return st;
     if (released) return Status::error(errc::not_owner, "the lease was released");
     try {
-        std::string px = std::to_string((ttl + options.lock_delay).count());
         auto sent_at = client->now();
         Reply r;
-        Status st = eval(*client->conn, {&extend_script(), {keys.lock}, {token, px}}, r,
+        Status st = eval(*client->conn, op(*kind->extend, ttl + options.lock_delay).view(), r,
                          client->deadline());
         if (!st.ok()) return st;
         if (r.type == Reply::Type::integer && r.integer == 1) {
@@ -82,13 +81,17 @@ Status LeaseState::is_current(bool& current) const noexcept {
     current = false;
     try {
         Reply r;
-        Status st = command(*client->conn, {"GET", keys.lock}, r, client->deadline());
+        Status st = eval(*client->conn, op(*kind->check, px).view(), r, client->deadline());
         if (!st.ok()) return st;
-        current = r.type == Reply::Type::string && r.str == token;
+        current = r.type == Reply::Type::integer && r.integer == 1;
         return {};
     } catch (const std::exception& ex) {
         return Status::error(errc::server_error, ex.what());
     }
+}
+
+OwnedCall LeaseState::op(const Script& script, std::chrono::milliseconds px) const {
+    return lease_call(script, op_keys, token, channel, px, op_args);
 }
 
 }  // namespace detail

@@ -15,7 +15,9 @@ namespace deadbolt {
 
 namespace detail {
 struct ClientImpl;
-}
+/// How a Mutex takes its lock: plain (SET NX), fair (FIFO queue), or as an RWLock's writer.
+enum class LockFlavor : unsigned char { plain, fair, write };
+}  // namespace detail
 
 /// A lock shared by every process that uses the same server and name. Satisfies the
 /// standard TimedLockable requirements, so std::unique_lock and std::scoped_lock work.
@@ -25,7 +27,8 @@ class Mutex {
   public:
     using clock = std::chrono::steady_clock;
 
-    Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options);
+    Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options,
+          detail::LockFlavor flavor = detail::LockFlavor::plain);
     Mutex(Mutex&&) noexcept;
     Mutex& operator=(Mutex&&) = delete;
     /// Unlocks if held; never throws.
@@ -78,6 +81,7 @@ class Mutex {
     MutexOptions options_;
     mutable std::mutex m_;  // guards lease_ between the locking thread and unlock()
     std::optional<Lease> lease_;
+    detail::LockFlavor flavor_;
 };
 
 }  // namespace deadbolt

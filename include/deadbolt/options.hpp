@@ -66,6 +66,9 @@ struct MutexOptions {
                                     ///< (or for the next release), so the woken waiter gets
                                     ///< the lock instead of the releaser re-taking it at once.
                                     ///< 0 = re-take at once (more throughput, less fairness).
+    milliseconds waiter_ttl{5000};  ///< FairMutex queue places and RWLock writers' claims
+                                    ///< last this long unless their waiter refreshes them
+                                    ///< (every third of it): a dead waiter is skipped then.
     LostHandler on_lost;            ///< Called when a lease of this mutex is lost.
 };
 

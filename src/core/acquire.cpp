@@ -1,5 +1,7 @@
-// The acquire algorithm: local queue, one attempt, then wait for a release message or the
-// holder's expiry, whichever comes first. No polling.
+// The acquire loop: local queue, one attempt, then wait for a release message, the holder's
+// expiry or a refresh, whichever comes first. No polling.
+#include "core/acquire.hpp"
+
 #include <fmt/format.h>
 
 #include "core/backoff.hpp"
@@ -17,38 +19,71 @@ namespace {
 // A key with no expiry (set by another tool) never frees by itself; look again this often.
 constexpr std::chrono::milliseconds kNoExpiryRecheck{1000};
 
+std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
+                                       const AcquireSpec& spec, std::string token,
+                                       std::uint64_t fence, std::chrono::milliseconds px,
+                                       Clock::time_point sent_at, Clock::time_point valid_until) {
+    auto s = std::make_shared<LeaseState>();
+    s->client = client;
+    s->name = spec.name;
+    s->kind = spec.kind;
+    s->op_keys = spec.op_keys;
+    s->op_args = spec.op_args;
+    s->channel = spec.channel;
+    s->queue_key = spec.queue_key;
+    s->left_queue = spec.queue_key.empty();
+    s->token = std::move(token);
+    s->fence = fence;
+    s->options = spec.options;
+    s->px = px;
+    s->acquired_at = sent_at;
+    s->set_valid_until(valid_until);
+    return s;
+}
+
 }  // namespace
 
-Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view name,
-                    const MutexOptions& options, const AcquireOptions& how, Status& status) {
+Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
+                    const AcquireOptions& how, Status& status) {
     auto started = Clock::now();
-    if (status = validate_name(name); !status.ok()) return {};
-    if (status = validate_options(options); !status.ok()) return {};
+    if (status = validate_name(spec.name); !status.ok()) return {};
+    if (status = validate_options(spec.options); !status.ok()) return {};
     ClientImpl& c = *client;
-    LockKeys keys = lock_keys(c.ep.options.key_prefix, name);
+    const MutexOptions& options = spec.options;
 
-    switch (c.local.enter(keys.lock, how.deadline, how.cancel)) {
-        case LocalQueue::Result::entered:
-            break;
-        case LocalQueue::Result::cancelled:
-            status = Status::error(errc::cancelled, "cancelled while waiting behind other threads");
-            return {};
-        case LocalQueue::Result::timed_out:
-            status = Status::error(errc::not_acquired,
-                                   fmt::format("lock is held by another thread of this process "
-                                               "and the wait elapsed"));
-            return {};
+    if (!spec.queue_key.empty()) {
+        switch (c.local.enter(spec.queue_key, how.deadline, how.cancel)) {
+            case LocalQueue::Result::entered:
+                break;
+            case LocalQueue::Result::cancelled:
+                status =
+                    Status::error(errc::cancelled, "cancelled while waiting behind other threads");
+                return {};
+            case LocalQueue::Result::timed_out:
+                status = Status::error(errc::not_acquired,
+                                       fmt::format("lock is held by another thread of this "
+                                                   "process and the wait elapsed"));
+                return {};
+        }
     }
 
-    std::string token = random_token();
+    std::string token = spec.owner.empty() ? random_token() : spec.owner;
     auto px = options.ttl + options.lock_delay;
     std::string px_s = std::to_string(px.count());
     std::string fence_px_s = std::to_string((px + std::chrono::minutes(1)).count());
+    std::string wait_channel = spec.grant_prefix.empty() ? spec.channel : spec.grant_prefix + token;
     bool subscribed = false;
+    bool queued = false;  // the server may know us as a waiter (queue entry, writer's claim)
     std::uint64_t seq = 0;
     std::optional<std::stop_callback<std::function<void()>>> on_cancel;
+    auto cleanup = [&](const Script& script, const std::vector<std::string>& keys,
+                       Clock::time_point give_up) {
+        c.renewer->add_cleanup(lease_call(script, keys, token, spec.channel, px, spec.op_args),
+                               give_up);
+    };
     auto finish = [&](Status st) {
-        if (subscribed) c.subscriber().unsubscribe(keys.channel);
+        if (subscribed) c.subscriber().unsubscribe(wait_channel);
+        if (queued && spec.abandon) cleanup(*spec.abandon, spec.abandon_keys, Clock::now() + px);
         status = std::move(st);
     };
 
@@ -57,21 +92,23 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
         // subscription would otherwise go unnoticed.
         auto sub_deadline = now + c.ep.options.command_timeout;
         if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
-        Status s = c.subscriber().subscribe(keys.channel, sub_deadline, &seq);
+        Status s = c.subscriber().subscribe(wait_channel, sub_deadline, &seq);
         if (!s.ok()) return s;
         subscribed = true;
         if (how.cancel.stop_possible())
-            on_cancel.emplace(how.cancel, [&c, ch = keys.channel] { c.subscriber().poke(ch); });
+            on_cancel.emplace(how.cancel, [&c, ch = wait_channel] { c.subscriber().poke(ch); });
         return s;
     };
 
     // We just released this lock to waiting clients: give the one that was woken a moment to
     // take it rather than barging back in ahead of it (which starves other processes).
-    if (auto until = c.handoffs.yield_until(keys.lock)) {
+    if (auto until = c.handoffs.yield_until(spec.channel)) {
         if (how.deadline) until = std::min(*until, *how.deadline);
-        if (subscribe(Clock::now()).ok()) seq = c.subscriber().wait(keys.channel, seq, *until);
+        if (subscribe(Clock::now()).ok()) seq = c.subscriber().wait(wait_channel, seq, *until);
     }
 
+    std::vector<std::string_view> args{token, px_s, fence_px_s};
+    args.insert(args.end(), spec.args.begin(), spec.args.end());
     for (;;) {
         if (how.cancel.stop_requested()) {
             finish(Status::error(errc::cancelled, "cancelled while waiting for the lock"));
@@ -79,16 +116,16 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
         }
         auto sent_at = c.now();
         Reply reply;
-        Status st =
-            eval(*c.conn, {&acquire_script(), {keys.lock, keys.fence}, {token, px_s, fence_px_s}},
-                 reply, c.deadline());
+        args[0] = token;
+        Status st = eval(*c.conn, {spec.script, {spec.keys.begin(), spec.keys.end()}, args}, reply,
+                         c.deadline());
         AttemptOutcome out;
-        if (st.ok()) st = parse_acquire(reply, out);
+        if (st.ok()) st = parse_acquire(reply, out, spec.fenced);
         if (!st.ok()) {
-            // After a lost reply we may hold the lock unknowingly: delete our token in the
-            // background, retrying until the key would have expired anyway.
+            // After a lost reply we may hold the lock unknowingly: release it in the
+            // background, retrying until it would have expired anyway.
             if (st.ec == make_error_code(errc::unknown_outcome))
-                c.renewer->add_cleanup(keys.lock, keys.channel, token, sent_at + px);
+                cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
             finish(std::move(st));
             break;
         }
@@ -96,27 +133,20 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
             auto valid_until = validity_deadline(sent_at, options.ttl);
             if (c.now() >= valid_until) {
                 // The reply came too late to leave any validity (a stalled link): nobody may
-                // act on this lock, so free it in the background and try afresh with a new
+                // act on this grant, so free it in the background and try afresh with a new
                 // token (the cleanup must not delete our next acquisition). Its fence is unused.
-                c.renewer->add_cleanup(keys.lock, keys.channel, token, sent_at + px);
-                token = random_token();
+                cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
+                if (spec.owner.empty()) token = random_token();
                 continue;
             }
-            auto s = std::make_shared<LeaseState>();
-            s->client = client;
-            s->name = std::string(name);
-            s->keys = std::move(keys);
-            s->token = std::move(token);
-            s->fence = out.fence;
-            s->options = options;
-            s->px = px;
-            s->acquired_at = sent_at;
-            s->set_valid_until(valid_until);
+            if (subscribed) c.subscriber().unsubscribe(wait_channel);
+            auto s =
+                make_state(client, spec, std::move(token), out.fence, px, sent_at, valid_until);
             c.renewer->add(s);
-            if (subscribed) c.subscriber().unsubscribe(s->keys.channel);
             status = {};
             return Lease(std::move(s));
         }
+        queued = true;
         auto now = Clock::now();
         if (how.on_wait)
             how.on_wait(WaitInfo{
@@ -124,7 +154,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
         if (how.deadline && now >= *how.deadline) {
             finish(Status::error(errc::not_acquired,
                                  fmt::format("lock '{}' is held by someone else (expires in {} ms)",
-                                             name, out.pttl.count())));
+                                             spec.name, out.pttl.count())));
             break;
         }
         if (!subscribed) {
@@ -132,18 +162,19 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view 
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
                     Clock::now() >= *how.deadline)
                     s = Status::error(errc::not_acquired,
-                                      fmt::format("lock '{}' is held by someone else", name));
-                status = std::move(s);
+                                      fmt::format("lock '{}' is held by someone else", spec.name));
+                finish(std::move(s));
                 break;
             }
             continue;
         }
         auto wake = out.pttl.count() < 0 ? now + kNoExpiryRecheck
                                          : now + out.pttl + random_jitter(options.wait_jitter);
+        if (spec.refresh.count() > 0) wake = std::min(wake, now + spec.refresh);
         if (how.deadline) wake = std::min(wake, *how.deadline);
-        seq = c.subscriber().wait(keys.channel, seq, wake);
+        seq = c.subscriber().wait(wait_channel, seq, wake);
     }
-    c.local.leave(keys.lock);
+    if (!spec.queue_key.empty()) c.local.leave(spec.queue_key);
     return {};
 }
 

@@ -40,8 +40,4 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::unique_ptr<Subscriber> sub_;
 };
 
-/// The acquire algorithm (DESIGN sections 6-7). Returns an empty Lease and a Status on failure.
-Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, std::string_view name,
-                    const MutexOptions& options, const AcquireOptions& how, Status& status);
-
 }  // namespace deadbolt::detail

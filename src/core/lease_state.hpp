@@ -12,7 +12,7 @@
 
 #include "deadbolt/options.hpp"
 #include "net/status.hpp"
-#include "redis/keys.hpp"
+#include "redis/commands.hpp"
 
 namespace deadbolt::detail {
 
@@ -27,7 +27,11 @@ inline Clock::time_point now_on(const LeaseClock& clock) {
 struct LeaseState {
     std::shared_ptr<ClientImpl> client;
     std::string name;
-    LockKeys keys;
+    const LeaseKind* kind = nullptr;   // the scripts that renew, release and check it
+    std::vector<std::string> op_keys;  // KEYS of kind's scripts
+    std::vector<std::string> op_args;  // ARGV of kind's scripts after {token, channel, px}
+    std::string channel;               // where its release is announced
+    std::string queue_key;             // this process's local queue line; empty = none
     std::string token;
     std::uint64_t fence = 0;
     MutexOptions options;
@@ -62,6 +66,9 @@ struct LeaseState {
 
     /// Asks the server whether the key still holds our token.
     Status is_current(bool& current) const noexcept;
+
+    /// A call of one of kind's scripts for this lease, with the server expiry px.
+    OwnedCall op(const Script& script, std::chrono::milliseconds px) const;
 };
 
 }  // namespace deadbolt::detail

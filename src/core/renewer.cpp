@@ -54,12 +54,10 @@ void Renewer::remove(const LeaseState* lease) {
     leases_.erase(it);
 }
 
-void Renewer::add_cleanup(std::string lock, std::string channel, std::string token,
-                          Clock::time_point give_up) {
+void Renewer::add_cleanup(OwnedCall call, Clock::time_point give_up) {
     std::lock_guard lk(m_);
     start_locked();
-    cleanups_.push_back(
-        {std::move(lock), std::move(channel), std::move(token), give_up, now_on(clock_), 0});
+    cleanups_.push_back({std::move(call), give_up, now_on(clock_), 0});
     cv_.notify_all();
 }
 
@@ -75,7 +73,7 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     lk.unlock();
     std::vector<ScriptCall> calls;
     calls.reserve(due.size());
-    for (auto& c : due) calls.push_back({&release_script(), {c.lock}, {c.token, c.channel}});
+    for (auto& c : due) calls.push_back(c.call.view());
     std::vector<Reply> replies;
     Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
     lk.lock();
@@ -172,13 +170,13 @@ void Renewer::run() {
 void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
     for (std::size_t begin = 0; begin < batch.size(); begin += kChunk) {
         std::size_t end = std::min(batch.size(), begin + kChunk);
-        std::vector<std::string> px(end - begin);
+        std::vector<OwnedCall> owned;
         std::vector<ScriptCall> calls;
+        owned.reserve(end - begin);
         calls.reserve(end - begin);
         for (std::size_t i = begin; i < end; ++i) {
-            auto& l = *batch[i];
-            px[i - begin] = std::to_string(l.px.count());
-            calls.push_back({&extend_script(), {l.keys.lock}, {l.token, px[i - begin]}});
+            owned.push_back(batch[i]->op(*batch[i]->kind->extend, batch[i]->px));
+            calls.push_back(owned.back().view());
         }
         auto sent_at = now_on(clock_);
         std::vector<Reply> replies;

@@ -29,10 +29,9 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
 
     void add(const std::shared_ptr<LeaseState>& lease);
     void remove(const LeaseState* lease);
-    /// Deletes lock if it still holds token (after a lost reply we may own it unknowingly),
-    /// retrying in the background until give_up, when the key has expired anyway.
-    void add_cleanup(std::string lock, std::string channel, std::string token,
-                     Clock::time_point give_up);
+    /// Runs call (a release, after a lost reply left us holding something unknowingly) in the
+    /// background until the server answers it, or until give_up, when it has expired anyway.
+    void add_cleanup(OwnedCall call, Clock::time_point give_up);
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();
 
@@ -48,7 +47,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     };
 
     struct Cleanup {
-        std::string lock, channel, token;
+        OwnedCall call;
         Clock::time_point give_up, next_at;
         unsigned attempts = 0;
     };

@@ -41,6 +41,7 @@ Status validate_options(const MutexOptions& o) {
         return bad(fmt::format("lock_delay of {} ms must be between 0 and {}", o.lock_delay.count(),
                                format_duration(kMaxTtl)));
     if (o.wait_jitter.count() < 0) return bad("wait_jitter must not be negative");
+    if (auto st = validate_ttl(o.waiter_ttl, "waiter_ttl"); !st.ok()) return st;
     if (o.handoff_grace.count() < 0 || o.handoff_grace > o.ttl)
         return bad(fmt::format("handoff_grace of {} ms must be between 0 and the ttl ({} ms)",
                                o.handoff_grace.count(), o.ttl.count()));

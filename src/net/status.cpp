@@ -18,6 +18,11 @@ Status from_server_error(std::string_view t) {
             errc::permission_denied,
             msg("the ACL user may not run this command or touch this key: grant "
                 "+eval +evalsha +get +set +pttl +publish +subscribe on the lock keys"));
+    if (auto at = t.find("DEADBOLT-USAGE "); at != std::string_view::npos) {
+        auto rest = t.substr(at + 15);
+        return Status::error(errc::invalid_argument,
+                             std::string(rest.substr(0, rest.find(" script:"))));
+    }
     if (has("WRONGTYPE"))
         return Status::error(errc::wrong_type,
                              msg("a key under this lock name holds another type: delete it or "

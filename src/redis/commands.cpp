@@ -9,6 +9,18 @@ bool is_noscript(const Reply& r) {
 
 }  // namespace
 
+ScriptCall OwnedCall::view() const {
+    return {script, {keys.begin(), keys.end()}, {args.begin(), args.end()}};
+}
+
+OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_keys,
+                     const std::string& token, const std::string& channel,
+                     std::chrono::milliseconds px, const std::vector<std::string>& op_args) {
+    OwnedCall c{&script, op_keys, {token, channel, std::to_string(px.count())}};
+    c.args.insert(c.args.end(), op_args.begin(), op_args.end());
+    return c;
+}
+
 Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                  Clock::time_point deadline) {
     std::string out;

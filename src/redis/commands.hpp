@@ -1,7 +1,9 @@
 // Commands: plain commands and scripts over a Connection, with NOSCRIPT recovery.
 #pragma once
 
+#include <chrono>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +17,20 @@ struct ScriptCall {
     std::vector<std::string_view> keys;
     std::vector<std::string_view> args;
 };
+
+/// A ScriptCall that owns its strings (kept for later, e.g. a background cleanup).
+struct OwnedCall {
+    const Script* script = nullptr;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    ScriptCall view() const;
+};
+
+/// A call of one of a lease kind's scripts: KEYS = op_keys, ARGV = {token, channel, px,
+/// op_args...}.
+OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_keys,
+                     const std::string& token, const std::string& channel,
+                     std::chrono::milliseconds px, const std::vector<std::string>& op_args);
 
 /// Runs calls as one pipeline of EVALSHA; any that hit NOSCRIPT (after SCRIPT FLUSH or a
 /// restart) are re-sent once with EVAL. Error replies stay in replies for the caller.

@@ -24,13 +24,14 @@ bool to_u64(const Reply& r, std::uint64_t& out) {
     return ec == std::errc() && p == r.str.data() + r.str.size();
 }
 
-Status parse_acquire(const Reply& r, AttemptOutcome& out) {
+Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced) {
     if (r.type != Reply::Type::array || r.elements.size() != 2 ||
         r.elements[0].type != Reply::Type::integer)
         return unexpected("acquire");
     out.acquired = r.elements[0].integer == 1;
     if (out.acquired) {
-        if (!to_u64(r.elements[1], out.fence) || out.fence == 0) return unexpected("acquire");
+        if (!to_u64(r.elements[1], out.fence) || (fenced && out.fence == 0))
+            return unexpected("acquire");
         return {};
     }
     if (r.elements[1].type != Reply::Type::integer) return unexpected("acquire");

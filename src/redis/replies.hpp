@@ -15,8 +15,9 @@ struct AttemptOutcome {
     std::chrono::milliseconds pttl{0};  // when held by another; -1 = no expiry
 };
 
-/// The acquire script's {1, fence} or {0, pttl}.
-Status parse_acquire(const Reply& r, AttemptOutcome& out);
+/// An acquire script's {1, fence} or {0, pttl}; fence 0 is accepted only when !fenced (a
+/// shared holding).
+Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced = true);
 /// {1|0, fence} of fenced_set.
 Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest);
 /// A decimal string or integer reply as uint64 (fences); false if neither.

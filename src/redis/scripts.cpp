@@ -8,40 +8,30 @@
 namespace deadbolt::detail {
 namespace {
 
-// The fence is max(counter + 1, server time in µs): it keeps increasing after the counter
-// expired or was lost in a restart, as long as the server clock does not step back. The fence
-// key is read before anything is written so a wrong-typed key fails the script cleanly.
-constexpr std::string_view kAcquire = R"lua(
+// TIME makes a script non-deterministic: Redis 7 replicates effects anyway; older servers
+// need replicate_commands() before the first write.
+constexpr std::string_view kHelpers = R"lua(
 redis.replicate_commands()
-local last = redis.call('GET', KEYS[2])
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- max(last + 1, server time in us): increasing even after the counter expired or was lost
+-- in a restart, as long as the server clock does not step back (DESIGN section 6). `last`
+-- is read by the caller before its first write, so a wrong-typed key fails cleanly.
+local function next_fence(last, fence_key, fence_px)
   local t = redis.call('TIME')
   local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local n = last and tonumber(last)
   if n and n + 1 > fence then fence = n + 1 end
   fence = string.format('%d', fence)
-  redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
-  return {1, fence}
+  redis.call('SET', fence_key, fence, 'PX', fence_px)
+  return fence
 end
-if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then
-  return redis.error_reply('WRONGTYPE the lock key holds a value that is not a lock token')
+-- Never shortens an expiry: other holdings may rely on the longer one.
+local function extend_to(key, px)
+  if redis.call('PTTL', key) < tonumber(px) then redis.call('PEXPIRE', key, px) end
 end
-return {0, redis.call('PTTL', KEYS[1])}
-)lua";
-
-constexpr std::string_view kRelease = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1 + redis.call('PUBLISH', ARGV[2], 'released')
-end
-return 0
-)lua";
-
-constexpr std::string_view kExtend = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
 )lua";
 
 // The record inherits the data key's TTL so it lives exactly as long as what it guards.
@@ -63,10 +53,6 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return -2 end
 return redis.call('PTTL', KEYS[1])
 )lua";
 
-Script make(std::string_view name, std::string_view src) {
-    return {name, src, sha1_hex(src)};
-}
-
 void encode_script(std::string& out, std::string_view verb, std::string_view body,
                    const std::vector<std::string_view>& keys,
                    const std::vector<std::string_view>& args) {
@@ -83,6 +69,17 @@ void encode_script(std::string& out, std::string_view verb, std::string_view bod
 
 }  // namespace
 
+Script make_script(std::string_view name, std::string source) {
+    auto sha = sha1_hex(source);
+    return {name, std::move(source), std::move(sha)};
+}
+
+std::string with_helpers(std::string_view body) {
+    std::string s(kHelpers);
+    s += body;
+    return s;
+}
+
 std::string sha1_hex(std::string_view data) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
@@ -92,24 +89,12 @@ std::string sha1_hex(std::string_view data) {
     return hex;
 }
 
-const Script& acquire_script() {
-    static const Script s = make("acquire", kAcquire);
-    return s;
-}
-const Script& release_script() {
-    static const Script s = make("release", kRelease);
-    return s;
-}
-const Script& extend_script() {
-    static const Script s = make("extend", kExtend);
-    return s;
-}
 const Script& fenced_set_script() {
-    static const Script s = make("fenced_set", kFencedSet);
+    static const Script s = make_script("fenced_set", std::string(kFencedSet));
     return s;
 }
 const Script& throttle_script() {
-    static const Script s = make("throttle", kThrottle);
+    static const Script s = make_script("throttle", std::string(kThrottle));
     return s;
 }
 

@@ -10,17 +10,66 @@ namespace deadbolt::detail {
 
 struct Script {
     std::string_view name;
-    std::string_view source;
+    std::string source;
     std::string sha1;  // hex, computed once from source
 };
 
-/// SET NX PX + fencing. KEYS: lock, fence. ARGV: token, px, fence_px.
-/// Returns {1, fence} when acquired, {0, pttl} when held by someone else.
+/// A script named name with source as its Lua.
+Script make_script(std::string_view name, std::string source);
+/// body preceded by the Lua helpers shared by several scripts: now_ms(), next_fence(last,
+/// fence_key, fence_px) and extend_to(key, px) (see scripts.cpp).
+std::string with_helpers(std::string_view body);
+
+/// How one kind of holding is renewed, released and checked on the server. Each script takes
+/// KEYS = the lease's op_keys and ARGV = {token, channel, px, op_args...}.
+struct LeaseKind {
+    const Script* extend;   ///< 1 = expiry moved to px from now (or later); 0 = not ours.
+    const Script* release;  ///< 0 = not ours; n >= 1: released and n - 1 waiters woken.
+    const Script* check;    ///< 1 = still ours.
+    bool yield_after_release = false;  ///< The releaser yields to the woken waiter (handoff_grace).
+};
+
+// Acquire scripts all take ARGV = {token, px, fence_px, args...} and return {1, fence} when
+// granted (fence 0 for shared holdings) or {0, ms} when worth retrying in ms (-1 = no expiry).
+
+/// Mutex: SET NX PX + fencing. KEYS: lock, fence.
 const Script& acquire_script();
-/// Compare-and-delete + publish. KEYS: lock. ARGV: token, channel. Returns 1 or 0.
+/// Mutex: compare-and-delete + publish. Returns 1 + waiters woken, or 0.
 const Script& release_script();
-/// Compare-and-pexpire. KEYS: lock. ARGV: token, px. Returns 1 or 0.
-const Script& extend_script();
+/// The plain string-key lock (Mutex, FairMutex after its grant, RWLock writer).
+const LeaseKind& mutex_kind();
+
+/// ReentrantMutex: a hash {owner: count, "": fence}. KEYS: lock, fence.
+const Script& reentrant_acquire_script();
+const LeaseKind& reentrant_kind();
+
+/// FairMutex: KEYS lock, fence, queue (list), alive (zset of waiter deadlines).
+/// ARGV after the common three: waiter_ttl, grant channel prefix.
+const Script& fair_acquire_script();
+/// Hands the lock to the next live waiter (or deletes it); when not the holder, leaves the
+/// queue instead (a waiter giving up). op_args: waiter_ttl, fence_px, grant channel prefix.
+const LeaseKind& fair_kind();
+
+/// RWLock: KEYS lock (writer), fence, readers (zset token -> expiry), claim (a waiting writer).
+const Script& read_acquire_script();
+/// ARGV after the common three: waiter_ttl.
+const Script& write_acquire_script();
+/// A writer that gives up drops its claim. Op convention; KEYS: claim.
+const Script& write_abandon_script();
+
+/// Holders kept in a zset of token -> server expiry (RWLock readers, semaphore permits).
+/// op_keys: zset, companions sharing its expiry. op_args: "each" (publish on every release)
+/// or "last" (only when the last holder leaves).
+const LeaseKind& zset_holder_kind();
+
+/// Semaphore: KEYS permits (zset), limit. ARGV after the common three: permits.
+const Script& semaphore_acquire_script();
+
+/// CountDownLatch. KEYS: count. ARGV: count, px. Returns 1 if set, 0 if it existed.
+const Script& latch_set_script();
+/// KEYS: count. ARGV: channel. Returns {remaining, opened_now}; remaining -1 = not set.
+const Script& latch_count_down_script();
+
 /// Write if fence >= highest seen. KEYS: data, record. ARGV: fence, value.
 /// Returns {1, fence} or {0, highest}.
 const Script& fenced_set_script();

@@ -4,19 +4,42 @@
 #include "core/lease_state.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
+#include "primitives/specs.hpp"
 
 namespace deadbolt {
 
 static_assert(std::is_move_constructible_v<Mutex>);
 
-Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options)
-    : client_(std::move(client)), name_(std::move(name)), options_(std::move(options)) {}
+namespace {
+
+detail::AcquireSpec spec_of(detail::LockFlavor flavor, std::string_view prefix,
+                            std::string_view name, const MutexOptions& o) {
+    switch (flavor) {
+        case detail::LockFlavor::fair:
+            return detail::fair_spec(prefix, name, o);
+        case detail::LockFlavor::write:
+            return detail::write_spec(prefix, name, o);
+        case detail::LockFlavor::plain:
+            break;
+    }
+    return detail::mutex_spec(prefix, name, o);
+}
+
+}  // namespace
+
+Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options,
+             detail::LockFlavor flavor)
+    : client_(std::move(client)),
+      name_(std::move(name)),
+      options_(std::move(options)),
+      flavor_(flavor) {}
 
 Mutex::Mutex(Mutex&& other) noexcept
     : client_(std::move(other.client_)),
       name_(std::move(other.name_)),
       options_(std::move(other.options_)),
-      lease_(std::move(other.lease_)) {
+      lease_(std::move(other.lease_)),
+      flavor_(other.flavor_) {
     other.lease_.reset();
 }
 
@@ -44,7 +67,8 @@ bool Mutex::lock_until(clock::time_point deadline) {
     detail::Status st;
     AcquireOptions how;
     if (deadline != clock::time_point::max()) how.deadline = deadline;
-    Lease l = detail::acquire_lease(client_, name_, options_, how, st);
+    Lease l = detail::acquire_lease(
+        client_, spec_of(flavor_, client_->ep.options.key_prefix, name_, options_), how, st);
     if (st.ec == make_error_code(errc::not_acquired)) return false;
     st.throw_if_error();
     std::lock_guard lk(m_);
@@ -57,7 +81,8 @@ bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept
         detail::Status st;
         AcquireOptions how;
         if (deadline != clock::time_point::max()) how.deadline = deadline;
-        Lease l = detail::acquire_lease(client_, name_, options_, how, st);
+        Lease l = detail::acquire_lease(
+            client_, spec_of(flavor_, client_->ep.options.key_prefix, name_, options_), how, st);
         ec = st.ec == make_error_code(errc::not_acquired) ? std::error_code{} : st.ec;
         if (!l) return false;
         std::lock_guard lk(m_);

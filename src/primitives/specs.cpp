@@ -1,0 +1,104 @@
+#include "primitives/specs.hpp"
+
+#include "redis/keys.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+std::string ms(std::chrono::milliseconds d) {
+    return std::to_string(d.count());
+}
+
+AcquireSpec base(std::string_view prefix, std::string_view name, const MutexOptions& o) {
+    AcquireSpec s;
+    s.name = std::string(name);
+    s.options = o;
+    std::string main = std::string(prefix) + std::string(name);
+    s.channel = aux_key(main, "released");
+    s.keys = {main, aux_key(main, "fence")};
+    return s;
+}
+
+}  // namespace
+
+AcquireSpec mutex_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
+    AcquireSpec s = base(prefix, name, o);
+    s.script = &acquire_script();
+    s.kind = &mutex_kind();
+    s.op_keys = {s.keys[0]};
+    s.queue_key = s.keys[0];
+    return s;
+}
+
+AcquireSpec fair_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
+    AcquireSpec s = base(prefix, name, o);
+    const std::string main = s.keys[0];
+    s.keys.push_back(aux_key(main, "queue"));
+    s.keys.push_back(aux_key(main, "alive"));
+    s.grant_prefix = aux_key(main, "granted") + ":";
+    s.script = &fair_acquire_script();
+    s.args = {ms(o.waiter_ttl), s.grant_prefix};
+    s.kind = &fair_kind();
+    s.op_keys = s.keys;
+    auto fence_px = o.ttl + o.lock_delay + std::chrono::minutes(1);
+    s.op_args = {ms(o.waiter_ttl), ms(fence_px), s.grant_prefix};
+    s.queue_key = main;
+    s.refresh = o.waiter_ttl / 3;
+    s.abandon = fair_kind().release;  // a waiter that is not the holder leaves the queue
+    s.abandon_keys = s.keys;
+    return s;
+}
+
+AcquireSpec write_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
+    AcquireSpec s = base(prefix, name, o);
+    const std::string main = s.keys[0];
+    s.keys.push_back(aux_key(main, "readers"));
+    s.keys.push_back(aux_key(main, "claim"));
+    s.script = &write_acquire_script();
+    s.args = {ms(o.waiter_ttl)};
+    s.kind = &mutex_kind();
+    s.op_keys = {main};
+    s.queue_key = main;
+    s.refresh = o.waiter_ttl / 3;
+    s.abandon = &write_abandon_script();
+    s.abandon_keys = {s.keys[3]};
+    return s;
+}
+
+AcquireSpec read_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
+    AcquireSpec s = base(prefix, name, o);
+    const std::string main = s.keys[0];
+    s.keys.push_back(aux_key(main, "readers"));
+    s.keys.push_back(aux_key(main, "claim"));
+    s.script = &read_acquire_script();
+    s.fenced = false;
+    s.kind = &zset_holder_kind();
+    s.op_keys = {s.keys[2]};
+    s.op_args = {"last"};  // writers wait for the last reader only
+    return s;
+}
+
+AcquireSpec reentrant_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                           std::string_view owner) {
+    AcquireSpec s = base(prefix, name, o);
+    s.script = &reentrant_acquire_script();
+    s.kind = &reentrant_kind();
+    s.op_keys = {s.keys[0]};
+    s.owner = std::string(owner);
+    return s;
+}
+
+AcquireSpec semaphore_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                           int permits) {
+    AcquireSpec s = base(prefix, name, o);
+    s.keys[1] = aux_key(s.keys[0], "limit");
+    s.script = &semaphore_acquire_script();
+    s.args = {std::to_string(permits)};
+    s.fenced = false;
+    s.kind = &zset_holder_kind();
+    s.op_keys = s.keys;
+    s.op_args = {"each"};  // any release frees a permit for a waiter
+    return s;
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,46 @@
+// Holders kept in a zset of token -> expiry in server ms: RWLock readers and semaphore permits.
+// A holder whose score has passed is gone, whether or not it was pruned yet.
+#include "redis/scripts.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// KEYS: zset, companions. ARGV: token, channel, px, "each" | "last".
+constexpr std::string_view kRelease = R"lua(
+local now = now_ms()
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) <= now then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if ARGV[4] == 'each' or redis.call('ZCARD', KEYS[1]) == 0 then
+  return 1 + redis.call('PUBLISH', ARGV[2], 'released')
+end
+return 1
+)lua";
+
+constexpr std::string_view kExtend = R"lua(
+local now = now_ms()
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) <= now then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+for i = 1, #KEYS do extend_to(KEYS[i], ARGV[3]) end
+return 1
+)lua";
+
+constexpr std::string_view kCheck = R"lua(
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) > now_ms() then return 1 end
+return 0
+)lua";
+
+}  // namespace
+
+const LeaseKind& zset_holder_kind() {
+    static const Script release = make_script("holder_release", with_helpers(kRelease));
+    static const Script extend = make_script("holder_extend", with_helpers(kExtend));
+    static const Script check = make_script("holder_check", with_helpers(kCheck));
+    static const LeaseKind k{&extend, &release, &check, false};
+    return k;
+}
+
+}  // namespace deadbolt::detail
