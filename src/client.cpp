@@ -7,6 +7,7 @@
 #include "deadbolt/error.hpp"
 #include "net/url.hpp"
 #include "primitives/specs.hpp"
+#include "primitives/take.hpp"
 #include "redis/commands.hpp"
 #include "redis/keys.hpp"
 #include "redis/replies.hpp"
@@ -28,25 +29,74 @@ Mutex Client::mutex(std::string_view name, MutexOptions options) const {
     return Mutex(impl_, std::string(name), std::move(options));
 }
 
+namespace {
+
+void check_permits(int permits) {
+    if (permits < 1)
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         fmt::format("a semaphore needs at least 1 permit, not {}", permits));
+}
+
+}  // namespace
+
+FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    return FairMutex(impl_, std::string(name), std::move(options));
+}
+
+std::unique_ptr<ReentrantMutex> Client::reentrant_mutex(std::string_view name, MutexOptions options,
+                                                        std::string_view owner) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    if (owner.size() > kMaxNameBytes)
+        throw UsageError(
+            make_error_code(errc::invalid_argument),
+            fmt::format("owner id is {} bytes, over the limit of {}", owner.size(), kMaxNameBytes));
+    return std::make_unique<ReentrantMutex>(impl_, std::string(name), std::move(options),
+                                            std::string(owner));
+}
+
+std::unique_ptr<RWLock> Client::rwlock(std::string_view name, MutexOptions options) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    return std::make_unique<RWLock>(impl_, std::string(name), std::move(options));
+}
+
+std::unique_ptr<Semaphore> Client::semaphore(std::string_view name, int permits,
+                                             MutexOptions options) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    check_permits(permits);
+    return std::make_unique<Semaphore>(impl_, std::string(name), permits, std::move(options));
+}
+
+PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int permits,
+                                                  MutexOptions options) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    check_permits(permits);
+    return PermitExpirableSemaphore(impl_, std::string(name), permits, std::move(options));
+}
+
+CountDownLatch Client::latch(std::string_view name) const {
+    detail::validate_name(name).throw_if_error();
+    return CountDownLatch(impl_, std::string(name));
+}
+
 Lease Client::acquire(std::string_view name, const MutexOptions& options,
                       const AcquireOptions& how) const {
-    detail::Status st;
-    Lease l = detail::acquire_lease(
-        impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options), how, st);
-    st.throw_if_error();
-    return l;
+    return detail::take(impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options), how,
+                        nullptr);
 }
 
 Lease Client::acquire(std::string_view name, const MutexOptions& options, const AcquireOptions& how,
                       std::error_code& ec) const noexcept {
     try {
-        detail::Status st;
-        Lease l = detail::acquire_lease(
-            impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options), how, st);
-        ec = st.ec;
-        return l;
-    } catch (const std::exception&) {
-        ec = make_error_code(errc::server_error);
+        return detail::take(impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options),
+                            how, &ec);
+    } catch (const std::exception&) {  // building the spec ran out of memory
+        ec = std::make_error_code(std::errc::not_enough_memory);
         return {};
     }
 }

@@ -11,30 +11,22 @@
 #include <string_view>
 #include <system_error>
 
+#include "deadbolt/acquire_options.hpp"
+#include "deadbolt/count_down_latch.hpp"
+#include "deadbolt/fair_mutex.hpp"
 #include "deadbolt/lease.hpp"
 #include "deadbolt/mutex.hpp"
 #include "deadbolt/options.hpp"
+#include "deadbolt/permit_expirable_semaphore.hpp"
+#include "deadbolt/reentrant_mutex.hpp"
+#include "deadbolt/rwlock.hpp"
+#include "deadbolt/semaphore.hpp"
 
 namespace deadbolt {
 
 namespace detail {
 struct ClientImpl;
 }
-
-/// What a waiter knows while it waits; passed to AcquireOptions::on_wait.
-struct WaitInfo {
-    std::chrono::milliseconds waited;      ///< Time since acquire() started.
-    std::chrono::milliseconds holder_ttl;  ///< Holder's remaining TTL at the last attempt;
-                                           ///< -1 ms if the key has no expiry.
-};
-
-/// How long acquire() waits and how it can be interrupted.
-struct AcquireOptions {
-    /// Give up at this instant; nullopt = wait as long as it takes; a past instant = try once.
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-    std::stop_token cancel;                        ///< Requesting stop aborts the wait (cancelled).
-    std::function<void(const WaitInfo&)> on_wait;  ///< Called after each failed attempt.
-};
 
 /// A lock's state as the server sees it now.
 struct LockStatus {
@@ -67,6 +59,24 @@ class Client {
 
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.
     Mutex mutex(std::string_view name, MutexOptions options = {}) const;
+
+    /// A FairMutex (FIFO across processes, direct handoff) for name. Throws UsageError.
+    FairMutex fair_mutex(std::string_view name, MutexOptions options = {}) const;
+    /// A ReentrantMutex for name; owner empty = this client + the calling thread. Throws
+    /// UsageError for a bad name, options or owner id (over kMaxNameBytes).
+    std::unique_ptr<ReentrantMutex> reentrant_mutex(std::string_view name,
+                                                    MutexOptions options = {},
+                                                    std::string_view owner = {}) const;
+    /// An RWLock for name. Throws UsageError.
+    std::unique_ptr<RWLock> rwlock(std::string_view name, MutexOptions options = {}) const;
+    /// A Semaphore of permits (>= 1) for name. Throws UsageError.
+    std::unique_ptr<Semaphore> semaphore(std::string_view name, int permits,
+                                         MutexOptions options = {}) const;
+    /// A PermitExpirableSemaphore of permits (>= 1) for name. Throws UsageError.
+    PermitExpirableSemaphore permit_semaphore(std::string_view name, int permits,
+                                              MutexOptions options = {}) const;
+    /// A CountDownLatch for name. Throws UsageError for a bad name.
+    CountDownLatch latch(std::string_view name) const;
 
     /// Acquires name, waiting as AcquireOptions say. Throws LockError(not_acquired) when the
     /// deadline passes, LockError(cancelled), UsageError, ConnectionError, ServerError.

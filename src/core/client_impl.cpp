@@ -1,9 +1,12 @@
 #include "core/client_impl.hpp"
 
+#include "core/token.hpp"
+
 namespace deadbolt::detail {
 
 ClientImpl::ClientImpl(Endpoint e)
     : ep(std::move(e)),
+      id(random_token()),
       conn(std::make_shared<Connection>(ep)),
       renewer(std::make_shared<Renewer>(conn, ep.options.command_timeout, ep.options.clock)) {}
 

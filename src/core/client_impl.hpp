@@ -30,6 +30,7 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     Subscriber& subscriber();
 
     Endpoint ep;
+    std::string id;  // random per client: the default owner prefix of reentrant locks
     std::shared_ptr<Connection> conn;
     std::shared_ptr<Renewer> renewer;
     LocalQueue local;

@@ -5,6 +5,7 @@
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
 #include "primitives/specs.hpp"
+#include "primitives/take.hpp"
 
 namespace deadbolt {
 
@@ -64,35 +65,27 @@ bool Mutex::try_lock(std::error_code& ec) noexcept {
 }
 
 bool Mutex::lock_until(clock::time_point deadline) {
-    detail::Status st;
-    AcquireOptions how;
-    if (deadline != clock::time_point::max()) how.deadline = deadline;
-    Lease l = detail::acquire_lease(
-        client_, spec_of(flavor_, client_->ep.options.key_prefix, name_, options_), how, st);
-    if (st.ec == make_error_code(errc::not_acquired)) return false;
-    st.throw_if_error();
+    Lease l;
+    if (!detail::take(client_, spec_of(flavor_, client_->ep.options.key_prefix, name_, options_),
+                      deadline, l, nullptr))
+        return false;
     std::lock_guard lk(m_);
     lease_.emplace(std::move(l));
     return true;
 }
 
 bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
+    Lease l;
     try {
-        detail::Status st;
-        AcquireOptions how;
-        if (deadline != clock::time_point::max()) how.deadline = deadline;
-        Lease l = detail::acquire_lease(
-            client_, spec_of(flavor_, client_->ep.options.key_prefix, name_, options_), how, st);
-        ec = st.ec == make_error_code(errc::not_acquired) ? std::error_code{} : st.ec;
-        if (!l) return false;
+        if (!detail::take(client_,
+                          spec_of(flavor_, client_->ep.options.key_prefix, name_, options_),
+                          deadline, l, &ec))
+            return false;
         std::lock_guard lk(m_);
         lease_.emplace(std::move(l));
         return true;
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {  // building the spec ran out of memory
         ec = std::make_error_code(std::errc::not_enough_memory);
-        return false;
-    } catch (const std::exception&) {
-        ec = make_error_code(errc::server_error);
         return false;
     }
 }

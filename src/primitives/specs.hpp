@@ -23,4 +23,8 @@ AcquireSpec reentrant_spec(std::string_view prefix, std::string_view name, const
 AcquireSpec semaphore_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
                            int permits);
 
+struct ClientImpl;
+/// Semaphore permits held now (not expired) under name. Throws on server errors.
+int permits_in_use(ClientImpl& c, std::string_view name);
+
 }  // namespace deadbolt::detail

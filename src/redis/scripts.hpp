@@ -61,6 +61,8 @@ const Script& write_abandon_script();
 /// op_keys: zset, companions sharing its expiry. op_args: "each" (publish on every release)
 /// or "last" (only when the last holder leaves).
 const LeaseKind& zset_holder_kind();
+/// KEYS: zset. Returns how many holders have not expired.
+const Script& zset_live_count_script();
 
 /// Semaphore: KEYS permits (zset), limit. ARGV after the common three: permits.
 const Script& semaphore_acquire_script();

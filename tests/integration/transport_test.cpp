@@ -19,7 +19,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
 // A throwaway CA, a server certificate for localhost/127.0.0.1 and a client certificate.
 struct Certs {
     std::string dir;

@@ -33,7 +33,16 @@ if s and tonumber(s) > now_ms() then return 1 end
 return 0
 )lua";
 
+constexpr std::string_view kLive = R"lua(
+return redis.call('ZCOUNT', KEYS[1], '(' .. now_ms(), '+inf')
+)lua";
+
 }  // namespace
+
+const Script& zset_live_count_script() {
+    static const Script s = make_script("holder_live_count", with_helpers(kLive));
+    return s;
+}
 
 const LeaseKind& zset_holder_kind() {
     static const Script release = make_script("holder_release", with_helpers(kRelease));

@@ -1,0 +1,94 @@
+#include "deadbolt/count_down_latch.hpp"
+
+#include <fmt/format.h>
+
+#include "core/client_impl.hpp"
+#include "core/validity.hpp"
+#include "deadbolt/error.hpp"
+#include "redis/commands.hpp"
+#include "redis/keys.hpp"
+#include "redis/replies.hpp"
+
+namespace deadbolt {
+namespace {
+
+std::string key_of(const detail::ClientImpl& c, const std::string& name) {
+    return c.ep.options.key_prefix + name;
+}
+
+}  // namespace
+
+CountDownLatch::CountDownLatch(std::shared_ptr<detail::ClientImpl> client, std::string name)
+    : client_(std::move(client)), name_(std::move(name)) {}
+
+bool CountDownLatch::try_set_count(std::int64_t count, std::chrono::milliseconds ttl) const {
+    if (count < 1)
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         fmt::format("latch count must be at least 1, not {}", count));
+    detail::validate_ttl(ttl, "latch ttl").throw_if_error();
+    std::string n = std::to_string(count), px = std::to_string(ttl.count());
+    detail::Reply r;
+    detail::eval(*client_->conn, {&detail::latch_set_script(), {key_of(*client_, name_)}, {n, px}},
+                 r, client_->deadline())
+        .throw_if_error();
+    return r.integer == 1;
+}
+
+bool CountDownLatch::count_down() const {
+    std::string key = key_of(*client_, name_);
+    std::string channel = detail::aux_key(key, "opened");
+    detail::Reply r;
+    detail::eval(*client_->conn, {&detail::latch_count_down_script(), {key}, {channel}}, r,
+                 client_->deadline())
+        .throw_if_error();
+    return r.type == detail::Reply::Type::array && r.elements.size() == 2 &&
+           r.elements[1].integer == 1;
+}
+
+std::int64_t CountDownLatch::count() const {
+    detail::Reply r;
+    detail::command(*client_->conn, {"GET", key_of(*client_, name_)}, r, client_->deadline())
+        .throw_if_error();
+    std::uint64_t n = 0;
+    if (r.is_nil()) return 0;
+    if (!detail::to_u64(r, n))
+        throw ServerError(make_error_code(errc::wrong_type),
+                          "latch '" + name_ + "' holds something that is not a count");
+    return static_cast<std::int64_t>(n);
+}
+
+bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
+                                     std::stop_token cancel) const {
+    auto& c = *client_;
+    std::string key = key_of(c, name_);
+    std::string channel = detail::aux_key(key, "opened");
+    std::uint64_t seq = 0;
+    auto sub_deadline = clock::now() + c.ep.options.command_timeout;
+    if (deadline) sub_deadline = std::min(sub_deadline, *deadline);
+    // Subscribe before looking, so an opening between the look and the wait is not missed.
+    c.subscriber().subscribe(channel, sub_deadline, &seq).throw_if_error();
+    struct Unsub {
+        detail::ClientImpl& c;
+        const std::string& ch;
+        ~Unsub() { c.subscriber().unsubscribe(ch); }
+    } unsub{c, channel};
+    std::optional<std::stop_callback<std::function<void()>>> on_cancel;
+    if (cancel.stop_possible())
+        on_cancel.emplace(cancel, [&c, &channel] { c.subscriber().poke(channel); });
+    for (;;) {
+        std::vector<detail::Reply> r;
+        detail::pipeline(*c.conn, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline())
+            .throw_if_error();
+        if (r[0].integer == 0) return true;
+        if (cancel.stop_requested()) return false;
+        auto now = clock::now();
+        if (deadline && now >= *deadline) return false;
+        // An expiring latch opens without a message: wake at its expiry too.
+        auto wake = r[1].integer >= 0 ? now + std::chrono::milliseconds(r[1].integer + 1)
+                                      : clock::time_point::max();
+        if (deadline) wake = std::min(wake, *deadline);
+        seq = c.subscriber().wait(channel, seq, wake);
+    }
+}
+
+}  // namespace deadbolt

@@ -1,0 +1,107 @@
+#include "deadbolt/reentrant_mutex.hpp"
+
+#include <functional>
+#include <thread>
+
+#include "core/client_impl.hpp"
+#include "deadbolt/error.hpp"
+#include "primitives/specs.hpp"
+#include "primitives/take.hpp"
+
+namespace deadbolt {
+
+ReentrantMutex::ReentrantMutex(std::shared_ptr<detail::ClientImpl> client, std::string name,
+                               MutexOptions options, std::string owner)
+    : client_(std::move(client)),
+      name_(std::move(name)),
+      options_(std::move(options)),
+      owner_(std::move(owner)) {}
+
+ReentrantMutex::~ReentrantMutex() {
+    std::map<std::string, std::vector<Lease>> held;
+    {
+        std::lock_guard lk(m_);
+        held.swap(held_);
+    }
+    // Latest holding first, as the owner would have unlocked them.
+    for (auto& [owner, leases] : held)
+        while (!leases.empty()) leases.pop_back();
+}
+
+std::string ReentrantMutex::owner() const {
+    if (!owner_.empty()) return owner_;
+    return client_->id + ":" +
+           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+}
+
+bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec) {
+    std::string who = owner();
+    Lease l;
+    if (!detail::take(client_,
+                      detail::reentrant_spec(client_->ep.options.key_prefix, name_, options_, who),
+                      deadline, l, ec))
+        return false;
+    std::lock_guard lk(m_);
+    held_[who].push_back(std::move(l));
+    return true;
+}
+
+void ReentrantMutex::lock() {
+    lock_until(clock::time_point::max(), nullptr);
+}
+
+void ReentrantMutex::lock(std::error_code& ec) noexcept {
+    try {
+        lock_until(clock::time_point::max(), &ec);
+    } catch (const std::exception&) {
+        ec = std::make_error_code(std::errc::not_enough_memory);
+    }
+}
+
+bool ReentrantMutex::try_lock() {
+    return lock_until(clock::now(), nullptr);
+}
+
+bool ReentrantMutex::try_lock(std::error_code& ec) noexcept {
+    try {
+        return lock_until(clock::now(), &ec);
+    } catch (const std::exception&) {
+        ec = std::make_error_code(std::errc::not_enough_memory);
+        return false;
+    }
+}
+
+void ReentrantMutex::unlock() noexcept {
+    std::optional<Lease> last;
+    try {
+        std::string who = owner();
+        std::lock_guard lk(m_);
+        auto it = held_.find(who);
+        if (it == held_.end()) return;
+        last.emplace(std::move(it->second.back()));
+        it->second.pop_back();
+        if (it->second.empty()) held_.erase(it);
+    } catch (...) {
+        return;  // owner() could not allocate: nothing was taken out
+    }
+    // last's destructor releases one holding outside m_; failures go to on_lost.
+}
+
+Lease& ReentrantMutex::lease() {
+    std::string who = owner();
+    std::lock_guard lk(m_);
+    auto it = held_.find(who);
+    if (it == held_.end())
+        throw LockError(make_error_code(errc::not_owner),
+                        "ReentrantMutex '" + name_ + "' is not held by owner " + who);
+    return it->second.front();
+}
+
+std::size_t ReentrantMutex::hold_count() const {
+    std::string who = owner();
+    std::lock_guard lk(m_);
+    auto it = held_.find(who);
+    return it == held_.end() ? 0 : it->second.size();
+}
+
+}  // namespace deadbolt

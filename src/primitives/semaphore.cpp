@@ -1,0 +1,100 @@
+#include "deadbolt/semaphore.hpp"
+
+#include "core/client_impl.hpp"
+#include "deadbolt/error.hpp"
+#include "primitives/specs.hpp"
+#include "primitives/take.hpp"
+#include "redis/commands.hpp"
+
+namespace deadbolt {
+namespace detail {
+
+int permits_in_use(ClientImpl& c, std::string_view name) {
+    auto spec = semaphore_spec(c.ep.options.key_prefix, name, {}, 1);
+    Reply r;
+    eval(*c.conn, {&zset_live_count_script(), {spec.keys[0]}, {}}, r, c.deadline())
+        .throw_if_error();
+    return static_cast<int>(r.integer);
+}
+
+}  // namespace detail
+
+Semaphore::Semaphore(std::shared_ptr<detail::ClientImpl> client, std::string name, int permits,
+                     MutexOptions options)
+    : client_(std::move(client)),
+      name_(std::move(name)),
+      permits_(permits),
+      options_(std::move(options)) {}
+
+Semaphore::~Semaphore() {
+    std::deque<Lease> leases;
+    {
+        std::lock_guard lk(m_);
+        leases.swap(leases_);
+    }
+    // Each Lease's destructor returns its permit; never throws.
+}
+
+bool Semaphore::acquire_until(clock::time_point deadline, std::error_code* ec) {
+    Lease l;
+    if (!detail::take(
+            client_,
+            detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_),
+            deadline, l, ec))
+        return false;
+    std::lock_guard lk(m_);
+    leases_.push_back(std::move(l));
+    return true;
+}
+
+void Semaphore::acquire() {
+    acquire_until(clock::time_point::max(), nullptr);
+}
+
+void Semaphore::acquire(std::error_code& ec) noexcept {
+    try {
+        acquire_until(clock::time_point::max(), &ec);
+    } catch (const std::exception&) {
+        ec = std::make_error_code(std::errc::not_enough_memory);
+    }
+}
+
+bool Semaphore::try_acquire() {
+    return acquire_until(clock::now(), nullptr);
+}
+
+void Semaphore::release() {
+    std::error_code ec;
+    release(ec);
+    if (ec)
+        throw_error(
+            ec, ec == make_error_code(errc::not_owner)
+                    ? "Semaphore '" + name_ + "': no permit to release (none held, or it expired)"
+                    : ec.message());
+}
+
+void Semaphore::release(std::error_code& ec) noexcept {
+    ec.clear();
+    std::optional<Lease> l;
+    {
+        std::lock_guard lk(m_);
+        if (leases_.empty()) {
+            ec = make_error_code(errc::not_owner);
+            return;
+        }
+        l.emplace(std::move(leases_.front()));
+        leases_.pop_front();
+    }
+    l->release(ec);
+}
+
+std::size_t Semaphore::held() const {
+    std::lock_guard lk(m_);
+    return leases_.size();
+}
+
+int Semaphore::available() const {
+    return permits_ - detail::permits_in_use(*client_, name_);
+}
+
+}  // namespace deadbolt

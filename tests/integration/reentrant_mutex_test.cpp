@@ -1,0 +1,101 @@
+// ReentrantMutex: re-entry by one owner, the count kept on the server, other owners excluded.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::RedisServer;
+
+template class std::unique_lock<deadbolt::ReentrantMutex>;
+static_assert(noexcept(std::declval<deadbolt::ReentrantMutex&>().unlock()));
+
+TEST(ReentrantMutex, OwnerReentersAndTheCountLivesOnTheServer) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto m = c.reentrant_mutex("re");
+    auto raw = srv.raw();
+    m->lock();
+    auto fence = m->lease().fence();
+    m->lock();
+    EXPECT_EQ(m->hold_count(), 2u);
+    EXPECT_EQ(raw.cmd({"HGET", "re", m->owner()}).str, "2");
+    EXPECT_EQ(m->lease().fence(), fence);  // issued on the first holding only
+    m->unlock();
+    EXPECT_EQ(raw.cmd({"HGET", "re", m->owner()}).str, "1");
+    m->unlock();
+    EXPECT_EQ(raw.cmd({"EXISTS", "re"}).integer, 0);
+    m->lock();
+    EXPECT_GT(m->lease().fence(), fence);
+    m->unlock();
+}
+
+TEST(ReentrantMutex, AnotherThreadIsAnotherOwner) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto m = c.reentrant_mutex("re");
+    std::lock_guard lk(*m);
+    bool other = true;
+    std::thread([&] { other = m->try_lock(); }).join();
+    EXPECT_FALSE(other);
+}
+
+TEST(ReentrantMutex, TwoHandlesOfOneOwnerIdAgreeOnTheCount) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    auto b = deadbolt::Client::connect(srv.url());
+    auto ma = a.reentrant_mutex("shared-owner", {}, "job-7");
+    auto mb = b.reentrant_mutex("shared-owner", {}, "job-7");
+    auto other = b.reentrant_mutex("shared-owner", {}, "job-8");
+    ASSERT_TRUE(ma->try_lock());
+    ASSERT_TRUE(mb->try_lock());
+    EXPECT_FALSE(other->try_lock());
+    EXPECT_EQ(srv.raw().cmd({"HGET", "shared-owner", "job-7"}).str, "2");
+    ma->unlock();
+    EXPECT_FALSE(other->try_lock());  // job-7 still holds it once
+    mb->unlock();
+    EXPECT_TRUE(other->try_lock());
+    other->unlock();
+}
+
+TEST(ReentrantMutex, DeadHolderExpiresAndLossIsSignalled) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    auto b = deadbolt::Client::connect(srv.url());
+    auto ma = a.reentrant_mutex("re", {.ttl = 300ms, .auto_renew = false});
+    auto mb = b.reentrant_mutex("re");
+    ma->lock();
+    auto stop = ma->lease().stop_token();
+    ASSERT_TRUE(mb->try_lock_for(5s));
+    EXPECT_TRUE(stop.stop_requested());
+    mb->unlock();
+}
+
+TEST(ReentrantMutex, KeyOfAnotherTypeIsAWrongTypeError) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    srv.raw().cmd({"SET", "plain", "token"});
+    auto m = c.reentrant_mutex("plain");
+    try {
+        m->lock();
+        FAIL() << "locked a key holding a string";
+    } catch (const deadbolt::ServerError& e) {
+        EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::wrong_type));
+    }
+    std::error_code ec;
+    EXPECT_FALSE(m->try_lock(ec));
+    EXPECT_EQ(ec, deadbolt::make_error_code(deadbolt::errc::wrong_type));
+    EXPECT_EQ(srv.raw().cmd({"GET", "plain"}).str, "token");
+}
+
+TEST(ReentrantMutex, UnlockWithoutHoldingDoesNothingAndLeaseThrows) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto m = c.reentrant_mutex("re");
+    m->unlock();
+    EXPECT_THROW(m->lease(), deadbolt::LockError);
+    EXPECT_THROW(c.reentrant_mutex("re", {}, std::string(5000, 'o')), deadbolt::UsageError);
+}
