@@ -12,7 +12,8 @@ namespace deadbolt::cli {
 struct RunArgs {
     std::string url, name, ttl = "30s", wait, lock_delay = "0s", max_hold = "0s",
                            kill_grace = "10s";
-    bool no_wait = false;
+    bool no_wait = false, shared = false, write = false, fair = false;
+    int permits = 0;  // > 0: take a slot of a semaphore of this many permits
     std::vector<std::string> command;
 };
 void add_run_command(CLI::App& app, RunArgs& a);

@@ -69,7 +69,15 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
     std::atomic<bool> done{false};
     std::thread t([&] {
         try {
-            lease.emplace(client.acquire(a.name, o, how));
+            if (a.permits > 0)
+                lease.emplace(client.permit_semaphore(a.name, a.permits, o).acquire(how));
+            else
+                lease.emplace(client.acquire(a.name,
+                                             a.shared  ? LockMode::shared
+                                             : a.write ? LockMode::write
+                                             : a.fair  ? LockMode::fair
+                                                       : LockMode::exclusive,
+                                             o, how));
         } catch (...) {
             error = std::current_exception();
         }
@@ -192,6 +200,17 @@ void add_run_command(CLI::App& app, RunArgs& a) {
                     "Stop renewing after this long (the lease then runs out)");
     cmd->add_option("--kill-grace", a.kill_grace,
                     "After the lease is lost: SIGTERM, then SIGKILL after this long (default 10s)");
+    auto* shared =
+        cmd->add_flag("--shared", a.shared, "Take a read (shared) lease of an RWLock named NAME");
+    auto* write = cmd->add_flag("--write", a.write,
+                                "Take the write lease of that RWLock (waits for --shared holders)");
+    auto* fair = cmd->add_flag("--fair", a.fair, "Wait in a FIFO queue (FairMutex)");
+    auto* permits = cmd->add_option("--permits", a.permits,
+                                    "Take one of N slots of a semaphore (like consul lock -n)")
+                        ->check(CLI::PositiveNumber);
+    shared->excludes(write)->excludes(fair)->excludes(permits);
+    write->excludes(fair)->excludes(permits);
+    fair->excludes(permits);
     cmd->add_option("NAME", a.name, "Lock name")->required();
     cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)")->required();
     cmd->footer(
@@ -200,6 +219,8 @@ void add_run_command(CLI::App& app, RunArgs& a) {
             "increasing per name) and DEADBOLT_TOKEN in its environment.\n\nExamples:\n"
             "  deadbolt run nightly-backup -- ./backup.sh\n"
             "  deadbolt run --no-wait --ttl 10s cron:report -- ./report.py\n"
+            "  deadbolt run --permits 4 encoders -- ./encode.sh   # at most 4 at once\n"
+            "  deadbolt run --shared catalog -- ./read-catalog.sh  # many readers, no writer\n"
             "  DEADBOLT_URL=redis://:pw@10.0.0.5 deadbolt run --wait 2m deploy -- make deploy\n") +
         kExitCodesHelp);
 }

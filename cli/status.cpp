@@ -8,8 +8,8 @@
 namespace deadbolt::cli {
 
 void add_status_command(CLI::App& app, StatusArgs& a) {
-    auto* cmd = app.add_subcommand("status",
-                                   "Show whether a lock is held, its remaining TTL and last fence");
+    auto* cmd = app.add_subcommand(
+        "status", "Show whether a lock is held, by how many, its TTL, waiters and last fence");
     add_url_option(*cmd, a.url);
     cmd->add_option("NAME", a.name, "Lock name")->required();
     cmd->add_flag("--json", a.json, "Print one JSON object");
@@ -26,18 +26,32 @@ int status_command(const StatusArgs& a) {
                          {"key", client.lock_key(a.name)},
                          {"held", s.held},
                          {"ttl_ms", s.held ? s.ttl.count() : 0},
-                         {"last_fence", s.last_fence}};
+                         {"last_fence", s.last_fence},
+                         {"kind", s.kind},
+                         {"holders", s.holders},
+                         {"waiters", s.waiters},
+                         {"permits", s.permits},
+                         {"writer_waiting", s.writer_waiting}};
         fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         return kOk;
     }
     std::string fence =
         s.last_fence ? fmt::format("last fence {}", s.last_fence) : "no fence recorded";
+    std::string who;
+    if (s.kind == "semaphore")
+        who = fmt::format("semaphore, {} of {} permits in use, ", s.holders, s.permits);
+    else if (s.kind == "readers")
+        who = fmt::format("read by {}, ", s.holders);
+    else if (s.kind == "reentrant")
+        who = fmt::format("reentrant, {} owner(s), ", s.holders);
+    if (s.waiters > 0) fence += fmt::format(", {} queued", s.waiters);
+    if (s.writer_waiting) fence += ", a writer waits";
     if (!s.held)
         fmt::print("{}: free ({})\n", a.name, fence);
     else if (s.ttl.count() < 0)
-        fmt::print("{}: held, no expiry set by its holder ({})\n", a.name, fence);
+        fmt::print("{}: held, {}no expiry set by its holder ({})\n", a.name, who, fence);
     else
-        fmt::print("{}: held, expires in {} ({})\n", a.name, format_duration(s.ttl), fence);
+        fmt::print("{}: held, {}expires in {} ({})\n", a.name, who, format_duration(s.ttl), fence);
     return kOk;
 }
 

@@ -101,16 +101,47 @@ Lease Client::acquire(std::string_view name, const MutexOptions& options, const 
     }
 }
 
+Lease Client::acquire(std::string_view name, LockMode mode, const MutexOptions& options,
+                      const AcquireOptions& how) const {
+    const auto& prefix = impl_->ep.options.key_prefix;
+    switch (mode) {
+        case LockMode::fair:
+            return detail::take(impl_, detail::fair_spec(prefix, name, options), how, nullptr);
+        case LockMode::shared:
+            return detail::take(impl_, detail::read_spec(prefix, name, options), how, nullptr);
+        case LockMode::write:
+            return detail::take(impl_, detail::write_spec(prefix, name, options), how, nullptr);
+        case LockMode::exclusive:
+            break;
+    }
+    return acquire(name, options, how);
+}
+
 LockStatus Client::status(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
-    auto keys = detail::lock_keys(impl_->ep.options.key_prefix, name);
-    std::vector<detail::Reply> r;
-    detail::pipeline(*impl_->conn, {{"PTTL", keys.lock}, {"GET", keys.fence}}, r, impl_->deadline())
+    auto spec = detail::fair_spec(impl_->ep.options.key_prefix, name, {});
+    std::string readers = detail::aux_key(spec.keys[0], "readers");
+    std::string claim = detail::aux_key(spec.keys[0], "claim");
+    std::string limit = detail::aux_key(spec.keys[0], "limit");
+    detail::Reply r;
+    detail::eval(*impl_->conn,
+                 {&detail::status_script(),
+                  {spec.keys[0], spec.keys[1], spec.keys[2], readers, claim, limit},
+                  {}},
+                 r, impl_->deadline())
         .throw_if_error();
+    if (r.type != detail::Reply::Type::array || r.elements.size() != 7)
+        throw ServerError(make_error_code(errc::protocol_error), "unexpected status reply");
+    const auto& e = r.elements;
     LockStatus s;
-    s.held = r[0].integer != -2;
-    s.ttl = std::chrono::milliseconds(s.held ? r[0].integer : 0);
-    if (!r[1].is_nil() && !detail::to_u64(r[1], s.last_fence)) s.last_fence = 0;
+    s.kind = e[0].str;
+    s.held = s.kind != "free";
+    s.ttl = std::chrono::milliseconds(s.held ? e[1].integer : 0);
+    if (!e[2].is_nil() && !detail::to_u64(e[2], s.last_fence)) s.last_fence = 0;
+    s.holders = static_cast<int>(e[3].integer);
+    s.waiters = static_cast<int>(e[4].integer);
+    s.permits = static_cast<int>(e[5].integer);
+    s.writer_waiting = e[6].integer == 1;
     return s;
 }
 

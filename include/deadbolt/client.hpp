@@ -28,11 +28,26 @@ namespace detail {
 struct ClientImpl;
 }
 
-/// A lock's state as the server sees it now.
+/// A lock's state as the server sees it now (one round trip, a snapshot).
 struct LockStatus {
     bool held = false;                 ///< The lock key exists.
     std::chrono::milliseconds ttl{0};  ///< Remaining TTL when held; -1 ms = no expiry.
     std::uint64_t last_fence = 0;      ///< Last fencing token handed out; 0 = unknown.
+    std::string kind;  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant",
+                       ///< "semaphore", or "readers" (RWLock read-held).
+    int holders = 0;   ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
+                       ///< readers or permits.
+    int waiters = 0;   ///< FairMutex waiters queued (other kinds wait without a queue).
+    int permits = 0;   ///< A semaphore's permit count; 0 for other kinds.
+    bool writer_waiting = false;  ///< An RWLock writer has claimed the lock and waits.
+};
+
+/// What Client::acquire takes under a name.
+enum class LockMode {
+    exclusive,  ///< Mutex.
+    fair,       ///< FairMutex (FIFO, direct handoff).
+    shared,     ///< RWLock read lease (fence 0).
+    write,      ///< RWLock write lease.
 };
 
 /// Outcome of a fenced write.
@@ -85,6 +100,10 @@ class Client {
     /// As acquire(); returns an empty Lease and sets ec instead of throwing.
     Lease acquire(std::string_view name, const MutexOptions& options, const AcquireOptions& how,
                   std::error_code& ec) const noexcept;
+
+    /// Acquires name in mode, waiting as AcquireOptions say; throws as acquire() above.
+    Lease acquire(std::string_view name, LockMode mode, const MutexOptions& options,
+                  const AcquireOptions& how = {}) const;
 
     /// The lock's state on the server. Throws ConnectionError / ServerError / UsageError.
     LockStatus status(std::string_view name) const;

@@ -72,6 +72,10 @@ const Script& latch_set_script();
 /// KEYS: count. ARGV: channel. Returns {remaining, opened_now}; remaining -1 = not set.
 const Script& latch_count_down_script();
 
+/// KEYS: main, fence, queue, readers, claim, limit. Returns {kind, pttl, last fence or false,
+/// holders, waiters, permits, writer waiting 0/1}; see LockStatus.
+const Script& status_script();
+
 /// Write if fence >= highest seen. KEYS: data, record. ARGV: fence, value.
 /// Returns {1, fence} or {0, highest}.
 const Script& fenced_set_script();

@@ -173,3 +173,42 @@ TEST(Cli, OnATerminalTheCommandReadsItAndWaitingShowsALiveLine) {
     auto quiet = cli(srv, {"run", "--wait", "300ms", "tty-busy", "--", "true"});
     EXPECT_EQ(quiet.out.find("waiting for"), std::string::npos) << quiet.out;
 }
+
+TEST(Cli, RunPermitsLetsNCommandsRunAtOnceAndNoMore) {
+    RedisServer srv;
+    std::vector<std::future<Result>> holders;
+    for (int i = 0; i < 2; ++i)
+        holders.push_back(std::async(std::launch::async, [&] {
+            return cli(srv, {"run", "--permits", "2", "pool", "--", "sleep", "1.5"});
+        }));
+    auto raw = srv.raw();
+    for (auto until = Clock::now() + 10s;
+         Clock::now() < until && raw.cmd({"ZCARD", "pool"}).integer < 2;)
+        std::this_thread::sleep_for(10ms);
+    auto s = cli(srv, {"status", "pool"});
+    EXPECT_NE(s.out.find("2 of 2 permits in use"), std::string::npos) << s.out;
+    auto third = cli(srv, {"run", "--permits", "2", "--no-wait", "pool", "--", "true"});
+    EXPECT_EQ(third.rc, 75) << third.out;
+    for (auto& h : holders) EXPECT_EQ(h.get().rc, 0);
+    EXPECT_EQ(cli(srv, {"run", "--permits", "2", "--no-wait", "pool", "--", "true"}).rc, 0);
+    EXPECT_NE(cli(srv, {"run", "--permits", "0", "pool", "--", "true"}).rc, 0);
+}
+
+TEST(Cli, RunSharedAdmitsReadersTogetherAndKeepsTheWriterOut) {
+    RedisServer srv;
+    auto reader = std::async(std::launch::async, [&] {
+        return cli(srv, {"run", "--shared", "catalog", "--", "sleep", "1.5"});
+    });
+    auto raw = srv.raw();
+    for (auto until = Clock::now() + 10s;
+         Clock::now() < until && raw.cmd({"ZCARD", "{catalog}:readers"}).integer < 1;)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(cli(srv, {"run", "--shared", "--no-wait", "catalog", "--", "true"}).rc, 0);
+    auto s = cli(srv, {"status", "catalog"});
+    EXPECT_NE(s.out.find("read by 1"), std::string::npos) << s.out;
+    auto w = cli(srv, {"run", "--write", "--no-wait", "catalog", "--", "true"});
+    EXPECT_EQ(w.rc, 75) << w.out;
+    EXPECT_EQ(reader.get().rc, 0);
+    EXPECT_EQ(cli(srv, {"run", "--write", "--no-wait", "catalog", "--", "true"}).rc, 0);
+    EXPECT_EQ(cli(srv, {"run", "--fair", "--no-wait", "catalog", "--", "true"}).rc, 0);
+}

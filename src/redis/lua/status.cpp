@@ -1,0 +1,37 @@
+// The status script: what `deadbolt status` shows, for every kind of lock, in one round trip.
+#include "redis/scripts.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::string_view kStatus = R"lua(
+local now = now_ms()
+local t = redis.call('TYPE', KEYS[1])['ok']
+local kind, holders, permits = 'free', 0, 0
+if t == 'string' then
+  kind, holders = 'mutex', 1
+elseif t == 'hash' then
+  kind, holders = 'reentrant', redis.call('HLEN', KEYS[1]) - 1
+elseif t == 'zset' then
+  kind = 'semaphore'
+  holders = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+  permits = tonumber(redis.call('GET', KEYS[6]) or '0')
+end
+if kind == 'free' then
+  local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+  if readers > 0 then kind, holders = 'readers', readers end
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if kind == 'readers' then pttl = redis.call('PTTL', KEYS[4]) end
+return {kind, pttl, redis.call('GET', KEYS[2]), holders, redis.call('LLEN', KEYS[3]), permits,
+        redis.call('EXISTS', KEYS[5])}
+)lua";
+
+}  // namespace
+
+const Script& status_script() {
+    static const Script s = make_script("status", with_helpers(kStatus));
+    return s;
+}
+
+}  // namespace deadbolt::detail
