@@ -2,8 +2,14 @@
 #pragma once
 
 #include "deadbolt/client.hpp"
+#include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/duration.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/fair_mutex.hpp"
 #include "deadbolt/lease.hpp"
 #include "deadbolt/mutex.hpp"
 #include "deadbolt/options.hpp"
+#include "deadbolt/permit_expirable_semaphore.hpp"
+#include "deadbolt/reentrant_mutex.hpp"
+#include "deadbolt/rwlock.hpp"
+#include "deadbolt/semaphore.hpp"
