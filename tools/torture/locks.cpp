@@ -36,19 +36,30 @@ ClientOptions on_clock(const deadbolt_shim_clock* page) {
 
 class DeadboltLock : public LockAdapter {
   public:
-    DeadboltLock(std::uint16_t port, milliseconds ttl, const deadbolt_shim_clock* clock)
+    DeadboltLock(std::uint16_t port, milliseconds ttl, const deadbolt_shim_clock* clock,
+                 LockMode mode)
         : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port), on_clock(clock))),
           ttl_(ttl),
-          clock_(clock) {}
+          clock_(clock),
+          mode_(mode) {}
     std::optional<Holding> acquire(milliseconds wait) override {
         std::error_code ec;
         MutexOptions o;
         o.ttl = ttl_;
         AcquireOptions how;
         how.deadline = Clock::now() + wait;
-        lease_ = client_.acquire("torture", o, how, ec);
-        // The grant may have happened with its reply lost: the worker records "unknown".
-        if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
+        if (mode_ == LockMode::exclusive) {
+            lease_ = client_.acquire("torture", o, how, ec);
+            // The grant may have happened with its reply lost: the worker records "unknown".
+            if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
+        } else {
+            try {
+                lease_ = client_.acquire("torture", mode_, o, how);
+            } catch (const LockError& e) {
+                if (e.code() != errc::not_acquired) throw;
+                lease_ = Lease();
+            }
+        }
         if (!lease_) return std::nullopt;
         return Holding{lease_.fence(), valid_until()};
     }
@@ -72,6 +83,7 @@ class DeadboltLock : public LockAdapter {
     Client client_;
     milliseconds ttl_;
     const deadbolt_shim_clock* clock_;
+    LockMode mode_;
     Lease lease_;
 };
 
@@ -157,17 +169,22 @@ class SetnxNoTtl : public Naive {
 }  // namespace
 
 bool known_lock(const std::string& k) {
-    return k == "deadbolt" || k == "setnx-del" || k == "incr-expire" || k == "setnx-getset" ||
-           k == "setnx-nottl";
+    return k == "deadbolt" || k == "deadbolt-fair" || k == "deadbolt-write" || k == "setnx-del" ||
+           k == "incr-expire" || k == "setnx-getset" || k == "setnx-nottl";
 }
 
 bool promises_safety(const std::string& k) {
-    return k == "deadbolt";
+    return k.rfind("deadbolt", 0) == 0;
 }
 
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
                                        milliseconds ttl, const deadbolt_shim_clock* clock) {
-    if (kind == "deadbolt") return std::make_unique<DeadboltLock>(port, ttl, clock);
+    if (kind == "deadbolt")
+        return std::make_unique<DeadboltLock>(port, ttl, clock, LockMode::exclusive);
+    if (kind == "deadbolt-fair")
+        return std::make_unique<DeadboltLock>(port, ttl, clock, LockMode::fair);
+    if (kind == "deadbolt-write")  // RWLock's writer: exclusive, fenced
+        return std::make_unique<DeadboltLock>(port, ttl, clock, LockMode::write);
     if (kind == "setnx-del") return std::make_unique<SetnxDel>(port, ttl);
     if (kind == "incr-expire") return std::make_unique<IncrExpire>(port, ttl);
     if (kind == "setnx-getset") return std::make_unique<SetnxGetset>(port, ttl);

@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
                 ttl_s = "500ms", hold_s = "20ms", results, expect = "auto";
     int workers = 8;
     app.add_option("--lock", lock,
-                   "deadbolt | setnx-del | incr-expire | setnx-getset | setnx-nottl");
+                   "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | setnx-del | "
+                   "incr-expire | setnx-getset | setnx-nottl");
     app.add_option("--mode", modes, "plain | fenced | plain,fenced (writes carry the fence)");
     app.add_option(
         "--nemesis", nemeses,
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
         std::cerr << "deadbolt-torture: bad arguments " << why << " (see --help)\n";
         return 64;
     }
-    if (lock != "deadbolt" && modes != "plain") {
+    if (!promises_safety(lock) && modes != "plain") {
         std::cerr << "deadbolt-torture: only deadbolt hands out fences; use --mode plain\n";
         return 64;
     }

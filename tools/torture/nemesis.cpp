@@ -1,5 +1,7 @@
 #include "nemesis.hpp"
 
+#include "locks.hpp"
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -42,7 +44,7 @@ bool needs_standby(const std::string& kind) {
 }
 
 Promise promised(const std::string& lock, const std::string& nemesis) {
-    if (lock != "deadbolt") return {};
+    if (!promises_safety(lock)) return {};
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
                           nemesis != "clock-jump" && nemesis != "clock-rate" &&
                           nemesis != "clock-skew" && nemesis != "mixed";
