@@ -19,6 +19,15 @@ AcquireSpec base(std::string_view prefix, std::string_view name, const MutexOpti
     return s;
 }
 
+// Both sides of an RWLock use KEYS: lock, fence, readers, claim.
+AcquireSpec rwlock_base(std::string_view prefix, std::string_view name, const MutexOptions& o) {
+    AcquireSpec s = base(prefix, name, o);
+    const std::string main = s.keys[0];
+    s.keys.push_back(aux_key(main, "readers"));
+    s.keys.push_back(aux_key(main, "claim"));
+    return s;
+}
+
 }  // namespace
 
 AcquireSpec mutex_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
@@ -50,15 +59,12 @@ AcquireSpec fair_spec(std::string_view prefix, std::string_view name, const Mute
 }
 
 AcquireSpec write_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
-    AcquireSpec s = base(prefix, name, o);
-    const std::string main = s.keys[0];
-    s.keys.push_back(aux_key(main, "readers"));
-    s.keys.push_back(aux_key(main, "claim"));
+    AcquireSpec s = rwlock_base(prefix, name, o);
     s.script = &write_acquire_script();
     s.args = {ms(o.waiter_ttl)};
     s.kind = &mutex_kind();
-    s.op_keys = {main};
-    s.queue_key = main;
+    s.op_keys = {s.keys[0]};
+    s.queue_key = s.keys[0];
     s.refresh = o.waiter_ttl / 3;
     s.abandon = &write_abandon_script();
     s.abandon_keys = {s.keys[3]};
@@ -66,10 +72,7 @@ AcquireSpec write_spec(std::string_view prefix, std::string_view name, const Mut
 }
 
 AcquireSpec read_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
-    AcquireSpec s = base(prefix, name, o);
-    const std::string main = s.keys[0];
-    s.keys.push_back(aux_key(main, "readers"));
-    s.keys.push_back(aux_key(main, "claim"));
+    AcquireSpec s = rwlock_base(prefix, name, o);
     s.script = &read_acquire_script();
     s.fenced = false;
     s.kind = &zset_holder_kind();
