@@ -64,10 +64,12 @@ TEST(Waiting, LocalThreadsQueueWithoutServerTraffic) {
     auto raw = srv.raw();
     auto before = raw.client_commands();
     std::vector<std::thread> ts;
+    // One deadline for all: threads started late under load must not outlast the first.
+    auto deadline = Clock::now() + 2s;
     for (int i = 0; i < 6; ++i)
         ts.emplace_back([&] {
             std::error_code ec;
-            c.acquire("local", {.ttl = 60s}, {.deadline = Clock::now() + 2s}, ec);
+            c.acquire("local", {.ttl = 60s}, {.deadline = deadline}, ec);
         });
     for (auto& t : ts) t.join();
     auto commands = raw.client_commands() - before;
