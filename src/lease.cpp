@@ -90,6 +90,12 @@ Status LeaseState::is_current(bool& current) const noexcept {
     }
 }
 
+ScriptCall LeaseState::view(const Script& script, const std::string& px_s) const {
+    ScriptCall c{&script, {op_keys.begin(), op_keys.end()}, {token, channel, px_s}};
+    c.args.insert(c.args.end(), op_args.begin(), op_args.end());
+    return c;
+}
+
 OwnedCall LeaseState::op(const Script& script, std::chrono::milliseconds px) const {
     return lease_call(script, op_keys, token, channel, px, op_args);
 }

@@ -69,6 +69,9 @@ struct LeaseState {
 
     /// A call of one of kind's scripts for this lease, with the server expiry px.
     OwnedCall op(const Script& script, std::chrono::milliseconds px) const;
+    /// The same call as views into this lease (no copies: the renewal pipeline's hot path);
+    /// px_s must outlive the returned call.
+    ScriptCall view(const Script& script, const std::string& px_s) const;
 };
 
 }  // namespace deadbolt::detail

@@ -170,13 +170,13 @@ void Renewer::run() {
 void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
     for (std::size_t begin = 0; begin < batch.size(); begin += kChunk) {
         std::size_t end = std::min(batch.size(), begin + kChunk);
-        std::vector<OwnedCall> owned;
+        std::vector<std::string> px(end - begin);
         std::vector<ScriptCall> calls;
-        owned.reserve(end - begin);
         calls.reserve(end - begin);
         for (std::size_t i = begin; i < end; ++i) {
-            owned.push_back(batch[i]->op(*batch[i]->kind->extend, batch[i]->px));
-            calls.push_back(owned.back().view());
+            auto& l = *batch[i];
+            px[i - begin] = std::to_string(l.px.count());
+            calls.push_back(l.view(*l.kind->extend, px[i - begin]));
         }
         auto sent_at = now_on(clock_);
         std::vector<Reply> replies;
