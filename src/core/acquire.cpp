@@ -83,7 +83,15 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
     };
     auto finish = [&](Status st) {
         if (subscribed) c.subscriber().unsubscribe(wait_channel);
-        if (queued && spec.abandon) cleanup(*spec.abandon, spec.abandon_keys, Clock::now() + px);
+        if (queued && spec.abandon) {
+            // Before returning, so the caller's next attempt does not meet its own queue entry
+            // or claim; in the background only when the server cannot be reached now.
+            auto call =
+                lease_call(*spec.abandon, spec.abandon_keys, token, spec.channel, px, spec.op_args);
+            Reply r;
+            if (!eval(*c.conn, call.view(), r, c.deadline()).ok())
+                c.renewer->add_cleanup(std::move(call), Clock::now() + px);
+        }
         status = std::move(st);
     };
 
