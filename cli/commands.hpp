@@ -13,10 +13,13 @@ struct RunArgs {
     std::string url, name, ttl = "30s", wait, lock_delay = "0s", max_hold = "0s",
                            kill_grace = "10s";
     bool no_wait = false, shared = false, write = false, fair = false;
-    int permits = 0;  // > 0: take a slot of a semaphore of this many permits
+    int permits = 0;     // > 0: take a slot of a semaphore of this many permits
+    bool elect = false;  // campaign in the election NAME instead of locking it
+    std::string value;   // what the leader proclaims
     std::vector<std::string> command;
 };
 void add_run_command(CLI::App& app, RunArgs& a);
+void add_elect_command(CLI::App& app, RunArgs& a);
 int run_command(const RunArgs& a);
 
 struct StatusArgs {
@@ -28,6 +31,7 @@ int status_command(const StatusArgs& a);
 
 struct ThrottleArgs {
     std::string url, key, window;
+    std::int64_t burst = 1;
 };
 void add_throttle_command(CLI::App& app, ThrottleArgs& a);
 int throttle_command(const ThrottleArgs& a);

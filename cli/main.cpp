@@ -11,10 +11,12 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer(kExitCodesHelp);
     RunArgs run;
+    RunArgs elect;
     StatusArgs status;
     ThrottleArgs throttle;
     FencedSetArgs fenced;
     add_run_command(app, run);
+    add_elect_command(app, elect);
     add_status_command(app, status);
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (app.got_subcommand("run")) return run_command(run);
+        if (app.got_subcommand("elect")) return run_command(elect);
         if (app.got_subcommand("status")) return status_command(status);
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);

@@ -46,6 +46,13 @@ int next_signal(const sigset_t& set, milliseconds wait) {
     return sig < 0 ? 0 : sig;
 }
 
+// Who this process is, for observers of an election it wins.
+std::string default_leader_value() {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    return fmt::format("{}:{}", host, getpid());
+}
+
 // Acquires on a helper thread so the main thread can show progress and take signals.
 std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOptions& o,
                              std::optional<milliseconds> wait, const sigset_t& signals,
@@ -69,7 +76,10 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
     std::atomic<bool> done{false};
     std::thread t([&] {
         try {
-            if (a.permits > 0)
+            if (a.elect)
+                lease.emplace(client.campaign(
+                    a.name, a.value.empty() ? default_leader_value() : a.value, o, how));
+            else if (a.permits > 0)
                 lease.emplace(client.permit_semaphore(a.name, a.permits, o).acquire(how));
             else
                 lease.emplace(client.acquire(a.name,
@@ -184,22 +194,50 @@ pid_t spawn(const RunArgs& a, const Lease& lease, bool take_terminal, int& exit_
 
 }  // namespace
 
+namespace {
+
+// What run and elect share: the lease's shape, how long to wait, how to stop the command.
+void add_lease_options(CLI::App& cmd, RunArgs& a) {
+    add_url_option(cmd, a.url);
+    cmd.add_option("--ttl", a.ttl,
+                   "Lease TTL, renewed every TTL/3 while the command runs (default 30s)");
+    auto* wait = cmd.add_option(
+        "--wait", a.wait, "Give up after waiting this long (default: wait as long as it takes)");
+    cmd.add_flag("--no-wait", a.no_wait, "Fail at once (exit 75) if the lock is held")
+        ->excludes(wait);
+    cmd.add_option("--lock-delay", a.lock_delay,
+                   "After a holder vanishes without releasing, keep the lock blocked this long");
+    cmd.add_option("--max-hold", a.max_hold,
+                   "Stop renewing after this long (the lease then runs out)");
+    cmd.add_option("--kill-grace", a.kill_grace,
+                   "After the lease is lost: SIGTERM, then SIGKILL after this long (default 10s)");
+}
+
+}  // namespace
+
+void add_elect_command(CLI::App& app, RunArgs& a) {
+    a.elect = true;
+    auto* cmd = app.add_subcommand(
+        "elect", "Run a command while this process is the elected leader of NAME");
+    add_lease_options(*cmd, a);
+    cmd->add_option("--value", a.value,
+                    "What the leader proclaims to observers (e.g. its address; default: "
+                    "hostname:pid)");
+    cmd->add_option("NAME", a.name, "Election name")->required();
+    cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)")->required();
+    cmd->footer(
+        std::string("Waits until elected, runs the command, and resigns when it ends. If the "
+                    "term is lost, the command is stopped (exit 70). DEADBOLT_FENCE holds the "
+                    "term, higher for every new leader.\n\nExamples:\n"
+                    "  deadbolt elect scheduler -- ./scheduler --active\n"
+                    "  deadbolt elect --value 10.0.0.7:8080 primary -- ./serve.sh\n") +
+        kExitCodesHelp);
+}
+
 void add_run_command(CLI::App& app, RunArgs& a) {
     auto* cmd = app.add_subcommand(
         "run", "Run a command while holding a lock (like flock, across machines)");
-    add_url_option(*cmd, a.url);
-    cmd->add_option("--ttl", a.ttl,
-                    "Lease TTL, renewed every TTL/3 while the command runs (default 30s)");
-    auto* wait = cmd->add_option(
-        "--wait", a.wait, "Give up after waiting this long (default: wait as long as it takes)");
-    cmd->add_flag("--no-wait", a.no_wait, "Fail at once (exit 75) if the lock is held")
-        ->excludes(wait);
-    cmd->add_option("--lock-delay", a.lock_delay,
-                    "After a holder vanishes without releasing, keep the lock blocked this long");
-    cmd->add_option("--max-hold", a.max_hold,
-                    "Stop renewing after this long (the lease then runs out)");
-    cmd->add_option("--kill-grace", a.kill_grace,
-                    "After the lease is lost: SIGTERM, then SIGKILL after this long (default 10s)");
+    add_lease_options(*cmd, a);
     auto* shared =
         cmd->add_flag("--shared", a.shared, "Take a read (shared) lease of an RWLock named NAME");
     auto* write = cmd->add_flag("--write", a.write,

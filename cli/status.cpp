@@ -42,6 +42,8 @@ int status_command(const StatusArgs& a) {
         who = fmt::format("semaphore, {} of {} permits in use, ", s.holders, s.permits);
     else if (s.kind == "readers")
         who = fmt::format("read by {}, ", s.holders);
+    else if (s.kind == "leader")
+        who = "a leader is elected (its term is the last fence), ";
     else if (s.kind == "reentrant")
         who = fmt::format("reentrant, {} owner(s), ", s.holders);
     if (s.waiters > 0) fence += fmt::format(", {} queued", s.waiters);

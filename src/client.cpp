@@ -79,6 +79,40 @@ PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int per
     return PermitExpirableSemaphore(impl_, std::string(name), permits, std::move(options));
 }
 
+MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions options) const {
+    detail::validate_names(names).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    return MultiLock(impl_, std::move(names), std::move(options));
+}
+
+Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOptions& options,
+                          const AcquireOptions& how) const {
+    detail::validate_names(names).throw_if_error();
+    return detail::take(impl_, detail::multi_spec(impl_->ep.options.key_prefix, names, options),
+                        how, nullptr);
+}
+
+RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_rate_limit(limit).throw_if_error();
+    return RateLimiter(impl_, std::string(name), limit);
+}
+
+std::unique_ptr<LeaderElection> Client::election(std::string_view name,
+                                                 MutexOptions options) const {
+    detail::validate_name(name).throw_if_error();
+    detail::validate_options(options).throw_if_error();
+    return std::make_unique<LeaderElection>(impl_, std::string(name), std::move(options));
+}
+
+Lease Client::campaign(std::string_view name, std::string_view value, const MutexOptions& options,
+                       const AcquireOptions& how) const {
+    detail::validate_leader_value(value).throw_if_error();
+    return detail::take(impl_,
+                        detail::election_spec(impl_->ep.options.key_prefix, name, options, value),
+                        how, nullptr);
+}
+
 CountDownLatch Client::latch(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
     return CountDownLatch(impl_, std::string(name));
@@ -160,21 +194,6 @@ FencedResult Client::fenced_set(std::string_view key, std::string_view value,
         .throw_if_error();
     FencedResult out;
     detail::parse_fenced(r, out.accepted, out.highest).throw_if_error();
-    return out;
-}
-
-ThrottleResult Client::throttle(std::string_view key, std::chrono::milliseconds window) const {
-    if (key.empty())
-        throw UsageError(make_error_code(errc::invalid_argument), "throttle: empty key");
-    detail::validate_ttl(window, "throttle window").throw_if_error();
-    std::string w = std::to_string(window.count());
-    std::string full = impl_->ep.options.key_prefix + std::string(key);
-    detail::Reply r;
-    detail::eval(*impl_->conn, {&detail::throttle_script(), {full}, {w}}, r, impl_->deadline())
-        .throw_if_error();
-    ThrottleResult out;
-    out.allowed = r.type == detail::Reply::Type::integer && r.integer == -2;
-    if (!out.allowed) out.retry_in = std::chrono::milliseconds(std::max<long long>(r.integer, 0));
     return out;
 }
 

@@ -135,6 +135,14 @@ const std::string& Lease::token() const {
 std::uint64_t Lease::fence() const {
     return s_ ? s_->fence : 0;
 }
+std::vector<NamedFence> Lease::fences() const {
+    if (!s_) return {};
+    if (s_->names.empty()) return {{s_->name, s_->fence}};
+    std::vector<NamedFence> out;
+    for (std::size_t i = 0; i < s_->names.size() && i < s_->fences.size(); ++i)
+        out.push_back({s_->names[i], s_->fences[i]});
+    return out;
+}
 Lease::clock::time_point Lease::valid_until() const {
     return s_ ? s_->valid_until() : clock::time_point::min();
 }

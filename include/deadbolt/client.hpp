@@ -10,14 +10,18 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "deadbolt/acquire_options.hpp"
 #include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/fair_mutex.hpp"
+#include "deadbolt/leader_election.hpp"
 #include "deadbolt/lease.hpp"
+#include "deadbolt/multi_lock.hpp"
 #include "deadbolt/mutex.hpp"
 #include "deadbolt/options.hpp"
 #include "deadbolt/permit_expirable_semaphore.hpp"
+#include "deadbolt/rate_limiter.hpp"
 #include "deadbolt/reentrant_mutex.hpp"
 #include "deadbolt/rwlock.hpp"
 #include "deadbolt/semaphore.hpp"
@@ -33,7 +37,7 @@ struct LockStatus {
     bool held = false;                 ///< The lock key exists.
     std::chrono::milliseconds ttl{0};  ///< Remaining TTL when held; -1 ms = no expiry.
     std::uint64_t last_fence = 0;      ///< Last fencing token handed out; 0 = unknown.
-    std::string kind;  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant",
+    std::string kind;  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant", "leader",
                        ///< "semaphore", or "readers" (RWLock read-held).
     int holders = 0;   ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
                        ///< readers or permits.
@@ -54,12 +58,6 @@ enum class LockMode {
 struct FencedResult {
     bool accepted = false;      ///< The write happened.
     std::uint64_t highest = 0;  ///< Highest fence the resource has seen after this call.
-};
-
-/// Outcome of throttle().
-struct ThrottleResult {
-    bool allowed = false;                   ///< The key was free and is now recorded.
-    std::chrono::milliseconds retry_in{0};  ///< When not allowed: time until it frees.
 };
 
 /// A handle to one Redis server (redis://, rediss://, unix://). Cheap to copy; copies share
@@ -90,6 +88,16 @@ class Client {
     /// A PermitExpirableSemaphore of permits (>= 1) for name. Throws UsageError.
     PermitExpirableSemaphore permit_semaphore(std::string_view name, int permits,
                                               MutexOptions options = {}) const;
+    /// A MultiLock over names (1 to kMaxMultiNames, distinct). Throws UsageError for a bad,
+    /// repeated or missing name, or bad options.
+    MultiLock multi_lock(std::vector<std::string> names, MutexOptions options = {}) const;
+    /// A RateLimiter (token bucket) for name. Throws UsageError for a bad name, or a rate or
+    /// burst outside 1..1e9 or a period outside 1 ms..30 days.
+    RateLimiter rate_limiter(std::string_view name, RateLimit limit) const;
+    /// A LeaderElection under name; options shape the leader's term (ttl, renewal, on_lost).
+    /// Throws UsageError for a bad name or options.
+    std::unique_ptr<LeaderElection> election(std::string_view name,
+                                             MutexOptions options = {}) const;
     /// A CountDownLatch for name. Throws UsageError for a bad name.
     CountDownLatch latch(std::string_view name) const;
 
@@ -105,6 +113,16 @@ class Client {
     Lease acquire(std::string_view name, LockMode mode, const MutexOptions& options,
                   const AcquireOptions& how = {}) const;
 
+    /// Acquires every one of names together (see MultiLock); the Lease has one fence per name.
+    /// Throws as acquire() above.
+    Lease acquire_all(const std::vector<std::string>& names, const MutexOptions& options = {},
+                      const AcquireOptions& how = {}) const;
+
+    /// Waits until this client leads the election name with value (see LeaderElection); the
+    /// Lease is the term (fence() = term) and releasing it resigns. Throws as acquire() above.
+    Lease campaign(std::string_view name, std::string_view value, const MutexOptions& options = {},
+                   const AcquireOptions& how = {}) const;
+
     /// The lock's state on the server. Throws ConnectionError / ServerError / UsageError.
     LockStatus status(std::string_view name) const;
 
@@ -112,9 +130,6 @@ class Client {
     /// is kept beside it, with the key's expiry). Throws ConnectionError / ServerError.
     FencedResult fenced_set(std::string_view key, std::string_view value,
                             std::uint64_t fence) const;
-
-    /// Records key for window if it was not recorded within the window (SET NX PX).
-    ThrottleResult throttle(std::string_view key, std::chrono::milliseconds window) const;
 
     /// Round trip to the server; throws ConnectionError when it does not answer.
     void ping() const;

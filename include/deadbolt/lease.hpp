@@ -7,12 +7,19 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace deadbolt {
 
 namespace detail {
 struct LeaseState;
 }
+
+/// One name's fencing token within a lease.
+struct NamedFence {
+    std::string name;
+    std::uint64_t fence = 0;
+};
 
 /// One successful acquisition of a lock: who holds it (token), its fencing token, and how
 /// long this process may trust that it still holds it. Move-only; the destructor releases.
@@ -37,8 +44,12 @@ class Lease {
     const std::string& name() const;
     /// The random owner token stored in the lock key (128 bits, hex).
     const std::string& token() const;
-    /// Fencing token: strictly greater than every earlier acquisition's of this name.
+    /// Fencing token: strictly greater than every earlier acquisition's of this name. For a
+    /// MultiLock, the fence of its first name (see fences()).
     std::uint64_t fence() const;
+    /// Every name this lease holds with its fence: one entry, or one per MultiLock name in the
+    /// order given. Each is strictly greater than every earlier acquisition's of that name.
+    std::vector<NamedFence> fences() const;
     /// Until then the lock is ours: measured from before the request was sent, minus a drift
     /// margin of 1% of the TTL + 2 ms; moved forward by every successful renewal. On the
     /// client's clock (ClientOptions::clock, steady_clock unless injected).

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "deadbolt/lease.hpp"
 #include "deadbolt/options.hpp"
@@ -16,7 +17,7 @@ namespace deadbolt {
 namespace detail {
 struct ClientImpl;
 /// How a Mutex takes its lock: plain (SET NX), fair (FIFO queue), or as an RWLock's writer.
-enum class LockFlavor : unsigned char { plain, fair, write };
+enum class LockFlavor : unsigned char { plain, fair, write, multi };
 }  // namespace detail
 
 /// A lock shared by every process that uses the same server and name. Satisfies the
@@ -72,6 +73,13 @@ class Mutex {
     /// The lock name.
     const std::string& name() const noexcept { return name_; }
 
+  protected:
+    /// A lock over several names at once (MultiLock); name() is how messages call it.
+    Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> names,
+          MutexOptions options);
+    /// The names of a MultiLock; empty for a single name.
+    const std::vector<std::string>& names_held() const noexcept { return names_; }
+
   private:
     bool lock_until(clock::time_point deadline);
     bool lock_until(clock::time_point deadline, std::error_code& ec) noexcept;
@@ -82,6 +90,7 @@ class Mutex {
     mutable std::mutex m_;  // guards lease_ between the locking thread and unlock()
     std::optional<Lease> lease_;
     detail::LockFlavor flavor_;
+    std::vector<std::string> names_;
 };
 
 }  // namespace deadbolt

@@ -14,6 +14,8 @@ using std::chrono::milliseconds;
 
 /// Longest lock name accepted, in bytes (names are arbitrary bytes, NUL included).
 inline constexpr std::size_t kMaxNameBytes = 4096;
+/// Most names one MultiLock takes (one script call carries them all).
+inline constexpr std::size_t kMaxMultiNames = 1024;
 /// Shortest TTL accepted: below it the drift margin (1% + 2 ms) leaves no validity.
 inline constexpr milliseconds kMinTtl{10};
 /// Longest TTL accepted (30 days); use auto-renewal rather than a huge TTL.

@@ -10,6 +10,7 @@
 #include "core/token.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
+#include "net/subscription.hpp"
 #include "redis/commands.hpp"
 #include "redis/replies.hpp"
 
@@ -34,6 +35,7 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->left_queue = spec.queue_key.empty();
     s->token = std::move(token);
     s->fence = fence;
+    s->names = spec.names;
     s->options = spec.options;
     s->px = px;
     s->acquired_at = sent_at;
@@ -46,7 +48,8 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
 Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
                     const AcquireOptions& how, Status& status) {
     auto started = Clock::now();
-    if (status = validate_name(spec.name); !status.ok()) return {};
+    status = spec.kind == &multi_kind() ? validate_names(spec.names) : validate_name(spec.name);
+    if (!status.ok()) return {};
     if (status = validate_options(spec.options); !status.ok()) return {};
     ClientImpl& c = *client;
     const MutexOptions& options = spec.options;
@@ -71,18 +74,27 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
     auto px = options.ttl + options.lock_delay;
     std::string px_s = std::to_string(px.count());
     std::string fence_px_s = std::to_string((px + std::chrono::minutes(1)).count());
-    std::string wait_channel = spec.grant_prefix.empty() ? spec.channel : spec.grant_prefix + token;
-    bool subscribed = false;
+    // A FairMutex waiter sleeps on its own grant channel; the others on every release channel
+    // of what they want (several for a MultiLock).
+    auto channels = [&] {
+        std::vector<std::string> out;
+        if (!spec.grant_prefix.empty()) {
+            out.push_back(spec.grant_prefix + token);
+        } else {
+            out.push_back(spec.channel);
+            out.insert(out.end(), spec.extra_channels.begin(), spec.extra_channels.end());
+        }
+        return out;
+    };
+    Subscription sub(c.subscriber());
     bool queued = false;  // the server may know us as a waiter (queue entry, writer's claim)
-    std::uint64_t seq = 0;
-    std::optional<std::stop_callback<std::function<void()>>> on_cancel;
     auto cleanup = [&](const Script& script, const std::vector<std::string>& keys,
                        Clock::time_point give_up) {
         c.renewer->add_cleanup(lease_call(script, keys, token, spec.channel, px, spec.op_args),
                                give_up);
     };
     auto finish = [&](Status st) {
-        if (subscribed) c.subscriber().unsubscribe(wait_channel);
+        sub.unsubscribe();
         if (queued && spec.abandon) {
             // Before returning, so the caller's next attempt does not meet its own queue entry
             // or claim; in the background only when the server cannot be reached now.
@@ -100,19 +112,14 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         // subscription would otherwise go unnoticed.
         auto sub_deadline = now + c.ep.options.command_timeout;
         if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
-        Status s = c.subscriber().subscribe(wait_channel, sub_deadline, &seq);
-        if (!s.ok()) return s;
-        subscribed = true;
-        if (how.cancel.stop_possible())
-            on_cancel.emplace(how.cancel, [&c, ch = wait_channel] { c.subscriber().poke(ch); });
-        return s;
+        return sub.subscribe(channels(), sub_deadline, how.cancel);
     };
 
     // We just released this lock to waiting clients: give the one that was woken a moment to
     // take it rather than barging back in ahead of it (which starves other processes).
     if (auto until = c.handoffs.yield_until(spec.channel)) {
         if (how.deadline) until = std::min(*until, *how.deadline);
-        if (subscribe(Clock::now()).ok()) seq = c.subscriber().wait(wait_channel, seq, *until);
+        if (subscribe(Clock::now()).ok()) sub.wait(*until);
     }
 
     std::vector<std::string_view> args{token, px_s, fence_px_s};
@@ -144,12 +151,16 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                 // act on this grant, so free it in the background and try afresh with a new
                 // token (the cleanup must not delete our next acquisition). Its fence is unused.
                 cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
-                if (spec.owner.empty()) token = random_token();
+                if (spec.owner.empty()) {
+                    token = random_token();
+                    if (!spec.grant_prefix.empty()) sub.unsubscribe();  // grants name the token
+                }
                 continue;
             }
-            if (subscribed) c.subscriber().unsubscribe(wait_channel);
+            sub.unsubscribe();
             auto s =
                 make_state(client, spec, std::move(token), out.fence, px, sent_at, valid_until);
+            s->fences = std::move(out.fences);
             c.renewer->add(s);
             status = {};
             return Lease(std::move(s));
@@ -165,7 +176,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                                              spec.name, out.pttl.count())));
             break;
         }
-        if (!subscribed) {
+        if (!sub.active()) {
             if (Status s = subscribe(now); !s.ok()) {
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
                     Clock::now() >= *how.deadline)
@@ -180,7 +191,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                                          : now + out.pttl + random_jitter(options.wait_jitter);
         if (spec.refresh.count() > 0) wake = std::min(wake, now + spec.refresh);
         if (how.deadline) wake = std::min(wake, *how.deadline);
-        seq = c.subscriber().wait(wait_channel, seq, wake);
+        sub.wait(wake);
     }
     if (!spec.queue_key.empty()) c.local.leave(spec.queue_key);
     return {};

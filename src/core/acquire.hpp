@@ -32,11 +32,13 @@ struct AcquireSpec {
     const LeaseKind* kind = nullptr;  // renews, releases and checks what was granted
     std::vector<std::string> op_keys;
     std::vector<std::string> op_args;
-    std::string channel;       // releases are announced here; waiters sleep on it
-    std::string grant_prefix;  // non-empty: sleep on grant_prefix + token instead (a
+    std::string channel;                      // releases are announced here; waiters sleep on it
+    std::vector<std::string> extra_channels;  // ...and on these too (a MultiLock's other names)
+    std::vector<std::string> names;           // a MultiLock's names, in the order of its fences
+    std::string grant_prefix;                 // non-empty: sleep on grant_prefix + token instead (a
                                // release grants the lock to one waiter and wakes it alone)
-    std::string queue_key;     // threads of this process line up on it; empty = none
-    std::string owner;         // fixed token (an owner id); empty = random per acquisition
+    std::string queue_key;  // threads of this process line up on it; empty = none
+    std::string owner;      // fixed token (an owner id); empty = random per acquisition
     std::chrono::milliseconds refresh{0};  // retry at least this often while waiting, to keep
                                            // a queue entry or a writer's claim alive
     const Script* abandon = nullptr;       // run (op convention) when a waiter gives up

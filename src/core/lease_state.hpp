@@ -34,6 +34,8 @@ struct LeaseState {
     std::string queue_key;             // this process's local queue line; empty = none
     std::string token;
     std::uint64_t fence = 0;
+    std::vector<std::string> names;     // a MultiLock's names; empty for one name
+    std::vector<std::uint64_t> fences;  // a MultiLock's fence per name, in names' order
     MutexOptions options;
     std::chrono::milliseconds px{0};  // server-side expiry: ttl + lock_delay
     Clock::time_point acquired_at;    // when the acquiring request was sent

@@ -1,5 +1,7 @@
 #include "core/validity.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "deadbolt/duration.hpp"
@@ -14,6 +16,55 @@ Status validate_name(std::string_view name) {
                              fmt::format("lock name is {} bytes, over the limit of {}: hash long "
                                          "names (e.g. SHA-256 hex) before using them",
                                          name.size(), kMaxNameBytes));
+    return {};
+}
+
+Status validate_names(const std::vector<std::string>& names) {
+    if (names.empty())
+        return Status::error(errc::invalid_argument, "MultiLock needs at least one name");
+    if (names.size() > kMaxMultiNames)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("MultiLock of {} names is over the limit of {}: split "
+                                         "the set or lock a name that stands for the group",
+                                         names.size(), kMaxMultiNames));
+    std::set<std::string_view> seen;
+    for (const auto& n : names) {
+        if (Status st = validate_name(n); !st.ok()) return st;
+        if (!seen.insert(n).second)
+            return Status::error(errc::invalid_argument,
+                                 fmt::format("MultiLock lists the name '{}' twice: a set of "
+                                             "locks names each lock once",
+                                             n.size() > 64 ? n.substr(0, 64) + "..." : n));
+    }
+    return {};
+}
+
+Status validate_rate_limit(const RateLimit& l) {
+    constexpr std::int64_t kMax = 1'000'000'000;
+    if (l.rate < 1 || l.rate > kMax)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("rate limiter rate of {} is out of range: it must be "
+                                         "between 1 and {} tokens per period",
+                                         l.rate, kMax));
+    if (l.burst < 1 || l.burst > kMax)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("rate limiter burst of {} is out of range: it must be "
+                                         "between 1 and {}",
+                                         l.burst, kMax));
+    if (l.per < std::chrono::milliseconds(1) || l.per > kMaxTtl)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("rate limiter period of {} ms is out of range: it must "
+                                         "be between 1 ms and {}",
+                                         l.per.count(), format_duration(kMaxTtl)));
+    return {};
+}
+
+Status validate_leader_value(std::string_view value) {
+    if (value.size() > kMaxLeaderValueBytes)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("leader value is {} bytes, over the limit of {}: "
+                                         "proclaim where to find the data, not the data",
+                                         value.size(), kMaxLeaderValueBytes));
     return {};
 }
 

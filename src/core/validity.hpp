@@ -3,9 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "deadbolt/leader_election.hpp"
 #include "deadbolt/options.hpp"
+#include "deadbolt/rate_limiter.hpp"
 #include "net/status.hpp"
 
 namespace deadbolt::detail {
@@ -25,6 +29,12 @@ constexpr Clock::time_point validity_deadline(Clock::time_point sent_at,
 
 /// Names are 1..kMaxNameBytes arbitrary bytes.
 Status validate_name(std::string_view name);
+/// A MultiLock's names: 1 to kMaxMultiNames valid names, none twice.
+Status validate_names(const std::vector<std::string>& names);
+/// rate and burst in 1..1e9, per in 1 ms..kMaxTtl.
+Status validate_rate_limit(const RateLimit& limit);
+/// A leader's value: at most kMaxLeaderValueBytes.
+Status validate_leader_value(std::string_view value);
 /// A TTL within [kMinTtl, kMaxTtl]; `what` names the option in the message.
 Status validate_ttl(std::chrono::milliseconds ttl, std::string_view what);
 /// Every field of MutexOptions, e.g. renew_every < ttl and non-negative bounds.

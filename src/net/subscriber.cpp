@@ -194,14 +194,25 @@ void Subscriber::unsubscribe(const std::string& channel) {
 
 std::uint64_t Subscriber::wait(const std::string& channel, std::uint64_t seq,
                                Clock::time_point deadline) {
+    std::vector<std::uint64_t> seqs{seq};
+    wait_any({channel}, seqs, deadline);
+    return seqs[0];
+}
+
+void Subscriber::wait_any(const std::vector<std::string>& channels,
+                          std::vector<std::uint64_t>& seqs, Clock::time_point deadline) {
     std::unique_lock lk(m_);
-    std::uint64_t now_seq = seq;
     cv_.wait_until(lk, deadline, [&] {
-        auto it = channels_.find(channel);
-        now_seq = it == channels_.end() ? seq + 1 : it->second.seq;
-        return stopping_ || now_seq != seq;
+        bool moved = stopping_;
+        for (std::size_t i = 0; i < channels.size(); ++i) {
+            auto it = channels_.find(channels[i]);
+            // Gone means unsubscribed under us: treat it as an event, never sleep through it.
+            std::uint64_t now_seq = it == channels_.end() ? seqs[i] + 1 : it->second.seq;
+            moved = moved || now_seq != seqs[i];
+            seqs[i] = now_seq;
+        }
+        return moved;
     });
-    return now_seq;
 }
 
 void Subscriber::poke(const std::string& channel) {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "net/endpoint.hpp"
 #include "net/resp.hpp"
@@ -35,6 +36,10 @@ class Subscriber {
     /// Sleeps until channel's sequence differs from seq or until deadline; returns the new
     /// sequence (equal to seq on timeout).
     std::uint64_t wait(const std::string& channel, std::uint64_t seq, Clock::time_point deadline);
+    /// Sleeps until any channels[i]'s sequence differs from seqs[i] or until deadline;
+    /// stores the new sequences in seqs.
+    void wait_any(const std::vector<std::string>& channels, std::vector<std::uint64_t>& seqs,
+                  Clock::time_point deadline);
     /// Wakes every waiter of channel now (e.g. on cancellation).
     void poke(const std::string& channel);
 

@@ -14,8 +14,11 @@ static_assert(std::is_move_constructible_v<Mutex>);
 namespace {
 
 detail::AcquireSpec spec_of(detail::LockFlavor flavor, std::string_view prefix,
-                            std::string_view name, const MutexOptions& o) {
+                            std::string_view name, const std::vector<std::string>& names,
+                            const MutexOptions& o) {
     switch (flavor) {
+        case detail::LockFlavor::multi:
+            return detail::multi_spec(prefix, names, o);
         case detail::LockFlavor::fair:
             return detail::fair_spec(prefix, name, o);
         case detail::LockFlavor::write:
@@ -35,12 +38,21 @@ Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, Mutex
       options_(std::move(options)),
       flavor_(flavor) {}
 
+Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> names,
+             MutexOptions options)
+    : client_(std::move(client)),
+      name_(detail::multi_display_name(names)),
+      options_(std::move(options)),
+      flavor_(detail::LockFlavor::multi),
+      names_(std::move(names)) {}
+
 Mutex::Mutex(Mutex&& other) noexcept
     : client_(std::move(other.client_)),
       name_(std::move(other.name_)),
       options_(std::move(other.options_)),
       lease_(std::move(other.lease_)),
-      flavor_(other.flavor_) {
+      flavor_(other.flavor_),
+      names_(std::move(other.names_)) {
     other.lease_.reset();
 }
 
@@ -66,7 +78,8 @@ bool Mutex::try_lock(std::error_code& ec) noexcept {
 
 bool Mutex::lock_until(clock::time_point deadline) {
     Lease l;
-    if (!detail::take(client_, spec_of(flavor_, client_->ep.options.key_prefix, name_, options_),
+    if (!detail::take(client_,
+                      spec_of(flavor_, client_->ep.options.key_prefix, name_, names_, options_),
                       deadline, l, nullptr))
         return false;
     std::lock_guard lk(m_);
@@ -78,7 +91,7 @@ bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept
     Lease l;
     try {
         if (!detail::take(client_,
-                          spec_of(flavor_, client_->ep.options.key_prefix, name_, options_),
+                          spec_of(flavor_, client_->ep.options.key_prefix, name_, names_, options_),
                           deadline, l, &ec))
             return false;
         std::lock_guard lk(m_);

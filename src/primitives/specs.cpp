@@ -104,4 +104,46 @@ AcquireSpec semaphore_spec(std::string_view prefix, std::string_view name, const
     return s;
 }
 
+AcquireSpec multi_spec(std::string_view prefix, const std::vector<std::string>& names,
+                       const MutexOptions& o) {
+    AcquireSpec s = base(prefix, multi_display_name(names), o);
+    if (names.empty()) return s;  // refused by the acquire loop's name check
+    s.keys.clear();
+    s.names = names;
+    for (const auto& name : names) {
+        std::string key = std::string(prefix) + name;
+        s.keys.push_back(key);
+        s.keys.push_back(aux_key(key, "fence"));
+        s.op_keys.push_back(key);
+        s.op_args.push_back(aux_key(key, "released"));
+    }
+    s.channel = s.op_args.front();
+    s.extra_channels.assign(s.op_args.begin() + 1, s.op_args.end());
+    s.script = &multi_acquire_script();
+    s.kind = &multi_kind();
+    return s;
+}
+
+std::string observe_channel(std::string_view prefix, std::string_view name) {
+    return aux_key(std::string(prefix) + std::string(name), "leader");
+}
+
+AcquireSpec election_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                          std::string_view value) {
+    AcquireSpec s = base(prefix, name, o);
+    std::string observe = observe_channel(prefix, name);
+    s.script = &campaign_script();
+    s.args = {std::string(value), observe};
+    s.kind = &leader_kind();
+    s.op_keys = {s.keys[0]};
+    s.op_args = {observe};
+    s.queue_key = s.keys[0];
+    return s;
+}
+
+std::string multi_display_name(const std::vector<std::string>& names) {
+    if (names.size() <= 1) return names.empty() ? std::string() : names.front();
+    return names.front() + " (+" + std::to_string(names.size() - 1) + " more)";
+}
+
 }  // namespace deadbolt::detail

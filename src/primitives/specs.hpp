@@ -2,7 +2,9 @@
 // 5: every auxiliary key shares the main key's slot). The acquire loop does the rest.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/acquire.hpp"
 
@@ -22,6 +24,20 @@ AcquireSpec reentrant_spec(std::string_view prefix, std::string_view name, const
 /// Semaphore and PermitExpirableSemaphore: one permit per holder in a zset of at most permits.
 AcquireSpec semaphore_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
                            int permits);
+
+/// MultiLock: the Mutex key of every name, taken together by one token (names checked by the
+/// caller: non-empty, distinct).
+AcquireSpec multi_spec(std::string_view prefix, const std::vector<std::string>& names,
+                       const MutexOptions& o);
+
+/// LeaderElection: a campaign for the election hash; its term renews and resigns like a lock.
+AcquireSpec election_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                          std::string_view value);
+/// Where an election announces changes to observers.
+std::string observe_channel(std::string_view prefix, std::string_view name);
+
+/// How a MultiLock's lease is named in messages: its first name and how many more.
+std::string multi_display_name(const std::vector<std::string>& names);
 
 struct ClientImpl;
 /// Semaphore permits held now (not expired) under name. Throws on server errors.

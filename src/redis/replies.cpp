@@ -25,16 +25,21 @@ bool to_u64(const Reply& r, std::uint64_t& out) {
 }
 
 Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced) {
-    if (r.type != Reply::Type::array || r.elements.size() != 2 ||
+    if (r.type != Reply::Type::array || r.elements.size() < 2 ||
         r.elements[0].type != Reply::Type::integer)
         return unexpected("acquire");
     out.acquired = r.elements[0].integer == 1;
     if (out.acquired) {
-        if (!to_u64(r.elements[1], out.fence) || (fenced && out.fence == 0))
-            return unexpected("acquire");
+        for (std::size_t i = 1; i < r.elements.size(); ++i) {
+            std::uint64_t f = 0;
+            if (!to_u64(r.elements[i], f) || (fenced && f == 0)) return unexpected("acquire");
+            if (r.elements.size() > 2) out.fences.push_back(f);
+        }
+        to_u64(r.elements[1], out.fence);
         return {};
     }
-    if (r.elements[1].type != Reply::Type::integer) return unexpected("acquire");
+    if (r.elements.size() != 2 || r.elements[1].type != Reply::Type::integer)
+        return unexpected("acquire");
     // PTTL -2 (key vanished between SET and PTTL) means free now: retry at once.
     out.pttl = std::chrono::milliseconds(r.elements[1].integer == -2 ? 0 : r.elements[1].integer);
     return {};

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "net/resp.hpp"
 #include "net/status.hpp"
@@ -12,11 +13,12 @@ namespace deadbolt::detail {
 struct AttemptOutcome {
     bool acquired = false;
     std::uint64_t fence = 0;            // when acquired
+    std::vector<std::uint64_t> fences;  // when acquired with one fence per name (MultiLock)
     std::chrono::milliseconds pttl{0};  // when held by another; -1 = no expiry
 };
 
-/// An acquire script's {1, fence} or {0, pttl}; fence 0 is accepted only when !fenced (a
-/// shared holding).
+/// An acquire script's {1, fence} (or {1, fence per name...}) or {0, pttl}; fence 0 is accepted
+/// only when !fenced (a shared holding).
 Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced = true);
 /// {1|0, fence} of fenced_set.
 Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest);

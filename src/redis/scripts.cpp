@@ -48,11 +48,6 @@ end
 return {1, ARGV[1]}
 )lua";
 
-constexpr std::string_view kThrottle = R"lua(
-if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return -2 end
-return redis.call('PTTL', KEYS[1])
-)lua";
-
 void encode_script(std::string& out, std::string_view verb, std::string_view body,
                    const std::vector<std::string_view>& keys,
                    const std::vector<std::string_view>& args) {
@@ -91,10 +86,6 @@ std::string sha1_hex(std::string_view data) {
 
 const Script& fenced_set_script() {
     static const Script s = make_script("fenced_set", std::string(kFencedSet));
-    return s;
-}
-const Script& throttle_script() {
-    static const Script s = make_script("throttle", std::string(kThrottle));
     return s;
 }
 

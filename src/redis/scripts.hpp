@@ -67,6 +67,22 @@ const Script& zset_live_count_script();
 /// Semaphore: KEYS permits (zset), limit. ARGV after the common three: permits.
 const Script& semaphore_acquire_script();
 
+/// MultiLock: KEYS lock1, fence1, lock2, fence2, ...; all taken or none. Replies
+/// {1, fence1, fence2, ...} or {0, pttl of a held one}.
+const Script& multi_acquire_script();
+/// op_keys: the locks; op_args: their release channels.
+const LeaseKind& multi_kind();
+
+/// LeaderElection: KEYS election (hash {leader, value, term}), fence. ARGV after the common
+/// three: value, observe channel.
+const Script& campaign_script();
+/// The leader's term; op_args: the observe channel (resign publishes there too).
+const LeaseKind& leader_kind();
+/// KEYS: election. ARGV: token, value, observe channel. 1 = done, 0 = not the leader.
+const Script& proclaim_script();
+/// KEYS: election. Returns {value, term, pttl}, or {} when nobody leads.
+const Script& leader_read_script();
+
 /// CountDownLatch. KEYS: count. ARGV: count, px. Returns 1 if set, 0 if it existed.
 const Script& latch_set_script();
 /// KEYS: count. ARGV: channel. Returns {remaining, opened_now}; remaining -1 = not set.
@@ -79,8 +95,9 @@ const Script& status_script();
 /// Write if fence >= highest seen. KEYS: data, record. ARGV: fence, value.
 /// Returns {1, fence} or {0, highest}.
 const Script& fenced_set_script();
-/// SET NX PX or report PTTL. KEYS: key. ARGV: window_ms. Returns -2 when recorded, else PTTL.
-const Script& throttle_script();
+/// RateLimiter token bucket. KEYS: bucket. ARGV: rate, per_ms, burst, n (0 = look only).
+/// Returns {allowed 0/1, ms until n tokens, whole tokens left}.
+const Script& rate_take_script();
 
 /// Hex SHA1 of data (what Redis uses to name a script).
 std::string sha1_hex(std::string_view data);

@@ -136,6 +136,15 @@ TEST(Cli, Throttle) {
     std::this_thread::sleep_for(450ms);
     EXPECT_EQ(cli(srv, {"throttle", "--window", "400ms", "submit:u1"}).rc, 0);
     EXPECT_EQ(cli(srv, {"throttle", "submit:u1"}).rc, 64);  // --window required
+    // A burst of 3: three uses at once, the fourth refused; another burst size on the same
+    // key is a usage error, not a silent change of rate.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(cli(srv, {"throttle", "--window", "1m", "--burst", "3", "api"}).rc, 0) << i;
+    EXPECT_EQ(cli(srv, {"throttle", "--window", "1m", "--burst", "3", "api"}).rc, 75);
+    auto other = cli(srv, {"throttle", "--window", "1m", "--burst", "4", "api"});
+    EXPECT_EQ(other.rc, 64) << other.out;
+    EXPECT_NE(other.out.find("must agree"), std::string::npos) << other.out;
+    EXPECT_EQ(cli(srv, {"throttle", "--window", "1m", "--burst", "0", "api2"}).rc, 64);
 }
 
 TEST(Cli, FencedSetRefusesAnOlderFence) {
@@ -211,4 +220,35 @@ TEST(Cli, RunSharedAdmitsReadersTogetherAndKeepsTheWriterOut) {
     EXPECT_EQ(reader.get().rc, 0);
     EXPECT_EQ(cli(srv, {"run", "--write", "--no-wait", "catalog", "--", "true"}).rc, 0);
     EXPECT_EQ(cli(srv, {"run", "--fair", "--no-wait", "catalog", "--", "true"}).rc, 0);
+}
+
+TEST(Cli, ElectRunsTheCommandOnlyWhileLeaderAndStopsItOnLoss) {
+    RedisServer srv;
+    auto leader = std::async(std::launch::async, [&] {
+        return cli(srv, {"elect", "--value", "10.0.0.7:80", "svc", "--", "sh", "-c",
+                         "test \"$DEADBOLT_FENCE\" -gt 0 && sleep 1.5"});
+    });
+    auto raw = srv.raw();
+    for (auto until = Clock::now() + 10s;
+         Clock::now() < until && raw.cmd({"EXISTS", "svc"}).integer == 0;)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(raw.cmd({"HGET", "svc", "value"}).str, "10.0.0.7:80");
+    auto s = cli(srv, {"status", "svc"});
+    EXPECT_NE(s.out.find("leader"), std::string::npos) << s.out;
+    auto second = cli(srv, {"elect", "--no-wait", "svc", "--", "true"});
+    EXPECT_EQ(second.rc, 75) << second.out;
+    EXPECT_EQ(leader.get().rc, 0);
+    EXPECT_EQ(raw.cmd({"EXISTS", "svc"}).integer, 0) << "the leader did not resign";
+    EXPECT_EQ(cli(srv, {"elect", "--no-wait", "svc", "--", "true"}).rc, 0);
+
+    auto deposed = std::async(std::launch::async, [&] {
+        return cli(
+            srv, {"elect", "--ttl", "900ms", "--kill-grace", "300ms", "svc", "--", "sleep", "30"});
+    });
+    for (auto until = Clock::now() + 10s;
+         Clock::now() < until && raw.cmd({"EXISTS", "svc"}).integer == 0;)
+        std::this_thread::sleep_for(10ms);
+    raw.cmd({"HSET", "svc", "leader", "usurper"});
+    auto r = deposed.get();
+    EXPECT_EQ(r.rc, 70) << r.out;
 }

@@ -56,7 +56,8 @@ TEST(Errors, BadNamesAndTtlsAreUsageErrorsAndWriteNothing) {
                                        errc::invalid_argument, "renew_every");
     expect_error<deadbolt::UsageError>([&] { c.acquire("", {}, no_wait()); },
                                        errc::invalid_argument);
-    expect_error<deadbolt::UsageError>([&] { c.throttle("k", 0ms); }, errc::invalid_argument);
+    expect_error<deadbolt::UsageError>([&] { c.rate_limiter("k", {.per = 0ms}); },
+                                       errc::invalid_argument, "period");
     std::error_code ec;
     auto l = c.acquire("", {}, no_wait(), ec);
     EXPECT_EQ(ec, errc::invalid_argument);

@@ -72,3 +72,15 @@ TEST(Processes, SemaphoreOfThreeNeverHasAFourthHolderButDoesShare) {
     EXPECT_GE(get(srv, "peak"), 2);  // more than one holder at a time: not a mutex
     EXPECT_EQ(get(srv, "inside"), 0);
 }
+
+TEST(Processes, MultiLockAndMutexOnASharedNameExcludeEachOtherAcrossEightProcesses) {
+    RedisServer srv;
+    EXPECT_EQ(run_workers(srv, "multi", 50, 100), 400);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "rmw-lock", "rmw-other"}).integer, 0);
+}
+
+TEST(Processes, OneLeaderAtATimeAcrossEightProcesses) {
+    RedisServer srv;
+    EXPECT_EQ(run_workers(srv, "elect", 50, 100), 400);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "rmw-election"}).integer, 0);
+}

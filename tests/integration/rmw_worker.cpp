@@ -4,7 +4,10 @@
 //     pause, SET counter+1;
 //   rw: every 4th iteration a write as above under the write lock, the others a read under
 //     the read lock that GETs counter twice around the pause (a change is a violation);
-//   permits:N: a Semaphore of N; INCR inside, record the peak, count a violation above N.
+//   permits:N: a Semaphore of N; INCR inside, record the peak, count a violation above N;
+//   multi: alternately a MultiLock over {rmw-lock, rmw-other} (in an order that depends on the
+//     process id, so opposite orders meet) and the plain Mutex rmw-lock, as in lock;
+//   elect: campaign, read-modify-write as leader, resign.
 #include <hiredis/hiredis.h>
 
 #include <cstdio>
@@ -13,6 +16,8 @@
 #include <shared_mutex>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include "deadbolt/deadbolt.hpp"
 
@@ -56,6 +61,9 @@ int main(int argc, char** argv) {
     auto rw = client.rwlock("rmw-rw");
     int permits = mode.rfind("permits:", 0) == 0 ? std::atoi(mode.c_str() + 8) : 1;
     auto sem = client.semaphore("rmw-sem", permits);
+    auto multi = getpid() % 2 == 0 ? client.multi_lock({"rmw-lock", "rmw-other"})
+                                   : client.multi_lock({"rmw-other", "rmw-lock"});
+    auto election = client.election("rmw-election");
     for (int i = 0; i < iterations; ++i) {
         if (mode == "lock") {
             std::lock_guard lk(m);
@@ -68,6 +76,17 @@ int main(int argc, char** argv) {
             std::lock_guard inner(*re);
             if (re->hold_count() != 2) return 70;
             rmw(data, pause);
+        } else if (mode == "multi" && i % 2 == 0) {
+            std::lock_guard lk(multi);
+            if (multi.lease().fences().size() != 2) return 70;
+            rmw(data, pause);
+        } else if (mode == "multi") {
+            std::lock_guard lk(m);
+            rmw(data, pause);
+        } else if (mode == "elect") {
+            election->campaign(std::to_string(getpid()));
+            rmw(data, pause);
+            election->resign();
         } else if (mode == "rw" && i % 4 == 0) {
             std::lock_guard lk(*rw);
             rmw(data, pause);

@@ -10,6 +10,8 @@ local t = redis.call('TYPE', KEYS[1])['ok']
 local kind, holders, permits = 'free', 0, 0
 if t == 'string' then
   kind, holders = 'mutex', 1
+elseif t == 'hash' and redis.call('HEXISTS', KEYS[1], '') == 0 then
+  kind, holders = 'leader', 1
 elseif t == 'hash' then
   kind, holders = 'reentrant', redis.call('HLEN', KEYS[1]) - 1
 elseif t == 'zset' then

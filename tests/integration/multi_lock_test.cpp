@@ -1,0 +1,148 @@
+// MultiLock: all names or none, woken by any name's release, one lease renewing all of them.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::RawReply;
+using deadbolt::test::RedisServer;
+
+template class std::unique_lock<deadbolt::MultiLock>;
+
+namespace {
+
+long long exists(RedisServer& srv, std::vector<std::string> keys) {
+    keys.insert(keys.begin(), "EXISTS");
+    return srv.raw().cmd(keys).integer;
+}
+
+}  // namespace
+
+TEST(MultiLock, TakesEveryNameOrNoneAndHasAFencePerName) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    auto b = client.mutex("b");
+    b.lock();
+    auto b_fence = b.lease().fence();
+    auto multi = client.multi_lock({"a", "b", "c"});
+    EXPECT_FALSE(multi.try_lock());
+    EXPECT_EQ(exists(srv, {"a", "c"}), 0) << "a failed attempt left part of the set behind";
+    EXPECT_EQ(srv.raw().cmd({"GET", "b"}).str, b.lease().token());
+    b.unlock();
+
+    ASSERT_TRUE(multi.try_lock());
+    auto& lease = multi.lease();
+    for (const char* k : {"a", "b", "c"}) EXPECT_EQ(srv.raw().cmd({"GET", k}).str, lease.token());
+    auto fences = lease.fences();
+    ASSERT_EQ(fences.size(), 3U);
+    EXPECT_EQ(fences[0].name, "a");
+    EXPECT_EQ(fences[1].name, "b");
+    EXPECT_EQ(fences[2].name, "c");
+    EXPECT_GT(fences[1].fence, b_fence);
+    EXPECT_EQ(lease.fence(), fences[0].fence);
+    EXPECT_FALSE(client.mutex("c").try_lock()) << "a Mutex on one of the names got in";
+    multi.unlock();
+    EXPECT_EQ(exists(srv, {"a", "b", "c"}), 0);
+}
+
+TEST(MultiLock, AWaiterWakesOnTheReleaseOfAnyNameNotItsExpiry) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto waiter = deadbolt::Client::connect(srv.url());
+    deadbolt::MutexOptions long_ttl;
+    long_ttl.ttl = 30s;
+    auto c = holder.mutex("c", long_ttl);
+    c.lock();
+    auto multi = waiter.multi_lock({"a", "b", "c"});
+    std::atomic<bool> got{false};
+    std::thread t([&] { got = multi.try_lock_for(10s); });
+    // Let the waiter try, fail and sleep on the channels, then release the last name.
+    for (int i = 0;
+         i < 500 && srv.raw().cmd({"PUBSUB", "NUMSUB", "{c}:released"}).elements.at(1).integer == 0;
+         ++i)
+        std::this_thread::sleep_for(10ms);
+    c.unlock();
+    t.join();
+    EXPECT_TRUE(got) << "not woken by the release of 'c' (its TTL was 30 s, the wait 10 s)";
+}
+
+TEST(MultiLock, ADeadHoldersKeyIsWaitedOutUntilItExpires) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    srv.raw().cmd({"SET", "b", "ghost", "PX", "300"});
+    auto multi = client.multi_lock({"a", "b"});
+    EXPECT_FALSE(multi.try_lock());
+    EXPECT_TRUE(multi.try_lock_for(5s));
+    EXPECT_NE(srv.raw().cmd({"GET", "b"}).str, "ghost");
+}
+
+TEST(MultiLock, AWrongTypedKeyFailsTheAttemptAndWritesNothing) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    srv.raw().cmd({"HSET", "c", "f", "v"});
+    auto multi = client.multi_lock({"a", "b", "c"});
+    std::error_code ec;
+    EXPECT_FALSE(multi.try_lock(ec));
+    EXPECT_EQ(ec, deadbolt::make_error_code(deadbolt::errc::wrong_type)) << ec.message();
+    EXPECT_THROW(multi.lock(), deadbolt::ServerError);
+    EXPECT_EQ(exists(srv, {"a", "b", "{a}:fence", "{b}:fence"}), 0);
+    EXPECT_EQ(srv.raw().cmd({"TYPE", "c"}).str, "hash");
+}
+
+TEST(MultiLock, RenewsEveryNameAndIsLostWhenAnyOneIsTaken) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    std::atomic<int> lost_calls{0};
+    deadbolt::MutexOptions o;
+    o.ttl = 300ms;
+    o.on_lost = [&](std::string_view, std::error_code) { ++lost_calls; };
+    auto multi = client.multi_lock({"a", "b", "c"}, o);
+    multi.lock();
+    std::this_thread::sleep_for(1s);  // over three TTLs: only renewal keeps it
+    auto& lease = multi.lease();
+    EXPECT_TRUE(lease.valid());
+    EXPECT_TRUE(lease.is_current());
+    for (const char* k : {"a", "b", "c"}) EXPECT_GT(srv.raw().cmd({"PTTL", k}).integer, 0);
+
+    srv.raw().cmd({"SET", "b", "thief"});  // another owner took one name
+    auto stop = lease.stop_token();
+    for (int i = 0; i < 300 && !stop.stop_requested(); ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(stop.stop_requested());
+    EXPECT_TRUE(lease.lost());
+    EXPECT_FALSE(lease.is_current());
+    EXPECT_EQ(lost_calls.load(), 1);
+    multi.unlock();  // never throws; frees the names still ours, leaves the thief's
+    EXPECT_EQ(exists(srv, {"a", "c"}), 0);
+    EXPECT_EQ(srv.raw().cmd({"GET", "b"}).str, "thief");
+}
+
+TEST(MultiLock, ReleaseReportsAPartlyLostHoldingAndFreesTheRest) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    auto lease = client.acquire_all({"a", "b"});
+    srv.raw().cmd({"DEL", "a"});
+    EXPECT_THROW(lease.release(), deadbolt::LockError);
+    EXPECT_EQ(exists(srv, {"b"}), 0);
+}
+
+TEST(MultiLock, BadNameListsAreUsageErrors) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    EXPECT_THROW(client.multi_lock({}), deadbolt::UsageError);
+    EXPECT_THROW(client.multi_lock({"a", "b", "a"}), deadbolt::UsageError);
+    EXPECT_THROW(client.multi_lock({"a", ""}), deadbolt::UsageError);
+    EXPECT_THROW(client.multi_lock({"a", std::string(deadbolt::kMaxNameBytes + 1, 'x')}),
+                 deadbolt::UsageError);
+    EXPECT_THROW(client.acquire_all({"a", "a"}), deadbolt::UsageError);
+    std::vector<std::string> many(deadbolt::kMaxMultiNames + 1);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = "n" + std::to_string(i);
+    EXPECT_THROW(client.multi_lock(many), deadbolt::UsageError);
+    // Binary names are names like any other.
+    auto bin = client.multi_lock({std::string("x\0y", 3), std::string("x\0z", 3)});
+    ASSERT_TRUE(bin.try_lock());
+    EXPECT_EQ(bin.lease().fences()[1].name, std::string("x\0z", 3));
+}
