@@ -87,6 +87,38 @@ def table(results):
     return "\n".join(lines) + "\n"
 
 
+def primitives_table(results):
+    """Scenario 3p: one column per primitive, ratios to the Mutex under the same load."""
+    s3p = results["scenarios"].get("3p_primitives")
+    if not s3p:
+        return ""
+    names = list(s3p)
+    lines = ["| metric | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    for label, get in (
+            ("acquisitions/s", lambda r: r.get("acquisitions_per_s")),
+            ("handoffs/s", lambda r: r.get("handoffs_per_s")),
+            ("wait p50 ms", lambda r: r.get("wait_ms", {}).get("p50")),
+            ("wait p99 ms", lambda r: r.get("wait_ms", {}).get("p99")),
+            ("wait max ms", lambda r: r.get("wait_ms", {}).get("max")),
+            ("Jain fairness", lambda r: r.get("jain")),
+            ("max run", lambda r: r.get("max_run")),
+            ("lost updates", lambda r: r.get("lost_updates")),
+            ("violations", lambda r: r.get("violations")),
+            ("acquire failures", lambda r: r.get("failures"))):
+        cells, meds = [], {}
+        for n in names:
+            text, meds[n] = cell([get(r) for r in s3p[n]])
+            cells.append(text)
+        base = meds.get(names[0])
+        if label in ("acquisitions/s", "wait p50 ms", "wait p99 ms") and base:
+            cells = [c if n == names[0] or meds[n] is None else f"{c} ({meds[n] / base:.2f}x)"
+                     for n, c in zip(names, cells)]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return ("\n3p. deadbolt's primitives, 8 processes on one name, a read-modify-write inside "
+            "(readers read twice; semaphore holders count occupancy); (x) = ratio to Mutex.\n\n"
+            + "\n".join(lines) + "\n")
+
+
 def charts(results, out):
     try:
         import matplotlib
@@ -129,7 +161,7 @@ def charts(results, out):
 
 def write(results, out):
     """Writes table.md and the charts into out; returns a short summary."""
-    t = table(results)
+    t = table(results) + primitives_table(results)
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     made = charts(results, out)
     with open(os.path.join(out, "table.md"), "w") as f:

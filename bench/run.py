@@ -39,6 +39,13 @@ CONTENDERS = {
     "node-redlock busy": (NODE, ["--retry", "busy"]),
 }
 LIMIT, OURS = "raw hiredis", "deadbolt"
+# Scenario 3p: deadbolt's primitives, each by 8 processes on one name.
+PRIMITIVES = {
+    "Mutex": "mutex",
+    "FairMutex": "fair",
+    "RWLock, 2 writers + 6 readers": "rw",
+    "Semaphore N=4": "sem4",
+}
 PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
 
 
@@ -141,6 +148,10 @@ def check(results):
     for c, rows in sc["3_contended"].items():
         bad += [f"3: no acquisitions for {c}" for r in rows if r["acquisitions"] == 0]
         bad += [f"3: {c} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
+    for name, rows in sc.get("3p_primitives", {}).items():
+        bad += [f"3p: no acquisitions for {name}" for r in rows if r["acquisitions"] == 0]
+        bad += [f"3p: {name} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
+        bad += [f"3p: {name} had {r['violations']} violations" for r in rows if r["violations"] != 0]
     for c, by_n in sc["4_waiting"].items():
         bad += [f"4: no server commands seen for {c}" for rows in by_n.values() for r in rows if r["server_commands"] <= 0]
     for n, rows in sc["5_renewal"].items():
@@ -218,22 +229,35 @@ def main():
         s3 = {c: [] for c in CONTENDERS}
         if 3 in only:
             sc["3_contended"] = s3
+        def contend(c, extra=()):
+            """One contended run: 8 processes of contender c on a fresh key."""
+            k = fresh()
+            start = now_ns() + 3_000_000_000  # eight processes start up meanwhile
+            until = start + int(contend_s * 1e9)
+            procs = []
+            for i in range(8):
+                argv = argv_for(c, "contend", ["--port", srv.port, "--id", i, "--key", k,
+                                               "--start-ns", start, "--until-ns", until, *extra], 1)
+                procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
+            outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
+            counter = int(srv.cli("GET", f"{k}:counter") or 0)
+            writes = sum(o["writes"] for o in outs) if all("writes" in o for o in outs) else None
+            row = stats.contended([o["events"] for o in outs], counter, writes)
+            row["failures"] = sum(o["failures"] for o in outs)
+            row["violations"] = sum(o.get("violations", 0) for o in outs)
+            row["cpu_s"] = sum(o["cpu_s"] for o in outs)
+            return row
+
         for _ in range(reps if 3 in only else 0):
             for c in CONTENDERS:
-                k = fresh()
-                start = now_ns() + 3_000_000_000  # eight processes start up meanwhile
-                until = start + int(contend_s * 1e9)
-                procs = []
-                for i in range(8):
-                    argv = argv_for(c, "contend", ["--port", srv.port, "--id", i, "--key", k,
-                                                   "--start-ns", start, "--until-ns", until], 1)
-                    procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
-                outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
-                counter = int(srv.cli("GET", f"{k}:counter") or 0)
-                row = stats.contended([o["events"] for o in outs], counter)
-                row["failures"] = sum(o["failures"] for o in outs)
-                row["cpu_s"] = sum(o["cpu_s"] for o in outs)
-                s3[c].append(row)
+                s3[c].append(contend(c))
+        # 3p. deadbolt's other primitives under the same load (no peer here has them).
+        s3p = {name: [] for name in PRIMITIVES}
+        if 3 in only:
+            sc["3p_primitives"] = s3p
+        for _ in range(reps if 3 in only else 0):
+            for name, prim in PRIMITIVES.items():
+                s3p[name].append(contend(OURS, ["--primitive", prim]))
         # 4. Waiting cost: N clients wait on a lock someone else holds.
         s4 = {c: {n: [] for n in waiters} for c in CONTENDERS if c != LIMIT}
         if 4 in only:

@@ -20,13 +20,15 @@ def jain(counts):
     return s * s / (len(counts) * sq) if sq else 0
 
 
-def contended(per_process, counter):
+def contended(per_process, counter, writes=None):
     """Merges the [invoked, ok, released] logs of the processes of one contended run.
 
     A run is a maximal sequence of consecutive acquisitions by one process; handoffs/s is
     acquisitions/s divided by the mean run (a lock that one process keeps re-taking while the
     others sleep scores many acquisitions but few handoffs). Handoff latency is the time from
     one holder's release to the next holder's acquire-ok, when the next is another process.
+    writes: how many critical sections incremented the counter, when not every one did (an
+    RWLock's readers, a semaphore's holders); lost updates are those missing from counter.
     """
     events = sorted((ok, inv, rel, pid) for pid, log in enumerate(per_process) for inv, ok, rel in log)
     n = len(events)
@@ -57,5 +59,5 @@ def contended(per_process, counter):
         "max_run": max(runs),
         "handoff_ms": {"p50": pct(handoff_ns, 0.5) / 1e6, "p99": pct(handoff_ns, 0.99) / 1e6,
                        "max": max(handoff_ns, default=0) / 1e6},
-        "lost_updates": n - counter,
+        "lost_updates": (n if writes is None else writes) - counter,
     }

@@ -35,6 +35,8 @@ Args parse(int argc, char** argv) {
             a.start_ns = std::stoll(v);
         else if (k == "--key")
             a.key = v;
+        else if (k == "--primitive")
+            a.primitive = v;
         else
             throw std::invalid_argument("unknown option " + k);
     }

@@ -19,6 +19,7 @@ struct Args {
     double seconds = 3;
     std::int64_t start_ns = 0, until_ns = 0;  // CLOCK_MONOTONIC span shared by a run's processes
     std::string key = "bench";
+    std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
 };
 Args parse(int argc, char** argv);
 

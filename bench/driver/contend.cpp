@@ -1,5 +1,8 @@
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -8,25 +11,78 @@
 #include "scenarios.hpp"
 
 namespace deadbolt::bench {
+namespace {
+
+// One process's way into and out of the critical section, and what it does inside.
+struct Section {
+    std::function<bool(Clock::time_point)> enter;  // false: not obtained by the deadline
+    std::function<void()> work;
+    std::function<void()> leave;
+};
+
+}  // namespace
 
 int contend(const Args& a) {
     Raw data(a.port);  // the counter the critical section increments
-    std::string counter = a.key + ":counter";
+    std::string counter = a.key + ":counter", inside = a.key + ":inside";
+    long writes = 0, violations = 0;
+    auto rmw = [&] {
+        data.cmd({"SET", counter, std::to_string(data.cmd({"GET", counter}) + 1)});
+        ++writes;
+    };
     std::unique_ptr<Client> client;
     std::unique_ptr<Raw> raw;
     std::optional<Mutex> m;
-    const auto& acq = detail::acquire_script();
-    const auto& rel = detail::release_script();
-    std::string fence = "{" + a.key + "}:fence", chan = "{" + a.key + "}:released",
-                token = "token-" + std::to_string(a.id) + "-0123456789abcdef";
+    std::unique_ptr<RWLock> rw;
+    std::unique_ptr<Semaphore> sem;
+    Section s;
     if (a.contender == "deadbolt") {
         client = std::make_unique<Client>(
             Client::connect("redis://127.0.0.1:" + std::to_string(a.port)));
-        m.emplace(client->mutex(a.key));
+        s.work = rmw;
+        if (a.primitive == "mutex" || a.primitive == "fair") {
+            m.emplace(a.primitive == "fair" ? client->fair_mutex(a.key) : client->mutex(a.key));
+            s.enter = [&](Clock::time_point d) { return m->try_lock_until(d); };
+            s.leave = [&] { m->unlock(); };
+        } else if (a.primitive == "rw") {
+            rw = client->rwlock(a.key);
+            bool writer = a.id % 4 == 0;
+            s.enter = [&, writer](Clock::time_point d) {
+                return writer ? rw->try_lock_until(d) : rw->try_lock_shared_until(d);
+            };
+            s.leave = [&, writer] { writer ? rw->unlock() : rw->unlock_shared(); };
+            if (!writer)
+                s.work = [&] {
+                    if (data.cmd({"GET", counter}) != data.cmd({"GET", counter})) ++violations;
+                };
+        } else if (a.primitive == "sem4") {
+            sem = client->semaphore(a.key, 4);
+            s.enter = [&](Clock::time_point d) { return sem->try_acquire_until(d); };
+            s.leave = [&] { sem->release(); };
+            s.work = [&] {
+                if (data.cmd({"INCR", inside}) > 4) ++violations;
+                data.cmd({"DECR", inside});
+            };
+        } else {
+            throw std::invalid_argument("unknown --primitive " + a.primitive);
+        }
     } else {
         raw = std::make_unique<Raw>(a.port);
+        const auto& acq = detail::acquire_script();
+        const auto& rel = detail::release_script();
         raw->cmd({"SCRIPT", "LOAD", std::string(acq.source)});
         raw->cmd({"SCRIPT", "LOAD", std::string(rel.source)});
+        std::string fence = "{" + a.key + "}:fence", chan = "{" + a.key + "}:released",
+                    token = "token-" + std::to_string(a.id) + "-0123456789abcdef";
+        s.enter = [&, fence, token](Clock::time_point) {
+            bool ok = false;
+            while (!ok && now_ns() < a.until_ns)  // a busy retry: no sleep at all
+                ok = raw->cmd({"EVALSHA", acq.sha1, "2", a.key, fence, token, "30000", "90000"}) ==
+                     1;
+            return ok;
+        };
+        s.work = rmw;
+        s.leave = [&, token, chan] { raw->cmd({"EVALSHA", rel.sha1, "1", a.key, token, chan}); };
     }
     // Every process starts contending at once, however long each took to start up.
     std::this_thread::sleep_for(
@@ -37,30 +93,21 @@ int contend(const Args& a) {
     double cpu0 = cpu_seconds();
     while (now_ns() < a.until_ns) {
         auto invoked = now_ns();
-        bool ok = false;
-        if (m) {
-            ok = m->try_lock_until(deadline);
-        } else {
-            while (!ok && now_ns() < a.until_ns)  // a busy retry: no sleep at all
-                ok = raw->cmd({"EVALSHA", acq.sha1, "2", a.key, fence, token, "30000", "90000"}) ==
-                     1;
-        }
-        if (!ok) {
+        if (!s.enter(deadline)) {
             ++failures;
             continue;
         }
         auto got = now_ns();
-        data.cmd({"SET", counter, std::to_string(data.cmd({"GET", counter}) + 1)});
+        s.work();
         auto released = now_ns();
-        if (m)
-            m->unlock();
-        else
-            raw->cmd({"EVALSHA", rel.sha1, "1", a.key, token, chan});
+        s.leave();
         events += (n++ ? ",[" : "[") + std::to_string(invoked) + "," + std::to_string(got) + "," +
                   std::to_string(released) + "]";
     }
-    std::printf("{\"id\":%d,\"failures\":%ld,\"cpu_s\":%.3f,\"events\":[%s]}\n", a.id, failures,
-                cpu_seconds() - cpu0, events.c_str());
+    std::printf(
+        "{\"id\":%d,\"failures\":%ld,\"writes\":%ld,\"violations\":%ld,\"cpu_s\":%.3f,"
+        "\"events\":[%s]}\n",
+        a.id, failures, writes, violations, cpu_seconds() - cpu0, events.c_str());
     return 0;
 }
 

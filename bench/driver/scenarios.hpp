@@ -11,6 +11,9 @@ int cycle(const Args& a);
 /// 3 and 6: one of several processes contending for one key; the critical section is a
 /// read-modify-write of a counter. Prints every acquisition's [invoked, ok, released] (ns).
 /// raw busy-retries the acquire script: the limit of a lock that only polls.
+/// deadbolt --primitive: mutex; fair (FairMutex); rw (RWLock: process ids divisible by 4
+/// write, the others read the counter twice and count a change as a violation); sem4
+/// (Semaphore of 4: INCR/DECR an occupancy key, a fifth holder is a violation).
 int contend(const Args& a);
 /// 4: --clients N clients wait for a key someone else holds, until the deadline.
 int wait(const Args& a);

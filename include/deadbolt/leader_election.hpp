@@ -20,7 +20,7 @@ struct ClientImpl;
 }
 
 /// Longest value a leader may proclaim, in bytes.
-inline constexpr std::size_t kMaxLeaderValueBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxLeaderValueBytes = std::size_t{1024} * 1024;
 
 /// Who leads an election now, as the server sees it.
 struct Leader {

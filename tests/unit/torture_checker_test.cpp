@@ -150,3 +150,18 @@ TEST(TortureChecker, GrantsAreOrderedOnlyWhenOneAnsweredBeforeTheOtherWasSent) {
     v = check(h, 0, true);
     EXPECT_EQ(v.fence_regressions, 1);
 }
+
+TEST(TortureChecker, ASemaphoreMayHaveCapacityHoldersButNotOneMore) {
+    // Three holders at once is what a semaphore of 3 is for; a fourth while they hold is not.
+    std::vector<Event> h = {ok(1, 0, 0),       ok(2, 1 * ms, 0),  ok(3, 2 * ms, 0), rel(1, 10 * ms),
+                            ok(4, 11 * ms, 0), ok(5, 12 * ms, 0), rel(2, 20 * ms),  rel(3, 20 * ms),
+                            rel(4, 20 * ms),   rel(5, 20 * ms)};
+    EXPECT_EQ(check(h, 0, false, 3).overlaps, 1);  // worker 5 joined 2, 3 and 4
+    EXPECT_EQ(check(h, 0, false, 4).overlaps, 0);
+    EXPECT_EQ(check(h, 0, false, 4).peak_holders, 4);
+    auto v = check(h, 0, false, 3);
+    ASSERT_FALSE(v.examples.empty());
+    EXPECT_NE(v.examples[0].find("worker 5 began holding while 3 holders"), std::string::npos)
+        << v.examples[0];
+    EXPECT_EQ(check(h, 0, false, 1).overlaps, 4);
+}

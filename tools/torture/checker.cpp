@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <string>
 
 namespace deadbolt::torture {
@@ -61,7 +62,7 @@ std::vector<Interval> holdings(const std::vector<Event>& history) {
     return out;
 }
 
-Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenced) {
+Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenced, int capacity) {
     std::stable_sort(history.begin(), history.end(),
                      [](const Event& a, const Event& b) { return a.t < b.t; });
     Verdict v;
@@ -106,21 +107,26 @@ Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenc
         });
     }
     auto iv = holdings(history);
-    std::int64_t held_until = 0;  // the latest end among earlier holdings
-    int held_by = -1;
+    // Earlier holdings still valid, soonest end on top: a holding that begins while `capacity`
+    // of them remain is one holder too many.
+    using End = std::pair<std::int64_t, int>;  // end, worker
+    std::priority_queue<End, std::vector<End>, std::greater<>> valid;
     for (std::size_t i = 0; i < iv.size(); ++i) {
-        bool empty = iv[i].end <= iv[i].begin;  // a late grant: never a holding
-        if (i > 0 && !empty && iv[i].begin < held_until) {
-            ++v.overlaps;
-            example(v, "worker " + std::to_string(iv[i].worker) + " began holding while worker " +
-                           std::to_string(held_by) + " still held (" +
-                           std::to_string((held_until - iv[i].begin) / 1000) + " µs overlap)");
-        }
+        while (!valid.empty() && valid.top().first <= iv[i].begin) valid.pop();
         if (i > 0) v.max_gap_ns = std::max(v.max_gap_ns, iv[i].begin - iv[i - 1].begin);
-        if (iv[i].end > held_until) {
-            held_until = iv[i].end;
-            held_by = iv[i].worker;
+        if (iv[i].end <= iv[i].begin) continue;  // a late grant: never a holding
+        if (static_cast<int>(valid.size()) >= capacity) {
+            ++v.overlaps;
+            std::string others = "worker " + std::to_string(valid.top().second);
+            if (capacity > 1)
+                others.insert(0, std::to_string(valid.size()) + " holders, ").append(",");
+            example(v, "worker " + std::to_string(iv[i].worker) + " began holding while " + others +
+                           " still held (" +
+                           std::to_string((valid.top().first - iv[i].begin) / 1000) +
+                           " µs overlap)");
         }
+        valid.push({iv[i].end, iv[i].worker});
+        v.peak_holders = std::max(v.peak_holders, static_cast<std::int64_t>(valid.size()));
     }
     v.lost_updates = v.accepted_writes - final_register;
     return v;

@@ -21,7 +21,8 @@ struct Verdict {
     std::int64_t acquisitions = 0;       // acquire_ok events
     std::int64_t failed = 0;             // acquire_fail events
     std::int64_t unknown = 0;            // acquire_unknown events
-    std::int64_t overlaps = 0;           // holdings that began while another was still valid
+    std::int64_t overlaps = 0;           // holdings that began while `capacity` others were valid
+    std::int64_t peak_holders = 0;       // most holdings valid at once
     std::int64_t late_grants = 0;        // acquire_ok recorded after its validity had ended
     std::int64_t fence_regressions = 0;  // grants not above one answered before they were sent
     std::int64_t stale_writes = 0;       // accepted fenced writes below an earlier accepted fence
@@ -36,7 +37,9 @@ struct Verdict {
 std::vector<Interval> holdings(const std::vector<Event>& history);
 
 /// Checks a whole history; final_register is the register's value after the run.
-/// fenced: whether writes carried fences (stale_writes is only meaningful then).
-Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenced);
+/// fenced: whether writes carried fences (stale_writes is only meaningful then). capacity: how
+/// many holders the lock admits at once (a semaphore's permits; 1 for a lock).
+Verdict check(std::vector<Event> history, std::int64_t final_register, bool fenced,
+              int capacity = 1);
 
 }  // namespace deadbolt::torture

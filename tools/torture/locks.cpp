@@ -37,24 +37,43 @@ ClientOptions on_clock(const deadbolt_shim_clock* page) {
 class DeadboltLock : public LockAdapter {
   public:
     DeadboltLock(std::uint16_t port, milliseconds ttl, const deadbolt_shim_clock* clock,
-                 LockMode mode)
+                 std::string kind)
         : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port), on_clock(clock))),
           ttl_(ttl),
           clock_(clock),
-          mode_(mode) {}
+          kind_(std::move(kind)) {
+        MutexOptions o;
+        o.ttl = ttl_;
+        if (kind_ == "deadbolt-reentrant") reentrant_ = client_.reentrant_mutex("torture", o);
+    }
     std::optional<Holding> acquire(milliseconds wait) override {
         std::error_code ec;
         MutexOptions o;
         o.ttl = ttl_;
         AcquireOptions how;
         how.deadline = Clock::now() + wait;
-        if (mode_ == LockMode::exclusive) {
+        if (reentrant_) {
+            // Taken twice, as reentrant code does; the second holding must come at once.
+            if (!reentrant_->try_lock_until(*how.deadline)) return std::nullopt;
+            if (!reentrant_->try_lock()) throw std::runtime_error("re-entry refused");
+            return Holding{reentrant_->lease().fence(), valid_until()};
+        }
+        if (kind_ == "deadbolt") {
             lease_ = client_.acquire("torture", o, how, ec);
             // The grant may have happened with its reply lost: the worker records "unknown".
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
         } else {
             try {
-                lease_ = client_.acquire("torture", mode_, o, how);
+                if (int n = capacity(kind_); n > 1)
+                    lease_ = client_.permit_semaphore("torture", n, o).acquire(how);
+                else if (kind_ == "deadbolt-multi")  // fenced writes use the first name's fence
+                    lease_ = client_.acquire_all({"torture", "torture-2", "torture-3"}, o, how);
+                else if (kind_ == "deadbolt-leader")
+                    lease_ = client_.campaign("torture", std::to_string(getpid()), o, how);
+                else
+                    lease_ = client_.acquire(
+                        "torture", kind_ == "deadbolt-fair" ? LockMode::fair : LockMode::write, o,
+                        how);
             } catch (const LockError& e) {
                 if (e.code() != errc::not_acquired) throw;
                 lease_ = Lease();
@@ -70,11 +89,17 @@ class DeadboltLock : public LockAdapter {
         std::int64_t real = now_ns();
         std::int64_t steered = clock_ ? deadbolt_steer(clock_, real) : real;
         double rate = clock_ ? deadbolt_steer_rate(clock_) : 1.0;
+        const Lease& l = reentrant_ ? reentrant_->lease() : lease_;
         auto claim =
-            real + static_cast<std::int64_t>(double(to_ns(lease_.valid_until()) - steered) / rate);
-        return lease_.valid() ? std::max(claim, real) : claim;
+            real + static_cast<std::int64_t>(double(to_ns(l.valid_until()) - steered) / rate);
+        return l.valid() ? std::max(claim, real) : claim;
     }
     void release() override {
+        if (reentrant_) {
+            reentrant_->unlock();
+            reentrant_->unlock();
+            return;
+        }
         std::error_code ec;
         lease_.release(ec);
     }
@@ -83,8 +108,9 @@ class DeadboltLock : public LockAdapter {
     Client client_;
     milliseconds ttl_;
     const deadbolt_shim_clock* clock_;
-    LockMode mode_;
+    std::string kind_;
     Lease lease_;
+    std::unique_ptr<ReentrantMutex> reentrant_;
 };
 
 // The naive schemes, over plain hiredis, polling every 5 ms as their users do.
@@ -168,23 +194,35 @@ class SetnxNoTtl : public Naive {
 
 }  // namespace
 
+int capacity(const std::string& k) {
+    constexpr std::string_view semaphore = "deadbolt-semaphore:";
+    if (k.rfind(semaphore, 0) != 0) return 1;
+    try {
+        return std::max(0, std::stoi(k.substr(semaphore.size())));
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
 bool known_lock(const std::string& k) {
-    return k == "deadbolt" || k == "deadbolt-fair" || k == "deadbolt-write" || k == "setnx-del" ||
-           k == "incr-expire" || k == "setnx-getset" || k == "setnx-nottl";
+    return k == "deadbolt" || k == "deadbolt-fair" || k == "deadbolt-write" ||
+           k == "deadbolt-reentrant" || k == "deadbolt-multi" || k == "deadbolt-leader" ||
+           capacity(k) > 1 || k == "setnx-del" || k == "incr-expire" || k == "setnx-getset" ||
+           k == "setnx-nottl";
 }
 
 bool promises_safety(const std::string& k) {
     return k.rfind("deadbolt", 0) == 0;
 }
 
+bool hands_out_fences(const std::string& k) {
+    return promises_safety(k) && capacity(k) == 1;
+}
+
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
                                        milliseconds ttl, const deadbolt_shim_clock* clock) {
-    if (kind == "deadbolt")
-        return std::make_unique<DeadboltLock>(port, ttl, clock, LockMode::exclusive);
-    if (kind == "deadbolt-fair")
-        return std::make_unique<DeadboltLock>(port, ttl, clock, LockMode::fair);
-    if (kind == "deadbolt-write")  // RWLock's writer: exclusive, fenced
-        return std::make_unique<DeadboltLock>(port, ttl, clock, LockMode::write);
+    if (promises_safety(kind) && known_lock(kind))
+        return std::make_unique<DeadboltLock>(port, ttl, clock, kind);
     if (kind == "setnx-del") return std::make_unique<SetnxDel>(port, ttl);
     if (kind == "incr-expire") return std::make_unique<IncrExpire>(port, ttl);
     if (kind == "setnx-getset") return std::make_unique<SetnxGetset>(port, ttl);

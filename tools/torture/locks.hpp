@@ -27,13 +27,21 @@ class LockAdapter {
     virtual void release() = 0;
 };
 
-/// kinds: deadbolt, setnx-del, incr-expire, setnx-getset, setnx-nottl.
+/// kinds: deadbolt, deadbolt-fair, deadbolt-write (RWLock's writer), deadbolt-reentrant (taken
+/// twice), deadbolt-multi (a MultiLock of three names), deadbolt-leader (a LeaderElection's
+/// term), deadbolt-semaphore:N (N >= 2 permits), setnx-del, incr-expire, setnx-getset,
+/// setnx-nottl.
 /// clock: the worker's steered lease clock (deadbolt only; the naive schemes have no notion).
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
                                        std::chrono::milliseconds ttl,
                                        const deadbolt_shim_clock* clock = nullptr);
 bool known_lock(const std::string& kind);
-/// Whether the kind promises mutual exclusion while valid, and increasing fences.
+/// Whether the kind promises at most capacity() holders while valid (and increasing fences
+/// where it hands them out).
 bool promises_safety(const std::string& kind);
+/// Holders the kind admits at once: N for deadbolt-semaphore:N (0 if N is not a number), else 1.
+int capacity(const std::string& kind);
+/// Whether holdings carry fences (exclusive deadbolt kinds; a semaphore's permits do not).
+bool hands_out_fences(const std::string& kind);
 
 }  // namespace deadbolt::torture

@@ -126,7 +126,7 @@ nlohmann::json run_one(const RunConfig& rc) {
     auto data = data_srv.raw();
     auto reg = data.cmd({"GET", "register"});
     std::int64_t final_register = reg.str.empty() ? 0 : std::stoll(reg.str);
-    Verdict v = check(history, final_register, fenced);
+    Verdict v = check(history, final_register, fenced, capacity(rc.lock));
     // A lock stuck for good shows as silence from the last acquisition to the end.
     v.max_gap_ns = std::max(v.max_gap_ns, end_ns - v.last_acquisition_ns);
 
@@ -195,8 +195,9 @@ int main(int argc, char** argv) {
         std::cerr << "deadbolt-torture: bad arguments " << why << " (see --help)\n";
         return 64;
     }
-    if (!promises_safety(lock) && modes != "plain") {
-        std::cerr << "deadbolt-torture: only deadbolt hands out fences; use --mode plain\n";
+    if (!hands_out_fences(lock) && modes != "plain") {
+        std::cerr << "deadbolt-torture: only deadbolt's exclusive locks hand out fences; use "
+                     "--mode plain\n";
         return 64;
     }
 

@@ -48,7 +48,7 @@ Promise promised(const std::string& lock, const std::string& nemesis) {
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
                           nemesis != "clock-jump" && nemesis != "clock-rate" &&
                           nemesis != "clock-skew" && nemesis != "mixed";
-    return {state_survives, true};
+    return {state_survives, hands_out_fences(lock), capacity(lock)};
 }
 
 std::string inject(const std::string& kind, Targets& t) {

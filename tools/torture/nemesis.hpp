@@ -25,6 +25,7 @@ bool needs_standby(const std::string& kind);
 struct Promise {
     bool exclusion = false;  // no two holders within their validity
     bool fences = false;     // fences increase; no stale fenced write accepted
+    int capacity = 1;        // exclusion means no more than this many holders at once
 };
 /// What `lock` promises under `nemesis`. deadbolt keeps exclusion unless the lock's state is
 /// lost or its expiry runs early (restart without persistence, failover to an async replica,

@@ -8,6 +8,7 @@ namespace deadbolt::torture {
 namespace {
 
 std::string promise_text(const Promise& p) {
+    if (p.exclusion && p.capacity > 1) return "at most " + std::to_string(p.capacity);
     if (p.exclusion && p.fences) return "exclusion+fences";
     if (p.fences) return "fences";
     return "none";
@@ -44,6 +45,7 @@ nlohmann::json judge(const RunFacts& f, const Verdict& v) {
             {"acquisitions", v.acquisitions},
             {"faults", f.faults},
             {"overlaps", v.overlaps},
+            {"peak_holders", v.peak_holders},
             {"stale_writes_accepted", v.stale_writes},
             {"fence_regressions", v.fence_regressions},
             {"accepted_writes", v.accepted_writes},
@@ -61,14 +63,15 @@ nlohmann::json judge(const RunFacts& f, const Verdict& v) {
 
 std::string text_row(const nlohmann::json& r) {
     auto s = fmt::format(
-        "{:<12} {:<6} {:<11} acq {:>6} faults {:>4} overlaps {:>4} stale {:>3} lost {:>5} "
+        "{:<12} {:<6} {:<11} acq {:>6} faults {:>4} overlaps {:>4} peak {:>2} stale {:>3} lost "
+        "{:>5} "
         "unknown {:>3} gap {:>5}ms{}  {}\n",
         r["lock"].get<std::string>(), r["mode"].get<std::string>(), r["nemesis"].get<std::string>(),
         r["acquisitions"].get<long long>(), faults_text(r["faults"]),
-        r["overlaps"].get<long long>(), r["stale_writes_accepted"].get<long long>(),
-        r["lost_updates"].get<long long>(), r["unknown"].get<long long>(),
-        r["max_gap_ms"].get<long long>(), r["stall"].get<bool>() ? " STALL" : "",
-        r["pass"].get<bool>() ? "PASS" : "FAIL");
+        r["overlaps"].get<long long>(), r.value("peak_holders", 0LL),
+        r["stale_writes_accepted"].get<long long>(), r["lost_updates"].get<long long>(),
+        r["unknown"].get<long long>(), r["max_gap_ms"].get<long long>(),
+        r["stall"].get<bool>() ? " STALL" : "", r["pass"].get<bool>() ? "PASS" : "FAIL");
     for (const auto& e : r["examples"]) s += "  e.g. " + e.get<std::string>() + "\n";
     return s;
 }
@@ -78,19 +81,19 @@ void write_report(const std::string& dir, const nlohmann::json& rows) {
     std::ofstream txt(dir + "/table.txt");
     for (const auto& r : rows) txt << text_row(r);
     std::ofstream md(dir + "/table.md");
-    md << "| lock | mode | nemesis | promises | acquisitions | faults | overlaps | stale writes "
-          "accepted | fence regressions | lost updates | unknown outcomes | longest gap | "
-          "verdict |\n|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
+    md << "| lock | mode | nemesis | promises | acquisitions | faults | overlaps | peak holders | "
+          "stale writes accepted | fence regressions | lost updates | unknown outcomes | longest "
+          "gap | verdict |\n|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& r : rows)
         md << fmt::format(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ms | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ms | {} |\n",
             r["lock"].get<std::string>(), r["mode"].get<std::string>(),
             r["nemesis"].get<std::string>(), r["promises"].get<std::string>(),
             r["acquisitions"].get<long long>(), faults_text(r["faults"]),
-            r["overlaps"].get<long long>(), r["stale_writes_accepted"].get<long long>(),
-            r["fence_regressions"].get<long long>(), r["lost_updates"].get<long long>(),
-            r["unknown"].get<long long>(), r["max_gap_ms"].get<long long>(),
-            r["pass"].get<bool>() ? "pass" : "FAIL");
+            r["overlaps"].get<long long>(), r.value("peak_holders", 0LL),
+            r["stale_writes_accepted"].get<long long>(), r["fence_regressions"].get<long long>(),
+            r["lost_updates"].get<long long>(), r["unknown"].get<long long>(),
+            r["max_gap_ms"].get<long long>(), r["pass"].get<bool>() ? "pass" : "FAIL");
 }
 
 }  // namespace deadbolt::torture
