@@ -45,6 +45,9 @@ PRIMITIVES = {
     "FairMutex": "fair",
     "RWLock, 2 writers + 6 readers": "rw",
     "Semaphore N=4": "sem4",
+    "ReentrantMutex, taken twice": "reentrant",
+    "MultiLock of 2 names": "multi",
+    "LeaderElection campaign+resign": "leader",
 }
 PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
 

@@ -35,6 +35,9 @@ int contend(const Args& a) {
     std::optional<Mutex> m;
     std::unique_ptr<RWLock> rw;
     std::unique_ptr<Semaphore> sem;
+    std::unique_ptr<ReentrantMutex> re;
+    std::optional<MultiLock> multi;
+    std::unique_ptr<LeaderElection> election;
     Section s;
     if (a.contender == "deadbolt") {
         client = std::make_unique<Client>(
@@ -44,6 +47,33 @@ int contend(const Args& a) {
             m.emplace(a.primitive == "fair" ? client->fair_mutex(a.key) : client->mutex(a.key));
             s.enter = [&](Clock::time_point d) { return m->try_lock_until(d); };
             s.leave = [&] { m->unlock(); };
+        } else if (a.primitive == "reentrant") {
+            re = client->reentrant_mutex(a.key);
+            s.enter = [&](Clock::time_point d) {
+                return re->try_lock_until(d) && (re->lock(), true);  // and once more, inside
+            };
+            s.leave = [&] {
+                re->unlock();
+                re->unlock();
+            };
+        } else if (a.primitive == "multi") {
+            multi.emplace(client->multi_lock({a.key, a.key + ":second"}));
+            s.enter = [&](Clock::time_point d) { return multi->try_lock_until(d); };
+            s.leave = [&] { multi->unlock(); };
+        } else if (a.primitive == "leader") {
+            election = client->election(a.key);
+            s.enter = [&](Clock::time_point d) {
+                AcquireOptions how;
+                how.deadline = d;
+                try {
+                    election->campaign(std::to_string(a.id), how);
+                    return true;
+                } catch (const LockError& e) {
+                    if (e.code() != errc::not_acquired) throw;
+                    return false;
+                }
+            };
+            s.leave = [&] { election->resign(); };
         } else if (a.primitive == "rw") {
             rw = client->rwlock(a.key);
             bool writer = a.id % 4 == 0;

@@ -13,7 +13,9 @@ int cycle(const Args& a);
 /// raw busy-retries the acquire script: the limit of a lock that only polls.
 /// deadbolt --primitive: mutex; fair (FairMutex); rw (RWLock: process ids divisible by 4
 /// write, the others read the counter twice and count a change as a violation); sem4
-/// (Semaphore of 4: INCR/DECR an occupancy key, a fifth holder is a violation).
+/// (Semaphore of 4: INCR/DECR an occupancy key, a fifth holder is a violation); reentrant
+/// (ReentrantMutex taken twice); multi (MultiLock of the key and a second name); leader
+/// (campaign, then resign).
 int contend(const Args& a);
 /// 4: --clients N clients wait for a key someone else holds, until the deadline.
 int wait(const Args& a);

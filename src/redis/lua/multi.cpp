@@ -72,7 +72,7 @@ const LeaseKind& multi_kind() {
     static const Script extend = make_script("multi_extend", std::string(kExtend));
     static const Script release = make_script("multi_release", std::string(kRelease));
     static const Script check = make_script("multi_check", std::string(kCheck));
-    static const LeaseKind k{&extend, &release, &check, false};
+    static const LeaseKind k{&extend, &release, &check, true};
     return k;
 }
 
