@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <sstream>
 
 #include "deadbolt/duration.hpp"
 
@@ -212,6 +213,66 @@ std::string Endpoint::describe() const {
     if (kind == Kind::unix_socket) return "unix:" + path;
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
+}
+
+NodesResult parse_node_list(std::string_view url, const ClientOptions& base) {
+    NodesResult out;
+    constexpr std::string_view scheme = "redlock://";
+    if (url.substr(0, scheme.size()) != scheme) {
+        out.error = fmt::format(
+            "expected redlock://host:port,host:port,...[/db][?opt=v&...], "
+            "not '{}'",
+            url);
+        return out;
+    }
+    std::string_view rest = url.substr(scheme.size());
+    std::string_view userinfo;
+    if (auto at = rest.rfind('@', rest.find_first_of("/?")); at != std::string_view::npos) {
+        userinfo = rest.substr(0, at + 1);
+        rest = rest.substr(at + 1);
+    }
+    auto end = rest.find_first_of("/?");
+    std::string_view hosts = rest.substr(0, end);
+    std::string tail(end == std::string_view::npos ? "" : rest.substr(end));
+    // allow_fewer is ours, not a connection option: take it out before parse_url sees it.
+    if (auto q = tail.find('?'); q != std::string::npos) {
+        std::string query = tail.substr(q + 1), kept;
+        std::stringstream in(query);
+        for (std::string kv; std::getline(in, kv, '&');) {
+            if (kv.rfind("allow_fewer=", 0) == 0) {
+                if (!parse_bool(std::string_view(kv).substr(12), out.allow_fewer)) {
+                    out.error =
+                        fmt::format("option allow_fewer must be 0 or 1, not '{}'", kv.substr(12));
+                    return out;
+                }
+                continue;
+            }
+            kept += (kept.empty() ? "" : "&") + kv;
+        }
+        tail = tail.substr(0, q) + (kept.empty() ? "" : "?" + kept);
+    }
+    std::size_t start = 0;
+    for (;;) {
+        auto comma = hosts.find(',', start);
+        std::string_view host = hosts.substr(start, comma - start);
+        if (host.empty()) {
+            out.error = fmt::format(
+                "redlock URL has an empty node in '{}': list host:port "
+                "pairs separated by commas",
+                hosts);
+            return out;
+        }
+        auto one = parse_url("redis://" + std::string(userinfo) + std::string(host) + tail, base);
+        if (!one.ok) {
+            out.error = fmt::format("redlock node '{}': {}", host, one.error);
+            return out;
+        }
+        out.nodes.push_back(std::move(one.endpoint));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    out.ok = true;
+    return out;
 }
 
 }  // namespace deadbolt::detail

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "deadbolt/options.hpp"
 #include "net/endpoint.hpp"
@@ -19,6 +20,18 @@ struct UrlResult {
 /// Query options: connect_timeout, command_timeout, prefix, db, user, password, ca, cert,
 /// key, sni, verify (0/1), keepalive (0/1). Unknown options are errors.
 UrlResult parse_url(std::string_view url, const ClientOptions& base);
+
+struct NodesResult {
+    bool ok = false;
+    std::vector<Endpoint> nodes;  // in the order given
+    bool allow_fewer = false;     // the allow_fewer=1 query option
+    std::string error;
+};
+
+/// redlock://[user[:password]@]host[:port],host[:port],...[/db][?opt=v&...]: one Endpoint per
+/// node, each with the shared credentials, db and options (as parse_url reads them), plus
+/// allow_fewer=0|1. Checks the form only; check_node_set judges the set once names resolve.
+NodesResult parse_node_list(std::string_view url, const ClientOptions& base);
 
 /// Decodes %XX escapes; false on a malformed escape.
 bool percent_decode(std::string_view in, std::string& out);

@@ -105,3 +105,33 @@ TEST(Url, UrlOverridesBaseOptions) {
     EXPECT_EQ(r.endpoint.options.key_prefix, "url:");
     EXPECT_EQ(r.endpoint.options.command_timeout.count(), 10);
 }
+
+TEST(Url, RedlockNodeListSharesCredentialsAndOptions) {
+    auto r = deadbolt::detail::parse_node_list(
+        "redlock://u:p%40w@10.0.0.1:7001,10.0.0.2,[::1]:7003/2?command_timeout=50ms&allow_fewer=1",
+        {});
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(r.nodes.size(), 3U);
+    EXPECT_TRUE(r.allow_fewer);
+    EXPECT_EQ(r.nodes[0].port, 7001);
+    EXPECT_EQ(r.nodes[1].port, 6379);
+    EXPECT_EQ(r.nodes[2].host, "::1");
+    for (const auto& n : r.nodes) {
+        EXPECT_EQ(n.options.password, "p@w");
+        EXPECT_EQ(n.options.db, 2);
+        EXPECT_EQ(n.options.command_timeout, std::chrono::milliseconds(50));
+    }
+}
+
+TEST(Url, BadRedlockNodeListsSayWhatIsWrong) {
+    using deadbolt::detail::parse_node_list;
+    EXPECT_NE(parse_node_list("redis://a:1,b:2", {}).error.find("expected redlock://"),
+              std::string::npos);
+    EXPECT_NE(parse_node_list("redlock://a:1,,b:2", {}).error.find("empty node"),
+              std::string::npos);
+    EXPECT_NE(parse_node_list("redlock://a:1,b:x", {}).error.find("node 'b:x'"), std::string::npos);
+    EXPECT_NE(parse_node_list("redlock://a,b,c?allow_fewer=maybe", {}).error.find("allow_fewer"),
+              std::string::npos);
+    EXPECT_FALSE(parse_node_list("redlock://a,b,c?nonsense=1", {}).ok);
+    EXPECT_FALSE(parse_node_list("redlock://a,b,c", {}).allow_fewer);
+}
