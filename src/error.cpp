@@ -46,6 +46,8 @@ class Category : public std::error_category {
                 return "the lease is no longer held";
             case errc::cancelled:
                 return "cancelled by the caller";
+            case errc::not_replicated:
+                return "too few replicas acknowledged the lock's write in time (sync_replicas)";
         }
         return "unknown deadbolt error";
     }
@@ -75,6 +77,7 @@ bool is_retryable(std::error_code ec) noexcept {
         case errc::busy:
         case errc::protocol_error:
         case errc::not_acquired:
+        case errc::not_replicated:
             return true;
         default:
             return false;
@@ -97,6 +100,7 @@ void throw_error(std::error_code ec, const std::string& what) {
             case errc::not_acquired:
             case errc::not_owner:
             case errc::cancelled:
+            case errc::not_replicated:
                 throw LockError(ec, what);
             default:
                 throw ServerError(ec, what);

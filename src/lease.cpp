@@ -4,6 +4,7 @@
 
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
+#include "core/replication.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
 #include "redis/commands.hpp"
@@ -66,6 +67,8 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
                          client->deadline());
         if (!st.ok()) return st;
         if (r.type == Reply::Type::integer && r.integer == 1) {
+            // Not confirmed by enough replicas: the old validity stands.
+            if (st = confirm_replicated(*client->conn, client->deadline()); !st.ok()) return st;
             set_valid_until(validity_deadline(sent_at, ttl));
             return {};
         }

@@ -26,8 +26,9 @@ enum class errc {
     protocol_error,        ///< The server answered something that is not valid RESP; retryable.
     server_error,          ///< Any other server error reply; not retryable.
     not_acquired,          ///< The lock is held by someone else or the wait elapsed; retryable.
-    not_owner,  ///< The lease is no longer held (expired, deleted, taken); not retryable.
-    cancelled,  ///< The caller's stop token was requested; not retryable.
+    not_owner,       ///< The lease is no longer held (expired, deleted, taken); not retryable.
+    cancelled,       ///< The caller's stop token was requested; not retryable.
+    not_replicated,  ///< Fewer replicas than sync_replicas acknowledged in time; retryable.
 };
 
 /// The category of deadbolt::errc; its messages say what went wrong and what to do.

@@ -43,6 +43,13 @@ struct ClientOptions {
     bool keepalive = true;               ///< TCP keepalive on every connection.
     milliseconds reconnect_min{10};      ///< First reconnect backoff; doubles, jittered.
     milliseconds reconnect_max{1000};    ///< Largest reconnect backoff.
+    /// After each acquire and extend, WAIT until this many replicas acknowledged the write
+    /// (Redisson's checkLockSyncedSlaves); fewer within sync_timeout fails with
+    /// errc::not_replicated (an acquisition is then released). It narrows, does not close,
+    /// the window in which a failover loses a lock: replication stays asynchronous, and a
+    /// replica that acknowledged may still not be the one promoted. 0 = off.
+    int sync_replicas = 0;
+    milliseconds sync_timeout{100};  ///< How long WAIT may block (it blocks the connection).
     /// The clock lease validity is measured on; empty = std::chrono::steady_clock::now.
     /// For fault injection: a clock that runs slow makes the client overestimate its
     /// validity, as a host whose clock drifts would (Lease::valid_until() is on this clock).

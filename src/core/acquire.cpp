@@ -7,6 +7,7 @@
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
+#include "core/replication.hpp"
 #include "core/token.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
@@ -156,6 +157,17 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                     if (!spec.grant_prefix.empty()) sub.unsubscribe();  // grants name the token
                 }
                 continue;
+            }
+            if (Status rs = confirm_replicated(*c.conn, c.deadline()); !rs.ok()) {
+                // Held on the primary only: a failover could hand it to someone else. Give it
+                // back now (in the background if the primary does not answer either).
+                Reply r;
+                auto call = lease_call(*spec.kind->release, spec.op_keys, token, spec.channel, px,
+                                       spec.op_args);
+                if (!eval(*c.conn, call.view(), r, c.deadline()).ok())
+                    c.renewer->add_cleanup(std::move(call), sent_at + px);
+                finish(std::move(rs));
+                break;
             }
             sub.unsubscribe();
             auto s =

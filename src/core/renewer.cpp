@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/backoff.hpp"
+#include "core/replication.hpp"
 #include "core/validity.hpp"
 #include "redis/commands.hpp"
 
@@ -181,6 +182,8 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
         auto sent_at = now_on(clock_);
         std::vector<Reply> replies;
         Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
+        // Unconfirmed by enough replicas: leave validity where it was and retry soon.
+        if (st.ok()) st = confirm_replicated(*conn_, Clock::now() + command_timeout_);
         std::vector<std::shared_ptr<LeaseState>> refused;
         {
             std::lock_guard lk(m_);

@@ -64,9 +64,15 @@ std::string apply_option(std::string_view k, const std::string& v, Endpoint& ep)
     if (k == "sni") return o.tls.sni = v, "";
     if (k == "verify") return boolean(o.tls.verify);
     if (k == "keepalive") return boolean(o.keepalive);
+    if (k == "sync_replicas") {
+        if (!parse_int(v, o.sync_replicas) || o.sync_replicas < 0)
+            return fmt::format("option sync_replicas must be a non-negative integer, not '{}'", v);
+        return "";
+    }
+    if (k == "sync_timeout") return dur(o.sync_timeout);
     return fmt::format(
         "unknown URL option '{}': known options are connect_timeout, command_timeout, prefix, "
-        "db, user, password, ca, cert, key, sni, verify, keepalive",
+        "db, user, password, ca, cert, key, sni, verify, keepalive, sync_replicas, sync_timeout",
         k);
 }
 

@@ -1,0 +1,102 @@
+// sync_replicas: a lock counts as taken (and renewed) only once enough replicas have it.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::RedisServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A primary and two replicas, replicating before the test begins (no 5 s diskless delay).
+struct Replicated {
+    RedisServer primary{{"--repl-diskless-sync-delay", "0"}};
+    RedisServer r1{{"--replicaof", "127.0.0.1", std::to_string(primary.port())}};
+    RedisServer r2{{"--replicaof", "127.0.0.1", std::to_string(primary.port())}};
+    Replicated() {
+        // Ready when both acknowledge a write: "online" alone can precede the first ack.
+        auto raw = primary.raw();
+        for (auto until = Clock::now() + 10s; Clock::now() < until;) {
+            raw.cmd({"SET", "ready", "1"});
+            if (raw.cmd({"WAIT", "2", "100"}).integer == 2) {
+                raw.cmd({"DEL", "ready"});
+                return;
+            }
+        }
+        ADD_FAILURE() << "replicas never caught up";
+    }
+    std::string url(const std::string& query) const { return primary.url() + "?" + query; }
+};
+
+}  // namespace
+
+TEST(SyncReplicas, AGrantIsReturnedOnlyOnceTheReplicasHaveIt) {
+    Replicated s;
+    // A generous timeout: a loaded machine must not fail a healthy replica.
+    auto client = deadbolt::Client::connect(s.url("sync_replicas=2&sync_timeout=2s"));
+    auto m = client.mutex("job");
+    ASSERT_TRUE(m.try_lock());
+    // Acknowledged by both: each replica already holds the token.
+    EXPECT_EQ(s.r1.raw().cmd({"GET", "job"}).str, m.lease().token());
+    EXPECT_EQ(s.r2.raw().cmd({"GET", "job"}).str, m.lease().token());
+    m.lease().extend(5s);
+    m.unlock();
+}
+
+TEST(SyncReplicas, TooFewAcknowledgementsFailTheAcquireAndLeaveNothing) {
+    Replicated s;
+    s.r2.pause();  // a replica that cannot acknowledge
+    auto strict = deadbolt::Client::connect(s.url("sync_replicas=2&sync_timeout=100ms"));
+    auto m = strict.mutex("job");
+    try {
+        m.try_lock();
+        ADD_FAILURE() << "a lock only one replica has was granted";
+    } catch (const deadbolt::LockError& e) {
+        EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::not_replicated));
+        EXPECT_NE(std::string(e.what()).find("of the 2 replicas"), std::string::npos) << e.what();
+        EXPECT_TRUE(e.retryable());
+    }
+    EXPECT_EQ(s.primary.raw().cmd({"EXISTS", "job"}).integer, 0) << "the grant was not given back";
+    std::error_code ec;
+    EXPECT_FALSE(m.try_lock(ec));
+    EXPECT_EQ(ec, deadbolt::make_error_code(deadbolt::errc::not_replicated));
+    // Asking for what the healthy replica can give works.
+    auto lenient = deadbolt::Client::connect(s.url("sync_replicas=1&sync_timeout=2s"));
+    auto m1 = lenient.mutex("job");
+    EXPECT_TRUE(m1.try_lock());
+    s.r2.resume();
+}
+
+TEST(SyncReplicas, UnconfirmedRenewalsLetTheLeaseRunOutAndSignalIt) {
+    Replicated s;
+    auto client = deadbolt::Client::connect(s.url("sync_replicas=2&sync_timeout=400ms"));
+    auto m = client.mutex("job", {.ttl = 1500ms});
+    m.lock();
+    auto& lease = m.lease();
+    std::this_thread::sleep_for(2s);  // renewals confirmed: still valid past the TTL
+    EXPECT_TRUE(lease.valid());
+    s.r1.pause();
+    auto stop = lease.stop_token();
+    for (auto until = Clock::now() + 5s; Clock::now() < until && !stop.stop_requested();)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(stop.stop_requested()) << "renewals one replica never saw kept the lease";
+    std::error_code ec;
+    lease.extend(5s, ec);
+    EXPECT_EQ(ec, deadbolt::make_error_code(deadbolt::errc::not_replicated));
+    s.r1.resume();
+}
+
+TEST(SyncReplicas, BadOptionsAreUsageErrors) {
+    RedisServer srv;
+    EXPECT_THROW(deadbolt::Client::connect(srv.url() + "?sync_replicas=-1"), deadbolt::UsageError);
+    EXPECT_THROW(deadbolt::Client::connect(srv.url() + "?sync_replicas=two"), deadbolt::UsageError);
+    EXPECT_THROW(deadbolt::Client::connect(srv.url() + "?sync_timeout=0ms"), deadbolt::UsageError);
+    // No replica at all: every acquisition says so, none is left behind.
+    auto c = deadbolt::Client::connect(srv.url() + "?sync_replicas=1&sync_timeout=20ms");
+    EXPECT_THROW(c.mutex("x").try_lock(), deadbolt::LockError);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "x"}).integer, 0);
+}
