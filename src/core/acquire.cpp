@@ -94,17 +94,20 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         c.renewer->add_cleanup(lease_call(script, keys, token, spec.channel, px, spec.op_args),
                                give_up);
     };
+    // Now, so that what follows does not meet it; in the background only when the server
+    // cannot be reached now.
+    auto cleanup_now = [&](const Script& script, const std::vector<std::string>& keys,
+                           Clock::time_point give_up) {
+        auto call = lease_call(script, keys, token, spec.channel, px, spec.op_args);
+        Reply r;
+        if (!eval(*c.conn, call.view(), r, c.deadline()).ok())
+            c.renewer->add_cleanup(std::move(call), give_up);
+    };
     auto finish = [&](Status st) {
         sub.unsubscribe();
-        if (queued && spec.abandon) {
-            // Before returning, so the caller's next attempt does not meet its own queue entry
-            // or claim; in the background only when the server cannot be reached now.
-            auto call =
-                lease_call(*spec.abandon, spec.abandon_keys, token, spec.channel, px, spec.op_args);
-            Reply r;
-            if (!eval(*c.conn, call.view(), r, c.deadline()).ok())
-                c.renewer->add_cleanup(std::move(call), Clock::now() + px);
-        }
+        // The caller's next attempt must not meet its own queue entry or claim.
+        if (queued && spec.abandon)
+            cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
         status = std::move(st);
     };
 
@@ -159,13 +162,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                 continue;
             }
             if (Status rs = confirm_replicated(*c.conn, c.deadline()); !rs.ok()) {
-                // Held on the primary only: a failover could hand it to someone else. Give it
-                // back now (in the background if the primary does not answer either).
-                Reply r;
-                auto call = lease_call(*spec.kind->release, spec.op_keys, token, spec.channel, px,
-                                       spec.op_args);
-                if (!eval(*c.conn, call.view(), r, c.deadline()).ok())
-                    c.renewer->add_cleanup(std::move(call), sent_at + px);
+                // Held on the primary only: a failover could hand it to someone else.
+                cleanup_now(*spec.kind->release, spec.op_keys, sent_at + px);
                 finish(std::move(rs));
                 break;
             }
