@@ -148,21 +148,42 @@ void Subscriber::on_disconnect() {
 
 Status Subscriber::subscribe(const std::string& channel, Clock::time_point deadline,
                              std::uint64_t* seq) {
+    std::vector<std::uint64_t> seqs;
+    Status st = subscribe_all({channel}, deadline, seqs);
+    if (st.ok()) *seq = seqs[0];
+    return st;
+}
+
+Status Subscriber::subscribe_all(const std::vector<std::string>& channels,
+                                 Clock::time_point deadline, std::vector<std::uint64_t>& seqs) {
     std::unique_lock lk(m_);
-    Channel& ch = channels_[channel];
-    if (++ch.refs == 1 && connected_) {
-        encode_command(out_, {"SUBSCRIBE", channel});
-        ++ch.pending_acks;
+    // Every SUBSCRIBE goes out in one write; the acks are awaited together (one round trip).
+    std::vector<Channel*> chs;
+    bool queued = false;
+    for (const auto& name : channels) {
+        Channel& ch = channels_[name];  // std::map: references stay valid as it grows
+        chs.push_back(&ch);
+        if (++ch.refs == 1 && connected_) {
+            encode_command(out_, {"SUBSCRIBE", name});
+            ++ch.pending_acks;
+            queued = true;
+        }
+    }
+    if (queued)
         asio::post(io_, [this] {
             std::lock_guard l(m_);
             start_write_locked();
         });
-    }
     bool ok = cv_.wait_until(lk, deadline, [&] {
-        return stopping_ || (connected_ && ch.subscribed && ch.pending_acks == 0);
+        if (stopping_) return true;
+        if (!connected_) return false;
+        for (const Channel* ch : chs)
+            if (!ch->subscribed || ch->pending_acks != 0) return false;
+        return true;
     });
     if (ok && !stopping_) {
-        *seq = ch.seq;
+        seqs.clear();
+        for (const Channel* ch : chs) seqs.push_back(ch->seq);
         return {};
     }
     Status why = !last_error_.ok()
@@ -171,7 +192,7 @@ Status Subscriber::subscribe(const std::string& channel, Clock::time_point deadl
                                                                 "notifications on {} timed out",
                                                                 ep_.describe()));
     lk.unlock();
-    unsubscribe(channel);
+    for (const auto& name : channels) unsubscribe(name);
     return why;
 }
 

@@ -31,6 +31,10 @@ class Subscriber {
     /// Adds interest in channel and returns once the server confirmed the subscription, with
     /// the channel's current sequence number in *seq. Errors: timeout / connect_failed.
     Status subscribe(const std::string& channel, Clock::time_point deadline, std::uint64_t* seq);
+    /// The same for several channels at once, in one round trip: all or none; their sequence
+    /// numbers go to seqs, in order.
+    Status subscribe_all(const std::vector<std::string>& channels, Clock::time_point deadline,
+                         std::vector<std::uint64_t>& seqs);
     /// Drops one interest; the last one unsubscribes.
     void unsubscribe(const std::string& channel);
     /// Sleeps until channel's sequence differs from seq or until deadline; returns the new

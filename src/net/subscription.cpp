@@ -5,13 +5,8 @@ namespace deadbolt::detail {
 Status Subscription::subscribe(std::vector<std::string> channels, Clock::time_point deadline,
                                const std::stop_token& cancel) {
     unsubscribe();
-    std::vector<std::uint64_t> seqs(channels.size());
-    for (std::size_t i = 0; i < channels.size(); ++i) {
-        if (Status st = s_.subscribe(channels[i], deadline, &seqs[i]); !st.ok()) {
-            for (std::size_t j = 0; j < i; ++j) s_.unsubscribe(channels[j]);
-            return st;
-        }
-    }
+    std::vector<std::uint64_t> seqs;
+    if (Status st = s_.subscribe_all(channels, deadline, seqs); !st.ok()) return st;
     channels_ = std::move(channels);
     seqs_ = std::move(seqs);
     if (cancel.stop_possible() && !channels_.empty())

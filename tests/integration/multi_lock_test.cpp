@@ -146,3 +146,29 @@ TEST(MultiLock, BadNameListsAreUsageErrors) {
     ASSERT_TRUE(bin.try_lock());
     EXPECT_EQ(bin.lease().fences()[1].name, std::string("x\0z", 3));
 }
+
+TEST(MultiLock, AWaiterOnManyNamesSubscribesToThemAllInOneRoundTrip) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto waiter = deadbolt::Client::connect(srv.url());
+    std::vector<std::string> names;
+    for (int i = 0; i < 300; ++i) names.push_back("n" + std::to_string(i));
+    deadbolt::MutexOptions long_ttl;
+    long_ttl.ttl = 30s;
+    auto last = holder.mutex(names.back(), long_ttl);
+    last.lock();
+    auto raw = srv.raw();
+    auto reads_before = raw.stat("total_reads_processed");
+    auto multi = waiter.multi_lock(names);
+    std::atomic<bool> got{false};
+    std::thread t([&] { got = multi.try_lock_for(10s); });
+    for (int i = 0;
+         i < 500 && raw.cmd({"PUBSUB", "NUMSUB", "{n299}:released"}).elements.at(1).integer == 0;
+         ++i)
+        std::this_thread::sleep_for(10ms);
+    // Two attempts and 300 SUBSCRIBEs: one at a time they would take 300 reads or more.
+    EXPECT_LT(raw.stat("total_reads_processed") - reads_before, 60);
+    last.unlock();
+    t.join();
+    EXPECT_TRUE(got) << "not woken by the release of the last of 300 names";
+}
