@@ -87,7 +87,6 @@ MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions option
 
 Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOptions& options,
                           const AcquireOptions& how) const {
-    detail::validate_names(names).throw_if_error();
     return detail::take(impl_, detail::multi_spec(impl_->ep.options.key_prefix, names, options),
                         how, nullptr);
 }

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "deadbolt/acquire_options.hpp"
+
 namespace deadbolt {
 
 namespace detail {
@@ -45,13 +47,19 @@ class RateLimiter {
     RateDecision try_acquire(std::int64_t n = 1) const;
     /// Waits until n tokens are taken, sleeping exactly the time the server says is missing
     /// (no polling). Throws as try_acquire().
-    void acquire(std::int64_t n = 1) const { acquire_until(n, clock::time_point::max()); }
+    void acquire(std::int64_t n = 1) const { acquire(n, AcquireOptions{}); }
     /// Waits at most d; false at once when the bucket cannot refill in time (tokens only come
     /// back with time, so waiting could not help). Throws as try_acquire().
     template <class Rep, class Period>
     bool try_acquire_for(std::int64_t n, const std::chrono::duration<Rep, Period>& d) const {
-        return acquire_until(n, clock::now() + std::chrono::ceil<clock::duration>(d));
+        AcquireOptions how;
+        how.deadline = clock::now() + std::chrono::ceil<clock::duration>(d);
+        return acquire(n, how);
     }
+    /// Waits as how says: false when how.deadline passes or cannot be met (as above);
+    /// LockError(cancelled) when how.cancel is requested meanwhile; on_wait gets the time
+    /// until the tokens refill as holder_ttl. Throws as try_acquire().
+    bool acquire(std::int64_t n, const AcquireOptions& how) const;
     /// Whole tokens in the bucket now (a snapshot). Throws as try_acquire().
     std::int64_t available() const;
 
@@ -59,7 +67,6 @@ class RateLimiter {
     const RateLimit& limit() const noexcept { return limit_; }
 
   private:
-    bool acquire_until(std::int64_t n, clock::time_point deadline) const;
     RateDecision call(std::int64_t n) const;
 
     std::shared_ptr<detail::ClientImpl> client_;

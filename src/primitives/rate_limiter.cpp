@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <thread>
+#include <condition_variable>
+#include <mutex>
 
 #include "core/client_impl.hpp"
 #include "deadbolt/error.hpp"
@@ -40,15 +41,26 @@ RateDecision RateLimiter::try_acquire(std::int64_t n) const {
     return call(n);
 }
 
-bool RateLimiter::acquire_until(std::int64_t n, clock::time_point deadline) const {
+bool RateLimiter::acquire(std::int64_t n, const AcquireOptions& how) const {
+    std::mutex m;
+    std::condition_variable_any cv;  // only a stop request wakes it early
+    auto started = clock::now();
     for (;;) {
+        if (how.cancel.stop_requested())
+            throw LockError(make_error_code(errc::cancelled),
+                            fmt::format("rate limiter '{}': cancelled while waiting", name_));
         auto d = try_acquire(n);
         if (d.allowed) return true;
         // Tokens come back only with time and others only take them: if the bucket cannot
         // refill by the deadline, waiting cannot help.
         auto wake = clock::now() + d.retry_in;
-        if (deadline != clock::time_point::max() && wake > deadline) return false;
-        std::this_thread::sleep_until(wake);
+        if (how.deadline && wake > *how.deadline) return false;
+        if (how.on_wait)
+            how.on_wait(WaitInfo{
+                std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started),
+                d.retry_in});
+        std::unique_lock lk(m);
+        cv.wait_until(lk, how.cancel, wake, [] { return false; });
     }
 }
 

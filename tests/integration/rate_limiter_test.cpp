@@ -102,3 +102,30 @@ TEST(RateLimiter, AFullBucketLeavesNoKeyBehind) {
     std::this_thread::sleep_for(150ms);  // refilled in 20 ms; expires 1 ms after
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "tidy"}).integer, 0);
 }
+
+TEST(RateLimiter, AWaitCanBeCancelled) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    auto rl = client.rate_limiter("slow", {.rate = 1, .per = 20s, .burst = 1});
+    rl.acquire();
+    std::stop_source stop;
+    std::atomic<int> waits{0};
+    deadbolt::AcquireOptions how;
+    how.cancel = stop.get_token();
+    how.on_wait = [&](const deadbolt::WaitInfo& w) {
+        if (w.holder_ttl > 10s) ++waits;  // told how long the refill takes
+    };
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(100ms);
+        stop.request_stop();
+    });
+    try {
+        rl.acquire(1, how);  // the refill would take 20 s
+        ADD_FAILURE() << "acquired without a token";
+    } catch (const deadbolt::LockError& e) {
+        EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::cancelled));
+    }
+    canceller.join();
+    EXPECT_EQ(waits.load(), 1);
+    EXPECT_FALSE(rl.try_acquire().allowed) << "the cancelled wait took a token";
+}
