@@ -125,13 +125,10 @@ Lease Client::acquire(std::string_view name, const MutexOptions& options,
 
 Lease Client::acquire(std::string_view name, const MutexOptions& options, const AcquireOptions& how,
                       std::error_code& ec) const noexcept {
-    try {
+    return detail::without_throwing(ec, [&] {
         return detail::take(impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options),
                             how, &ec);
-    } catch (const std::exception&) {  // building the spec ran out of memory
-        ec = std::make_error_code(std::errc::not_enough_memory);
-        return {};
-    }
+    });
 }
 
 Lease Client::acquire(std::string_view name, LockMode mode, const MutexOptions& options,

@@ -88,8 +88,8 @@ bool Mutex::lock_until(clock::time_point deadline) {
 }
 
 bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
-    Lease l;
-    try {
+    return detail::without_throwing(ec, [&] {
+        Lease l;
         if (!detail::take(client_,
                           spec_of(flavor_, client_->ep.options.key_prefix, name_, names_, options_),
                           deadline, l, &ec))
@@ -97,10 +97,7 @@ bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept
         std::lock_guard lk(m_);
         lease_.emplace(std::move(l));
         return true;
-    } catch (const std::exception&) {  // building the spec ran out of memory
-        ec = std::make_error_code(std::errc::not_enough_memory);
-        return false;
-    }
+    });
 }
 
 void Mutex::unlock() noexcept {

@@ -38,15 +38,12 @@ Permit PermitExpirableSemaphore::acquire(const AcquireOptions& how) const {
 
 Permit PermitExpirableSemaphore::acquire(const AcquireOptions& how,
                                          std::error_code& ec) const noexcept {
-    try {
+    return detail::without_throwing(ec, [&] {
         return detail::take(
             client_,
             detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_), how,
             &ec);
-    } catch (const std::exception&) {
-        ec = std::make_error_code(std::errc::not_enough_memory);
-        return {};
-    }
+    });
 }
 
 Permit PermitExpirableSemaphore::try_acquire() const {

@@ -51,11 +51,7 @@ void ReentrantMutex::lock() {
 }
 
 void ReentrantMutex::lock(std::error_code& ec) noexcept {
-    try {
-        lock_until(clock::time_point::max(), &ec);
-    } catch (const std::exception&) {
-        ec = std::make_error_code(std::errc::not_enough_memory);
-    }
+    detail::without_throwing(ec, [&] { lock_until(clock::time_point::max(), &ec); });
 }
 
 bool ReentrantMutex::try_lock() {
@@ -63,12 +59,7 @@ bool ReentrantMutex::try_lock() {
 }
 
 bool ReentrantMutex::try_lock(std::error_code& ec) noexcept {
-    try {
-        return lock_until(clock::now(), &ec);
-    } catch (const std::exception&) {
-        ec = std::make_error_code(std::errc::not_enough_memory);
-        return false;
-    }
+    return detail::without_throwing(ec, [&] { return lock_until(clock::now(), &ec); });
 }
 
 void ReentrantMutex::unlock() noexcept {

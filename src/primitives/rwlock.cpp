@@ -36,11 +36,7 @@ void RWLock::lock_shared() {
 }
 
 void RWLock::lock_shared(std::error_code& ec) noexcept {
-    try {
-        lock_shared_until(clock::time_point::max(), &ec);
-    } catch (const std::exception&) {
-        ec = std::make_error_code(std::errc::not_enough_memory);
-    }
+    detail::without_throwing(ec, [&] { lock_shared_until(clock::time_point::max(), &ec); });
 }
 
 bool RWLock::try_lock_shared() {

@@ -52,11 +52,7 @@ void Semaphore::acquire() {
 }
 
 void Semaphore::acquire(std::error_code& ec) noexcept {
-    try {
-        acquire_until(clock::time_point::max(), &ec);
-    } catch (const std::exception&) {
-        ec = std::make_error_code(std::errc::not_enough_memory);
-    }
+    detail::without_throwing(ec, [&] { acquire_until(clock::time_point::max(), &ec); });
 }
 
 bool Semaphore::try_acquire() {
