@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/client_impl.hpp"
+#include "core/quorum.hpp"
+#include "core/redlock_setup.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
 #include "net/url.hpp"
@@ -14,7 +16,25 @@
 
 namespace deadbolt {
 
+namespace {
+
+Client connect_redlock(std::string_view url, const ClientOptions& options) {
+    auto parsed = detail::parse_node_list(url, options);
+    if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
+    if (parsed.nodes.front().options.sync_replicas > 0)
+        throw UsageError(make_error_code(errc::invalid_url),
+                         "sync_replicas applies to one primary (redis://, redis-sentinel://); "
+                         "Redlock's nodes are independent masters: drop sync_replicas");
+    auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes);
+    detail::check_redlock_nodes(*impl->nodes, parsed.nodes, parsed.allow_fewer, impl->warnings)
+        .throw_if_error();
+    return Client(std::move(impl));
+}
+
+}  // namespace
+
 Client Client::connect(std::string_view url, const ClientOptions& options) {
+    if (url.starts_with("redlock://")) return connect_redlock(url, options);
     auto parsed = detail::parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));
@@ -31,6 +51,18 @@ Mutex Client::mutex(std::string_view name, MutexOptions options) const {
 
 namespace {
 
+// Redlock keeps one promise: a majority of independent nodes agrees on one holder. What needs
+// more than that is refused at creation, with the reason.
+void single_server_only(const detail::ClientImpl& c, std::string_view what, std::string_view why) {
+    if (!c.nodes->redlock()) return;
+    throw UsageError(make_error_code(errc::invalid_argument),
+                     fmt::format("{} is not available over redlock://: {}. Redlock offers Mutex "
+                                 "(and Client::acquire); use a redis:// URL for {}",
+                                 what, why, what));
+}
+
+constexpr std::string_view kNotYet = "it is not implemented for Redlock yet";
+
 void check_permits(int permits) {
     if (permits < 1)
         throw UsageError(make_error_code(errc::invalid_argument),
@@ -40,6 +72,8 @@ void check_permits(int permits) {
 }  // namespace
 
 FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const {
+    single_server_only(*impl_, "FairMutex",
+                       "a FIFO queue cannot be kept in one order on independent nodes");
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return FairMutex(impl_, std::string(name), std::move(options));
@@ -47,6 +81,7 @@ FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const 
 
 std::unique_ptr<ReentrantMutex> Client::reentrant_mutex(std::string_view name, MutexOptions options,
                                                         std::string_view owner) const {
+    single_server_only(*impl_, "ReentrantMutex", kNotYet);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     if (owner.size() > kMaxNameBytes)
@@ -58,6 +93,7 @@ std::unique_ptr<ReentrantMutex> Client::reentrant_mutex(std::string_view name, M
 }
 
 std::unique_ptr<RWLock> Client::rwlock(std::string_view name, MutexOptions options) const {
+    single_server_only(*impl_, "RWLock", kNotYet);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return std::make_unique<RWLock>(impl_, std::string(name), std::move(options));
@@ -65,6 +101,9 @@ std::unique_ptr<RWLock> Client::rwlock(std::string_view name, MutexOptions optio
 
 std::unique_ptr<Semaphore> Client::semaphore(std::string_view name, int permits,
                                              MutexOptions options) const {
+    single_server_only(*impl_, "Semaphore",
+                       "permits counted on independent nodes do not add up: with N permits, N + 1 "
+                       "holders can each hold a majority");
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
@@ -73,6 +112,9 @@ std::unique_ptr<Semaphore> Client::semaphore(std::string_view name, int permits,
 
 PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int permits,
                                                   MutexOptions options) const {
+    single_server_only(*impl_, "PermitExpirableSemaphore",
+                       "permits counted on independent nodes do not add up: with N permits, N + 1 "
+                       "holders can each hold a majority");
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
@@ -80,6 +122,7 @@ PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int per
 }
 
 MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions options) const {
+    single_server_only(*impl_, "MultiLock", kNotYet);
     detail::validate_names(names).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return MultiLock(impl_, std::move(names), std::move(options));
@@ -92,6 +135,9 @@ Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOpti
 }
 
 RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
+    single_server_only(*impl_, "RateLimiter",
+                       "a token bucket on independent nodes either multiplies the rate or needs "
+                       "every node to answer");
     detail::validate_name(name).throw_if_error();
     detail::validate_rate_limit(limit).throw_if_error();
     return RateLimiter(impl_, std::string(name), limit);
@@ -99,6 +145,7 @@ RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
 
 std::unique_ptr<LeaderElection> Client::election(std::string_view name,
                                                  MutexOptions options) const {
+    single_server_only(*impl_, "LeaderElection", kNotYet);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return std::make_unique<LeaderElection>(impl_, std::string(name), std::move(options));
@@ -113,6 +160,9 @@ Lease Client::campaign(std::string_view name, std::string_view value, const Mute
 }
 
 CountDownLatch Client::latch(std::string_view name) const {
+    single_server_only(
+        *impl_, "CountDownLatch",
+        "a count kept on independent nodes diverges when a node misses a count_down");
     detail::validate_name(name).throw_if_error();
     return CountDownLatch(impl_, std::string(name));
 }
@@ -148,6 +198,7 @@ Lease Client::acquire(std::string_view name, LockMode mode, const MutexOptions& 
 }
 
 LockStatus Client::status(std::string_view name) const {
+    single_server_only(*impl_, "status", kNotYet);
     detail::validate_name(name).throw_if_error();
     auto spec = detail::fair_spec(impl_->ep.options.key_prefix, name, {});
     std::string readers = detail::aux_key(spec.keys[0], "readers");
@@ -193,7 +244,21 @@ FencedResult Client::fenced_set(std::string_view key, std::string_view value,
     return out;
 }
 
+const std::vector<std::string>& Client::warnings() const noexcept {
+    return impl_->warnings;
+}
+
 void Client::ping() const {
+    if (impl_->nodes->redlock()) {
+        auto results = impl_->nodes->command_everywhere({"PING"});
+        std::size_t answered = 0;
+        for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
+        if (answered < static_cast<std::size_t>(detail::majority(static_cast<int>(results.size()))))
+            detail::Status::error(errc::no_quorum,
+                                  impl_->nodes->describe_failures(results, answered))
+                .throw_if_error();
+        return;
+    }
     detail::Reply r;
     detail::command(*impl_->conn, {"PING"}, r,
                     detail::Clock::now() + impl_->ep.options.connect_timeout +

@@ -48,6 +48,8 @@ class Category : public std::error_category {
                 return "cancelled by the caller";
             case errc::not_replicated:
                 return "too few replicas acknowledged the lock's write in time (sync_replicas)";
+            case errc::no_quorum:
+                return "fewer than a majority of the Redlock nodes answered in time";
         }
         return "unknown deadbolt error";
     }
@@ -78,6 +80,7 @@ bool is_retryable(std::error_code ec) noexcept {
         case errc::protocol_error:
         case errc::not_acquired:
         case errc::not_replicated:
+        case errc::no_quorum:
             return true;
         default:
             return false;
@@ -96,6 +99,7 @@ void throw_error(std::error_code ec, const std::string& what) {
             case errc::unknown_outcome:
             case errc::tls_failed:
             case errc::protocol_error:
+            case errc::no_quorum:
                 throw ConnectionError(ec, what);
             case errc::not_acquired:
             case errc::not_owner:

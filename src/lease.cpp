@@ -36,7 +36,7 @@ Status LeaseState::release() noexcept {
         client->renewer->remove(this);
         Reply r;
         auto call = op(*kind->release, px);
-        st = eval(*client->conn, call.view(), r, client->deadline());
+        st = client->nodes->eval(call.view(), r, client->lease_deadline(options.ttl));
         // Not known to be done: the key may still hold our token. Delete it in the background
         // once the server answers again, so waiters need not sit out the whole TTL.
         if (!st.ok() && is_retryable(st.ec))
@@ -63,9 +63,18 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
     try {
         auto sent_at = client->now();
         Reply r;
-        Status st = eval(*client->conn, op(*kind->extend, ttl + options.lock_delay).view(), r,
-                         client->deadline());
+        Status st = client->nodes->eval(op(*kind->extend, ttl + options.lock_delay).view(), r,
+                                        client->lease_deadline(ttl));
         if (!st.ok()) return st;
+        if (r.type == Reply::Type::integer && r.integer == 1 && client->nodes->redlock() &&
+            client->now() >= valid_until()) {
+            // A majority that answered after validity ran out is too late (see Renewer).
+            mark_lost(make_error_code(errc::timeout));
+            return Status::error(errc::not_owner,
+                                 fmt::format("lock '{}': the Redlock majority confirmed the "
+                                             "extension only after the lease's validity ended",
+                                             name));
+        }
         if (r.type == Reply::Type::integer && r.integer == 1) {
             // Not confirmed by enough replicas: the old validity stands.
             if (st = confirm_replicated(*client->conn, client->deadline()); !st.ok()) return st;
@@ -84,7 +93,8 @@ Status LeaseState::is_current(bool& current) const noexcept {
     current = false;
     try {
         Reply r;
-        Status st = eval(*client->conn, op(*kind->check, px).view(), r, client->deadline());
+        Status st = client->nodes->eval(op(*kind->check, px).view(), r,
+                                        client->lease_deadline(options.ttl));
         if (!st.ok()) return st;
         current = r.type == Reply::Type::integer && r.integer == 1;
         return {};

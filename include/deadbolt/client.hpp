@@ -60,14 +60,19 @@ struct FencedResult {
     std::uint64_t highest = 0;  ///< Highest fence the resource has seen after this call.
 };
 
-/// A handle to one Redis server (redis://, rediss://, unix://). Cheap to copy; copies share
-/// connections and background threads. Thread-safe.
+/// A handle to one Redis server (redis://, rediss://, unix://) or to Redlock's independent
+/// masters (redlock://). Cheap to copy; copies share connections and background threads.
+/// Thread-safe.
 class Client {
   public:
     /// Connects now (so a wrong password or dead server is reported here). URL forms:
     /// redis://[user[:password]@]host[:port][/db][?option=value&...], rediss://... (TLS),
-    /// unix:///path/to/redis.sock[?db=N&...]. Throws UsageError for a bad URL or option,
-    /// ConnectionError when the server is unreachable, ServerError for auth/ACL failures.
+    /// unix:///path/to/redis.sock[?db=N&...], and
+    /// redlock://[user[:password]@]host:port,host:port,host:port[,...][/db][?option=value&...]
+    /// (the same credentials and options on every node; allow_fewer=1 permits 1 or 2 nodes).
+    /// Throws UsageError for a bad URL or option, or a Redlock node set that weakens the
+    /// algorithm (a server listed twice, by any name; a replica); ConnectionError when the
+    /// server, or a majority of Redlock nodes, is unreachable; ServerError for auth/ACL failures.
     static Client connect(std::string_view url, const ClientOptions& options = {});
 
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.
@@ -133,6 +138,10 @@ class Client {
 
     /// Round trip to the server; throws ConnectionError when it does not answer.
     void ping() const;
+
+    /// What connect() found legal but weak (an even Redlock node count, a Redlock node down at
+    /// connect and so unchecked); empty when nothing. Never throws.
+    const std::vector<std::string>& warnings() const noexcept;
 
     /// The key a lock name is stored under (prefix + name), for interop with other clients.
     std::string lock_key(std::string_view name) const;

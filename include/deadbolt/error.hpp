@@ -29,6 +29,7 @@ enum class errc {
     not_owner,       ///< The lease is no longer held (expired, deleted, taken); not retryable.
     cancelled,       ///< The caller's stop token was requested; not retryable.
     not_replicated,  ///< Fewer replicas than sync_replicas acknowledged in time; retryable.
+    no_quorum,       ///< Fewer than a majority of Redlock nodes answered in time; retryable.
 };
 
 /// The category of deadbolt::errc; its messages say what went wrong and what to do.

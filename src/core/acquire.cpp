@@ -7,6 +7,7 @@
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
+#include "core/redlock.hpp"
 #include "core/replication.hpp"
 #include "core/token.hpp"
 #include "core/validity.hpp"
@@ -52,6 +53,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
     status = spec.kind == &multi_kind() ? validate_names(spec.names) : validate_name(spec.name);
     if (!status.ok()) return {};
     if (status = validate_options(spec.options); !status.ok()) return {};
+    if (client->nodes->redlock())
+        if (status = redlock_supports(spec); !status.ok()) return {};
     ClientImpl& c = *client;
     const MutexOptions& options = spec.options;
 
@@ -100,7 +103,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                            Clock::time_point give_up) {
         auto call = lease_call(script, keys, token, spec.channel, px, spec.op_args);
         Reply r;
-        if (!eval(*c.conn, call.view(), r, c.deadline()).ok())
+        if (!c.nodes->eval(call.view(), r, c.deadline()).ok())
             c.renewer->add_cleanup(std::move(call), give_up);
     };
     auto finish = [&](Status st) {
@@ -134,12 +137,17 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             break;
         }
         auto sent_at = c.now();
-        Reply reply;
         args[0] = token;
-        Status st = eval(*c.conn, {spec.script, {spec.keys.begin(), spec.keys.end()}, args}, reply,
-                         c.deadline());
+        ScriptCall call{spec.script, {spec.keys.begin(), spec.keys.end()}, args};
         AttemptOutcome out;
-        if (st.ok()) st = parse_acquire(reply, out, spec.fenced);
+        Status st;
+        if (c.nodes->redlock()) {
+            st = redlock_attempt(c, spec, call, px, sent_at, out);
+        } else {
+            Reply reply;
+            st = eval(*c.conn, call, reply, c.deadline());
+            if (st.ok()) st = parse_acquire(reply, out, spec.fenced);
+        }
         if (!st.ok()) {
             // After a lost reply we may hold the lock unknowingly: release it in the
             // background, retrying until it would have expired anyway.

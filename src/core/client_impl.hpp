@@ -6,6 +6,7 @@
 
 #include "core/handoffs.hpp"
 #include "core/local_queue.hpp"
+#include "core/nodes.hpp"
 #include "core/renewer.hpp"
 #include "net/connection.hpp"
 #include "net/endpoint.hpp"
@@ -19,20 +20,28 @@ class Lease;
 namespace deadbolt::detail {
 
 struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
+    /// A client of one server.
     explicit ClientImpl(Endpoint e);
+    /// A Redlock client over these independent masters (the first one's options rule).
+    explicit ClientImpl(std::vector<Endpoint> redlock);
     ~ClientImpl();
 
     /// Now on the clock leases are measured on (ClientOptions::clock).
     Clock::time_point now() const { return now_on(ep.options.clock); }
     /// A deadline one command timeout from now.
     Clock::time_point deadline() const { return Clock::now() + ep.options.command_timeout; }
+    /// The deadline of one operation on a lease of ttl: deadline(), or on Redlock a node
+    /// timeout (a slow node must cost its vote, not the lease's validity).
+    Clock::time_point lease_deadline(std::chrono::milliseconds ttl) const;
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
 
     Endpoint ep;
-    std::string id;  // random per client: the default owner prefix of reentrant locks
-    std::shared_ptr<Connection> conn;
+    std::string id;                // random per client: the default owner prefix of reentrant locks
+    std::shared_ptr<Nodes> nodes;  // where leases live: one server or the Redlock nodes
+    std::shared_ptr<Connection> conn;  // the single server, or the first Redlock node
     std::shared_ptr<Renewer> renewer;
+    std::vector<std::string> warnings;  // legal but weak configuration, found at connect
     LocalQueue local;
     Handoffs handoffs;
 

@@ -6,6 +6,22 @@
 #include <set>
 
 namespace deadbolt::detail {
+namespace {
+
+std::string_view field(std::string_view info, std::string_view name) {
+    std::string key = std::string(name) + ":";
+    for (std::size_t at = 0; at < info.size();) {
+        auto eol = info.find('\n', at);
+        auto line = info.substr(at, eol == std::string_view::npos ? eol : eol - at);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.substr(0, key.size()) == key) return line.substr(key.size());
+        if (eol == std::string_view::npos) break;
+        at = eol + 1;
+    }
+    return {};
+}
+
+}  // namespace
 
 std::uint64_t redlock_fence(const std::vector<std::uint64_t>& counters, std::uint64_t floor_us) {
     std::uint64_t high = floor_us;
@@ -45,6 +61,33 @@ NodeSetCheck check_node_set(const std::vector<std::string>& addresses, bool allo
             "odd count",
             n, n - majority(static_cast<int>(n)), n - 1);
     return out;
+}
+
+Verdict tally(int yes, int no, int n) {
+    if (yes >= majority(n)) return Verdict::yes;
+    if (no > n - majority(n)) return Verdict::no;
+    return Verdict::undecided;
+}
+
+std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> refusals,
+                                       int free_nodes, int n) {
+    int must_expire = majority(n) - free_nodes;
+    if (must_expire <= 0 || refusals.empty()) return std::chrono::milliseconds(0);
+    must_expire = std::min(must_expire, static_cast<int>(refusals.size()));
+    // Keys without expiry never free their node: order them last.
+    auto key = [](std::chrono::milliseconds d) {
+        return d.count() < 0 ? std::chrono::milliseconds::max() : d;
+    };
+    std::sort(refusals.begin(), refusals.end(), [&](auto a, auto b) { return key(a) < key(b); });
+    return refusals[static_cast<std::size_t>(must_expire - 1)];
+}
+
+NodeRole parse_role(std::string_view info) {
+    NodeRole r;
+    r.master = field(info, "role") == "master";
+    r.master_host = std::string(field(info, "master_host"));
+    r.master_port = std::string(field(info, "master_port"));
+    return r;
 }
 
 }  // namespace deadbolt::detail

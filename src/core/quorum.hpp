@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/status.hpp"
@@ -24,6 +25,28 @@ std::uint64_t redlock_fence(const std::vector<std::uint64_t>& counters, std::uin
 /// command_timeout, at least 1 ms. A slow node must cost a vote, not the lease's validity.
 std::chrono::milliseconds node_timeout(std::chrono::milliseconds ttl,
                                        std::chrono::milliseconds command_timeout);
+
+/// How one lease script's per-node answers decide (extend, release, check): yes once a
+/// majority said yes, no once a majority can no longer say yes, else undecided (too few nodes
+/// answered: nothing is known, try again).
+enum class Verdict { yes, no, undecided };
+Verdict tally(int yes, int no, int n);
+
+/// How long a failed attempt should sleep before the next: until enough of the other holder's
+/// keys expire (refusals: their remaining TTLs in ms, -1 = no expiry) that, with the free_nodes
+/// that granted or were free, a majority of n could be ours. 0 when a majority is free
+/// already; -1 when that takes a key with no expiry. Nodes that did not answer are not
+/// counted free, so with too many of them this is the longest refusal.
+std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> refusals,
+                                       int free_nodes, int n);
+
+/// A node's role from the text of INFO replication.
+struct NodeRole {
+    bool master = false;
+    std::string master_host;  // when a replica: whom it copies
+    std::string master_port;
+};
+NodeRole parse_role(std::string_view info);
 
 /// What a Redlock node set looks like before it is used.
 struct NodeSetCheck {

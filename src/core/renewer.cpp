@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/backoff.hpp"
+#include "core/quorum.hpp"
 #include "core/replication.hpp"
 #include "core/validity.hpp"
 #include "redis/commands.hpp"
@@ -19,9 +20,9 @@ std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
                                      : std::max(o.ttl / 3, std::chrono::milliseconds(1));
 }
 
-Renewer::Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout,
+Renewer::Renewer(std::shared_ptr<Nodes> nodes, std::chrono::milliseconds command_timeout,
                  LeaseClock clock)
-    : conn_(std::move(conn)), command_timeout_(command_timeout), clock_(std::move(clock)) {}
+    : nodes_(std::move(nodes)), command_timeout_(command_timeout), clock_(std::move(clock)) {}
 
 Renewer::~Renewer() {
     if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
@@ -76,7 +77,7 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     calls.reserve(due.size());
     for (auto& c : due) calls.push_back(c.call.view());
     std::vector<Reply> replies;
-    Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
+    Status st = nodes_->eval_many(calls, replies, Clock::now() + command_timeout_);
     lk.lock();
     for (std::size_t i = 0; i < due.size(); ++i) {
         if (st.ok() && replies[i].type == Reply::Type::integer) continue;  // done either way
@@ -180,10 +181,14 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
             calls.push_back(l.view(*l.kind->extend, px[i - begin]));
         }
         auto sent_at = now_on(clock_);
+        auto timeout = command_timeout_;
+        if (nodes_->redlock())  // a slow node costs its vote, not the batch's validity
+            for (std::size_t i = begin; i < end; ++i)
+                timeout = std::min(timeout, node_timeout(batch[i]->options.ttl, command_timeout_));
         std::vector<Reply> replies;
-        Status st = eval_many(*conn_, calls, replies, Clock::now() + command_timeout_);
+        Status st = nodes_->eval_many(calls, replies, Clock::now() + timeout);
         // Unconfirmed by enough replicas: leave validity where it was and retry soon.
-        if (st.ok()) st = confirm_replicated(*conn_, Clock::now() + command_timeout_);
+        if (st.ok()) st = confirm_replicated(*nodes_->first(), Clock::now() + command_timeout_);
         std::vector<std::shared_ptr<LeaseState>> refused;
         {
             std::lock_guard lk(m_);
@@ -193,10 +198,13 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                 if (it == leases_.end()) continue;  // released meanwhile
                 Entry& e = it->second;
                 const Reply* r = st.ok() ? &replies[i - begin] : nullptr;
-                if (r && r->type == Reply::Type::integer && r->integer == 1) {
+                // On Redlock a majority that answers after validity ran out is too late: others
+                // may have taken the nodes where our keys had expired.
+                bool in_time = !nodes_->redlock() || now_on(clock_) < l->valid_until();
+                if (r && r->type == Reply::Type::integer && r->integer == 1 && in_time) {
                     l->set_valid_until(validity_deadline(sent_at, l->options.ttl));
                     schedule_locked(e, sent_at + period(l->options));
-                } else if (r && r->type == Reply::Type::integer) {
+                } else if (r && r->type == Reply::Type::integer && r->integer != 1) {
                     refused.push_back(l);
                     leases_.erase(it);
                 } else {

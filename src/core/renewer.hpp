@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/lease_state.hpp"
-#include "net/connection.hpp"
+#include "core/nodes.hpp"
 
 namespace deadbolt::detail {
 
@@ -23,7 +23,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
   public:
     /// clock: the one leases are measured on (empty = Clock::now); schedules and validity
     /// use it, request deadlines do not.
-    Renewer(std::shared_ptr<Connection> conn, std::chrono::milliseconds command_timeout,
+    Renewer(std::shared_ptr<Nodes> nodes, std::chrono::milliseconds command_timeout,
             LeaseClock clock);
     ~Renewer();
 
@@ -58,7 +58,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     void schedule_locked(Entry& e, Clock::time_point at);
     void renew(std::vector<std::shared_ptr<LeaseState>>& batch);
 
-    std::shared_ptr<Connection> conn_;
+    std::shared_ptr<Nodes> nodes_;
     std::chrono::milliseconds command_timeout_;
     LeaseClock clock_;
     std::mutex m_;

@@ -135,7 +135,7 @@ Status Connection::connect(Clock::time_point deadline) {
             return st;
         }
         // Only an unreachable server is worth another try; auth or TLS errors are final.
-        if (st.ec != make_error_code(errc::connect_failed)) return st;
+        if (st.ec != make_error_code(errc::connect_failed) || !ep_.retry_connect) return st;
         auto pause = jittered_backoff(connect_failures_++, ep_.options.reconnect_min,
                                       ep_.options.reconnect_max);
         if (Clock::now() + pause >= deadline) return st;

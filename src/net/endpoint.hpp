@@ -15,6 +15,9 @@ struct Endpoint {
     std::uint16_t port = 6379;
     std::string path;       // unix socket path
     ClientOptions options;  // timeouts, auth, db, TLS, prefix
+    // Retry a refused connect within one call's deadline. Off for Redlock nodes: a dead node
+    // must cost its vote at once, not the caller's whole deadline.
+    bool retry_connect = true;
 
     std::string describe() const;  // "127.0.0.1:6379" or "unix:/path", for error messages
 };

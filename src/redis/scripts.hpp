@@ -36,6 +36,9 @@ struct LeaseKind {
 const Script& acquire_script();
 /// Mutex: compare-and-delete + publish. Returns 1 + waiters woken, or 0.
 const Script& release_script();
+/// Redlock round 2: if KEYS[1] (lock) holds ARGV[1] (token), raise KEYS[2] (fence counter) to
+/// at least ARGV[2], expiring in ARGV[3] ms; 1 if it did, 0 if the key is not ours.
+const Script& raise_fence_script();
 /// The plain string-key lock (Mutex, FairMutex after its grant, RWLock writer).
 const LeaseKind& mutex_kind();
 

@@ -45,3 +45,43 @@ TEST(Quorum, NodeSetsThatWeakenRedlockAreRefused) {
     EXPECT_TRUE(four.status.ok());
     EXPECT_NE(four.warning.find("odd"), std::string::npos);
 }
+
+TEST(Quorum, AVerdictNeedsAMajorityEitherWay) {
+    EXPECT_EQ(tally(3, 0, 5), Verdict::yes);
+    EXPECT_EQ(tally(2, 2, 5), Verdict::undecided);  // one node silent decides it
+    EXPECT_EQ(tally(2, 3, 5), Verdict::no);         // three noes: a majority cannot say yes
+    EXPECT_EQ(tally(0, 2, 5), Verdict::undecided);  // three silent could still all say yes
+    EXPECT_EQ(tally(0, 3, 5), Verdict::no);
+    EXPECT_EQ(tally(1, 1, 3), Verdict::undecided);
+    EXPECT_EQ(tally(1, 0, 1), Verdict::yes);
+    EXPECT_EQ(tally(0, 1, 1), Verdict::no);
+}
+
+TEST(Quorum, AFailedAttemptWaitsUntilEnoughOfTheHoldersKeysExpire) {
+    using ms = std::chrono::milliseconds;
+    // 5 nodes, 3 refused (TTLs 300, 100, 200), 2 free: one more must free up: the shortest.
+    EXPECT_EQ(redlock_wait({ms(300), ms(100), ms(200)}, 2, 5), ms(100));
+    // 5 refused, none free: three must expire: the third shortest.
+    EXPECT_EQ(redlock_wait({ms(50), ms(40), ms(30), ms(20), ms(10)}, 0, 5), ms(30));
+    // A majority free already (a split vote or a timing failure): no wait from TTLs.
+    EXPECT_EQ(redlock_wait({ms(500)}, 4, 5), ms(0));
+    // Keys without expiry count last; if one is needed, there is no end to the wait.
+    EXPECT_EQ(redlock_wait({ms(-1), ms(100), ms(200)}, 1, 5), ms(200));
+    EXPECT_EQ(redlock_wait({ms(-1), ms(-1), ms(100)}, 0, 3), ms(-1));
+    // Nodes that did not answer are not free: more refusals must expire than exist.
+    EXPECT_EQ(redlock_wait({ms(100), ms(200)}, 0, 5), ms(200));
+}
+
+TEST(Quorum, ReadsTheRoleFromInfoReplication) {
+    auto master = parse_role("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+    EXPECT_TRUE(master.master);
+    auto replica = parse_role(
+        "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.7\r\nmaster_port:6380\r\n"
+        "master_link_status:up\r\n");
+    EXPECT_FALSE(replica.master);
+    EXPECT_EQ(replica.master_host, "10.0.0.7");
+    EXPECT_EQ(replica.master_port, "6380");
+    // A field name that only starts like another must not match it.
+    EXPECT_FALSE(parse_role("role_extra:master\r\n").master);
+    EXPECT_FALSE(parse_role("").master);
+}

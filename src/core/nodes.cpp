@@ -1,0 +1,115 @@
+#include "core/nodes.hpp"
+
+#include <fmt/format.h>
+
+#include "core/quorum.hpp"
+
+namespace deadbolt::detail {
+
+Nodes::Nodes(const Endpoint& single) : conns_{std::make_shared<Connection>(single)} {}
+
+Nodes::Nodes(const std::vector<Endpoint>& redlock) : redlock_(true) {
+    for (auto ep : redlock) {
+        ep.retry_connect = false;
+        conns_.push_back(std::make_shared<Connection>(std::move(ep)));
+    }
+}
+
+std::vector<NodeReplies> Nodes::everywhere(std::span<const ScriptCall> calls,
+                                           Clock::time_point deadline,
+                                           const std::vector<std::size_t>& which) {
+    std::size_t n = which.empty() ? conns_.size() : which.size();
+    std::vector<NodeReplies> out(n);
+    fanout_.run(n, [&](std::size_t i) {
+        auto& r = out[i];
+        try {
+            r.status =
+                detail::eval_many(node(which.empty() ? i : which[i]), calls, r.replies, deadline);
+        } catch (const std::exception& ex) {  // out of memory encoding: a lost vote
+            r.status = Status::error(errc::server_error, ex.what());
+        }
+    });
+    return out;
+}
+
+std::vector<NodeReplies> Nodes::command_everywhere(const std::vector<std::string_view>& argv) {
+    std::vector<NodeReplies> out(size());
+    fanout_.run(size(), [&](std::size_t i) {
+        auto& r = out[i];
+        auto& c = node(i);
+        auto deadline = Clock::now() + c.endpoint().options.connect_timeout +
+                        c.endpoint().options.command_timeout;
+        try {
+            r.replies.resize(1);
+            r.status = command(c, argv, r.replies.front(), deadline);
+        } catch (const std::exception& ex) {
+            r.status = Status::error(errc::server_error, ex.what());
+        }
+    });
+    return out;
+}
+
+std::string Nodes::describe_failures(const std::vector<NodeReplies>& results, std::size_t answered,
+                                     const std::vector<std::size_t>& which) const {
+    std::string out = fmt::format("{} of {} Redlock nodes answered in time ({} needed)", answered,
+                                  size(), majority(static_cast<int>(size())));
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        if (results[i].status.ok()) continue;
+        auto& c = *conns_[which.empty() ? i : which[i]];
+        out += fmt::format("; {}: {}", c.endpoint().describe(), results[i].status.detail);
+    }
+    return out;
+}
+
+Status Nodes::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
+                        Clock::time_point deadline) {
+    if (!redlock_) return detail::eval_many(*conns_.front(), calls, replies, deadline);
+    auto results = everywhere(calls, deadline);
+    std::size_t answered = 0;
+    for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
+    if (answered == 0) return Status::error(errc::no_quorum, describe_failures(results, answered));
+    int n = static_cast<int>(size());
+    replies.assign(calls.size(), Reply{});
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+        int yes = 0, no = 0;
+        long long best = 0;
+        for (const auto& r : results) {
+            if (!r.status.ok() || r.replies[c].type != Reply::Type::integer) continue;
+            long long v = r.replies[c].integer;
+            if (v >= 1) {
+                ++yes;
+                best = std::max(best, v);
+            } else {
+                ++no;
+            }
+        }
+        Reply& out = replies[c];
+        switch (tally(yes, no, n)) {
+            case Verdict::yes:
+                out.type = Reply::Type::integer;
+                out.integer = best;
+                break;
+            case Verdict::no:
+                out.type = Reply::Type::integer;
+                out.integer = 0;
+                break;
+            case Verdict::undecided:
+                out.type = Reply::Type::error;
+                out.str = fmt::format("NOQUORUM {} said yes and {} no; {}", yes, no,
+                                      describe_failures(results, answered));
+                break;
+        }
+    }
+    return {};
+}
+
+Status Nodes::eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline) {
+    if (!redlock_) return detail::eval(*conns_.front(), call, reply, deadline);
+    std::vector<Reply> replies;
+    if (Status st = eval_many({&call, 1}, replies, deadline); !st.ok()) return st;
+    reply = std::move(replies.front());
+    if (reply.is_error()) return Status::error(errc::no_quorum, reply.str.substr(9));
+    return {};
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,29 @@
+// Redlock: one acquisition attempt over N independent masters. The algorithm as published
+// (every node at once, a per-node timeout far below the TTL, a majority, validity measured
+// from before the first send, every key released after a failure) plus the second round of
+// DESIGN section 6, which makes fences order every successful acquisition.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "core/acquire.hpp"
+#include "redis/commands.hpp"
+#include "redis/replies.hpp"
+
+namespace deadbolt::detail {
+
+/// Ok when spec can run over Redlock; otherwise invalid_argument saying why not.
+Status redlock_supports(const AcquireSpec& spec);
+
+/// One attempt of call (spec's acquire script, ARGV {token, px, fence_px}) on every node.
+/// Granted on a majority within validity, then its fence raised on a majority within validity:
+/// out.acquired with that fence. Otherwise nothing is kept: every key the attempt may have set
+/// is released (nodes that did not answer included) and out.pttl says when to try again (the
+/// holder's keys' expiry, or a short random delay after a split vote). Fails with no_quorum
+/// when fewer than a majority answered, or with a node's error that retrying cannot fix.
+Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call,
+                       std::chrono::milliseconds px, Clock::time_point sent_at,
+                       AttemptOutcome& out);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,352 @@
+// Redlock over real independent redis-servers: majority, release everywhere, the two-round
+// fence, renewal by majority, and the node sets it refuses.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+#include "tcp_proxy.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+using deadbolt::make_error_code;
+using deadbolt::test::RedisServer;
+using deadbolt::test::TcpProxy;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Cluster {
+    std::vector<std::unique_ptr<RedisServer>> nodes;
+    explicit Cluster(int n) {
+        for (int i = 0; i < n; ++i) nodes.push_back(std::make_unique<RedisServer>());
+    }
+    RedisServer& operator[](std::size_t i) { return *nodes[i]; }
+    std::string url(const std::string& query = "") const {
+        std::string u = "redlock://";
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            u += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(nodes[i]->port());
+        return query.empty() ? u : u + "?" + query;
+    }
+    // How many live nodes hold key with value token.
+    int holding(const std::string& key, const std::string& token) {
+        int n = 0;
+        for (auto& s : nodes) try {
+                n += s->raw().cmd({"GET", key}).str == token ? 1 : 0;
+            } catch (const std::exception&) {  // a node the test stopped
+            }
+        return n;
+    }
+};
+
+template <class F>
+bool eventually(F f, std::chrono::milliseconds within = 10s) {
+    for (auto until = Clock::now() + within; Clock::now() < until;) {
+        if (f()) return true;
+        std::this_thread::sleep_for(10ms);
+    }
+    return f();
+}
+
+errc code_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const deadbolt::Error& e) {
+        return static_cast<errc>(e.code().value());
+    }
+    return errc{};
+}
+
+}  // namespace
+
+TEST(Redlock, TakesEveryNodeAndReleasesEveryNode) {
+    Cluster c(5);
+    auto client = deadbolt::Client::connect(c.url());
+    EXPECT_TRUE(client.warnings().empty());
+    auto m = client.mutex("job");
+    ASSERT_TRUE(m.try_lock());
+    const std::string token = m.lease().token();
+    EXPECT_EQ(c.holding("job", token), 5);
+    // Round 2 left the agreed fence in every node's counter.
+    for (auto& s : c.nodes)
+        EXPECT_EQ(s->raw().cmd({"GET", "{job}:fence"}).str, std::to_string(m.lease().fence()));
+    auto other = deadbolt::Client::connect(c.url()).mutex("job");
+    EXPECT_FALSE(other.try_lock());
+    m.unlock();
+    EXPECT_EQ(c.holding("job", token), 0);
+    EXPECT_TRUE(other.try_lock());
+}
+
+TEST(Redlock, FencesRiseAcrossClients) {
+    Cluster c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto b = deadbolt::Client::connect(c.url());
+    std::uint64_t last = 0;
+    for (int i = 0; i < 10; ++i) {
+        auto l = (i % 2 ? a : b).acquire("job", {}, {});
+        EXPECT_GT(l.fence(), last);
+        last = l.fence();
+    }
+}
+
+TEST(Redlock, AMinorityDownStillLocksRenewsAndReleases) {
+    Cluster c(5);
+    c[3].stop();
+    c[4].stop();
+    auto client = deadbolt::Client::connect(c.url());
+    ASSERT_FALSE(client.warnings().empty());  // two nodes were not checked
+    deadbolt::MutexOptions o;
+    o.ttl = 600ms;
+    auto m = client.mutex("job", o);
+    ASSERT_TRUE(m.try_lock());
+    EXPECT_EQ(c.holding("job", m.lease().token()), 3);
+    std::this_thread::sleep_for(2s);  // renewed by the three live nodes, three TTLs over
+    EXPECT_TRUE(m.lease().valid());
+    EXPECT_EQ(c.holding("job", m.lease().token()), 3);
+    auto rival = deadbolt::Client::connect(c.url()).mutex("job", o);
+    EXPECT_FALSE(rival.try_lock());
+    m.unlock();
+    EXPECT_TRUE(rival.try_lock());
+}
+
+TEST(Redlock, AMajorityDownIsAClearErrorAndLeavesNoKeys) {
+    Cluster c(5);
+    auto client = deadbolt::Client::connect(c.url());
+    c[0].stop();
+    c[1].stop();
+    c[2].stop();
+    auto m = client.mutex("job");
+    try {
+        m.try_lock();
+        ADD_FAILURE() << "granted with 2 of 5 nodes";
+    } catch (const deadbolt::ConnectionError& e) {
+        EXPECT_EQ(e.code(), make_error_code(errc::no_quorum));
+        EXPECT_NE(std::string(e.what()).find("2 of 5 Redlock nodes answered"), std::string::npos)
+            << e.what();
+        EXPECT_TRUE(e.retryable());
+    }
+    std::error_code ec;
+    EXPECT_FALSE(m.try_lock(ec));
+    EXPECT_EQ(ec, make_error_code(errc::no_quorum));
+    // The two live nodes granted, and were given back.
+    EXPECT_EQ(c[3].raw().cmd({"EXISTS", "job"}).integer, 0);
+    EXPECT_EQ(c[4].raw().cmd({"EXISTS", "job"}).integer, 0);
+    // And a new client cannot even connect.
+    EXPECT_EQ(code_of([&] { deadbolt::Client::connect(c.url()); }), errc::no_quorum);
+}
+
+TEST(Redlock, ASplitVoteFailsAndGivesBackItsPartialKeys) {
+    Cluster c(5);
+    // Two other contenders hold two nodes each; only node 4 is free.
+    for (int i : {0, 1}) c[i].raw().cmd({"SET", "job", "contender-a", "PX", "30000"});
+    for (int i : {2, 3}) c[i].raw().cmd({"SET", "job", "contender-b", "PX", "30000"});
+    auto client = deadbolt::Client::connect(c.url());
+    auto m = client.mutex("job");
+    EXPECT_FALSE(m.try_lock());
+    EXPECT_EQ(c[4].raw().cmd({"EXISTS", "job"}).integer, 0);  // our partial key is gone
+    EXPECT_EQ(c.holding("job", "contender-a"), 2);            // nobody else's was touched
+    EXPECT_EQ(c.holding("job", "contender-b"), 2);
+}
+
+TEST(Redlock, ANodeThatAnswersAfterItsTimeoutIsOutvotedThenCleanedUp) {
+    Cluster c(3);
+    TcpProxy slow(c[2].port());
+    std::string url = "redlock://127.0.0.1:" + std::to_string(c[0].port()) +
+                      ",127.0.0.1:" + std::to_string(c[1].port()) +
+                      ",127.0.0.1:" + std::to_string(slow.port()) + "?command_timeout=200ms";
+    auto client = deadbolt::Client::connect(url);
+    deadbolt::MutexOptions o;
+    o.ttl = 2s;  // per-node timeout 200 ms
+    auto m = client.mutex("job", o);
+    // Load the scripts first: a NOSCRIPT answer held back would mean nothing ran at all.
+    ASSERT_TRUE(m.try_lock());
+    m.unlock();
+    slow.stall_replies(true);  // node 2 sets the key, but its answer comes too late
+    ASSERT_TRUE(m.try_lock());
+    std::string token = m.lease().token();
+    EXPECT_EQ(c[2].raw().cmd({"GET", "job"}).str, token);  // it did take effect there
+    slow.stall_replies(false);
+    m.unlock();
+    // Released everywhere, the late node included (in the background once it answers).
+    EXPECT_TRUE(eventually([&] { return c.holding("job", token) == 0; }));
+
+    // Now two of three stall: fewer than a majority in time, and the keys the stalled nodes
+    // did set are given back once they answer.
+    TcpProxy slow1(c[1].port());
+    std::string url2 = "redlock://127.0.0.1:" + std::to_string(c[0].port()) +
+                       ",127.0.0.1:" + std::to_string(slow1.port()) +
+                       ",127.0.0.1:" + std::to_string(slow.port()) + "?command_timeout=200ms";
+    auto client2 = deadbolt::Client::connect(url2);
+    client2.acquire("warm", o);  // scripts loaded on every node, as above
+    slow.stall_replies(true);
+    slow1.stall_replies(true);
+    std::error_code ec;
+    auto m2 = client2.mutex("job2", o);
+    EXPECT_FALSE(m2.try_lock(ec));
+    EXPECT_EQ(ec, make_error_code(errc::no_quorum));
+    slow.stall_replies(false);
+    slow1.stall_replies(false);
+    EXPECT_TRUE(eventually([&] {
+        int keys = 0;
+        for (auto& s : c.nodes) keys += static_cast<int>(s->raw().cmd({"EXISTS", "job2"}).integer);
+        return keys == 0;
+    }));
+}
+
+TEST(Redlock, ANodeKilledWhileHeldCostsOneVote) {
+    Cluster c(3);
+    auto client = deadbolt::Client::connect(c.url());
+    deadbolt::MutexOptions o;
+    o.ttl = 600ms;
+    auto m = client.mutex("job", o);
+    ASSERT_TRUE(m.try_lock());
+    c[0].stop();
+    std::this_thread::sleep_for(1500ms);  // renewals now reach 2 of 3: still a majority
+    EXPECT_TRUE(m.lease().valid());
+    EXPECT_FALSE(m.lease().lost());
+    m.lease().extend(5s);
+    EXPECT_TRUE(m.lease().is_current());
+}
+
+TEST(Redlock, RenewalThatReachesOnlyAMinorityLosesTheLease) {
+    Cluster c(5);
+    auto client = deadbolt::Client::connect(c.url());
+    std::atomic<int> lost{0};
+    deadbolt::MutexOptions o;
+    o.ttl = 600ms;
+    o.on_lost = [&](std::string_view, std::error_code) { ++lost; };
+    auto m = client.mutex("job", o);
+    ASSERT_TRUE(m.try_lock());
+    auto stop = m.lease().stop_token();
+    c[0].pause();
+    c[1].pause();
+    c[2].pause();
+    EXPECT_TRUE(eventually([&] { return stop.stop_requested(); }, 5s));
+    EXPECT_TRUE(m.lease().lost());
+    EXPECT_EQ(lost.load(), 1);
+    for (int i : {0, 1, 2}) c[i].resume();
+}
+
+TEST(Redlock, ExtendCountsOnlyWithAMajority) {
+    Cluster c(5);
+    auto client = deadbolt::Client::connect(c.url());
+    auto m = client.mutex("job");
+    ASSERT_TRUE(m.try_lock());
+    // Someone deletes our key on three nodes: a majority no longer holds it.
+    for (int i : {0, 1, 2}) c[i].raw().cmd({"DEL", "job"});
+    EXPECT_FALSE(m.lease().is_current());
+    EXPECT_EQ(code_of([&] { m.lease().extend(10s); }), errc::not_owner);
+    EXPECT_TRUE(m.lease().lost());
+}
+
+TEST(Redlock, TwoRoundFencingOrdersAcquisitionsWithDisjointCounters) {
+    // A per-node counter alone would not order these: node A's counter is far ahead of the
+    // others. X takes {A, B} and gets a fence above A's counter; Y takes {B, C} while A is away.
+    // Y reads only B and C, so without round 2 (which wrote X's fence into B's counter) Y's
+    // fence would be below X's.
+    Cluster c(3);
+    const std::string ahead = "5000000000000000";  // far above any server's time in µs
+    c[0].raw().cmd({"SET", "{job}:fence", ahead, "PX", "600000"});
+    c[2].stop();  // X cannot reach C
+    auto x = deadbolt::Client::connect(c.url());
+    std::uint64_t fx = 0;
+    {
+        auto l = x.acquire("job");
+        fx = l.fence();
+        EXPECT_GT(fx, 5000000000000000ULL);
+    }
+    c[2].start();
+    c[0].pause();  // Y cannot reach A
+    auto y = deadbolt::Client::connect(c.url() + "?command_timeout=300ms");
+    auto ly = y.acquire("job");
+    EXPECT_GT(ly.fence(), fx) << "round 2 did not carry X's fence to node B";
+    c[0].resume();
+    EXPECT_EQ(c.holding("job", ly.token()), 2);
+    // The fenced resource orders them the same way: X's stale write is refused after Y's.
+    auto direct = deadbolt::Client::connect(c[1].url());
+    EXPECT_TRUE(direct.fenced_set("record", "y", ly.fence()).accepted);
+    EXPECT_FALSE(direct.fenced_set("record", "x", fx).accepted);
+}
+
+TEST(Redlock, ContendersNeverOverlap) {
+    Cluster c(3);
+    std::atomic<int> inside{0}, overlaps{0}, done{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            auto client = deadbolt::Client::connect(c.url());
+            for (int i = 0; i < 25; ++i) {
+                auto l = client.acquire("job", {}, {});
+                if (++inside > 1) ++overlaps;
+                std::this_thread::sleep_for(1ms);
+                --inside;
+                ++done;
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(overlaps.load(), 0);
+    EXPECT_EQ(done.load(), 100);
+}
+
+TEST(Redlock, RefusesNodeSetsThatWeakenIt) {
+    Cluster c(3);
+    auto port = [&](int i) { return std::to_string(c[i].port()); };
+    // Fewer than three.
+    EXPECT_EQ(
+        code_of([&] {
+            deadbolt::Client::connect("redlock://127.0.0.1:" + port(0) + ",127.0.0.1:" + port(1));
+        }),
+        errc::invalid_argument);
+    EXPECT_NO_THROW(deadbolt::Client::connect("redlock://127.0.0.1:" + port(0) +
+                                              ",127.0.0.1:" + port(1) + "?allow_fewer=1"));
+    // One server under two names.
+    try {
+        deadbolt::Client::connect("redlock://127.0.0.1:" + port(0) + ",localhost:" + port(0) +
+                                  ",127.0.0.1:" + port(1));
+        ADD_FAILURE() << "the same server counted twice";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos) << e.what();
+    }
+    // A replica of another node.
+    RedisServer replica({"--replicaof", "127.0.0.1", port(0)});
+    try {
+        deadbolt::Client::connect("redlock://127.0.0.1:" + port(0) + ",127.0.0.1:" + port(1) +
+                                  ",127.0.0.1:" + std::to_string(replica.port()));
+        ADD_FAILURE() << "a replica counted as an independent master";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("is a replica of 127.0.0.1:" + port(0)),
+                  std::string::npos)
+            << e.what();
+    }
+    // An even count is legal, and warned about.
+    RedisServer fourth;
+    auto four = deadbolt::Client::connect(c.url() + ",127.0.0.1:" + std::to_string(fourth.port()));
+    ASSERT_EQ(four.warnings().size(), 1u);
+    EXPECT_NE(four.warnings()[0].find("use an odd count"), std::string::npos) << four.warnings()[0];
+    // Options that make no sense for Redlock.
+    EXPECT_EQ(code_of([&] { deadbolt::Client::connect(c.url("sync_replicas=1")); }),
+              errc::invalid_url);
+    EXPECT_EQ(code_of([&] { deadbolt::Client::connect("redlock://"); }), errc::invalid_url);
+}
+
+TEST(Redlock, PrimitivesThatCannotKeepTheirPromiseAreRefusedWithTheReason) {
+    Cluster c(3);
+    auto client = deadbolt::Client::connect(c.url());
+    try {
+        client.semaphore("s", 2);
+        ADD_FAILURE() << "a semaphore over Redlock";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("N + 1 holders"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(code_of([&] { client.fair_mutex("f"); }), errc::invalid_argument);
+    EXPECT_EQ(code_of([&] { client.rate_limiter("r", {10, 1s, 10}); }), errc::invalid_argument);
+    EXPECT_EQ(code_of([&] { client.latch("l"); }), errc::invalid_argument);
+    EXPECT_EQ(code_of([&] { client.acquire("rw", deadbolt::LockMode::shared, {}); }),
+              errc::invalid_argument);
+    EXPECT_EQ(code_of([&] { client.acquire_all({"a", "b"}); }), errc::invalid_argument);
+    // Nothing was written anywhere.
+    for (auto& s : c.nodes) EXPECT_EQ(s->raw().cmd({"DBSIZE"}).integer, 0);
+}
