@@ -1,24 +1,52 @@
 #include "lock_side.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace deadbolt::torture {
 
-LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby)
-    : clock_(dir + "/server-clock", CLOCK_REALTIME) {
+LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes)
+    : nodes_(static_cast<std::size_t>(std::max(1, nodes))) {
     // A full resync after failover should start at once, not after the default 5 s delay.
     std::vector<std::string> args = {"--repl-diskless-sync-delay", "0"};
     if (aof) args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+    if (nodes_ > 1) {
+        for (std::size_t i = 0; i < nodes_; ++i) {
+            clocks_.push_back(std::make_unique<SteeredClock>(
+                dir + "/node-" + std::to_string(i) + "-clock", CLOCK_REALTIME));
+            servers_.push_back(std::make_unique<test::RedisServer>(args, clocks_.back()->env()));
+        }
+        for (int w = 0; w < workers; ++w)
+            for (auto& s : servers_)
+                proxies_.push_back(std::make_unique<test::TcpProxy>(s->port()));
+        return;
+    }
+    clocks_.push_back(std::make_unique<SteeredClock>(dir + "/server-clock", CLOCK_REALTIME));
     for (int i = 0; i < (standby ? 2 : 1); ++i)
-        servers_.push_back(std::make_unique<test::RedisServer>(args, clock_.env()));
+        servers_.push_back(std::make_unique<test::RedisServer>(args, clocks_.front()->env()));
     if (standby) {
         replication_ = std::make_unique<test::TcpProxy>(servers_[0]->port());
         follow(*servers_[1], *servers_[0]);
     }
     for (int i = 0; i < workers; ++i)
         proxies_.push_back(std::make_unique<test::TcpProxy>(servers_[0]->port()));
+}
+
+std::string LockSide::url_for(int worker) const {
+    if (nodes_ == 1) return proxies_[worker]->url();
+    std::string url = "redlock://";
+    for (std::size_t i = 0; i < nodes_; ++i)
+        url += (i ? ",127.0.0.1:" : "127.0.0.1:") +
+               std::to_string(proxies_[worker * nodes_ + i]->port());
+    return url;
+}
+
+std::vector<test::TcpProxy*> LockSide::proxies_of(int worker) {
+    std::vector<test::TcpProxy*> out;
+    for (std::size_t i = 0; i < nodes_; ++i) out.push_back(proxies_[worker * nodes_ + i].get());
+    return out;
 }
 
 LockSide::~LockSide() = default;
@@ -44,7 +72,14 @@ void LockSide::point_proxies(std::uint16_t port) {
     }
 }
 
-void LockSide::restart_primary(std::chrono::milliseconds down) {
+void LockSide::restart_primary(std::chrono::milliseconds down, std::size_t node) {
+    if (nodes_ > 1) {
+        auto& n = *servers_[node % nodes_];
+        n.stop();
+        std::this_thread::sleep_for(down);
+        n.start();  // its proxies reconnect to the same port
+        return;
+    }
     auto& p = *servers_[primary_];
     p.stop();
     std::this_thread::sleep_for(down);

@@ -1,6 +1,8 @@
 // LockSide: everything between the workers and the lock's data. A primary redis-server,
 // optionally a standby replica (for failover), each on the steerable clock, and one TCP proxy
-// per worker, so a fault can hit one worker's connections or move all of them.
+// per worker, so a fault can hit one worker's connections or move all of them. For Redlock,
+// N independent masters instead, each on its own steerable clock (a clock fault hits one
+// node), and one proxy per worker per node.
 #pragma once
 
 #include <chrono>
@@ -16,28 +18,36 @@ namespace deadbolt::torture {
 
 class LockSide {
   public:
-    /// aof: the servers log every write with `appendfsync always`; standby: start a replica.
-    LockSide(const std::string& dir, int workers, bool aof, bool standby);
+    /// aof: the servers log every write with `appendfsync always`; standby: start a replica;
+    /// nodes > 1: that many independent masters (Redlock) instead of a primary.
+    LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes = 1);
     ~LockSide();
 
-    /// Where worker i connects (its own proxy).
-    std::uint16_t port_for(int worker) const { return proxies_[worker]->port(); }
-    test::TcpProxy& proxy(int worker) { return *proxies_[worker]; }
-    SteeredClock& clock() { return clock_; }
+    /// Where worker i connects (through its own proxies): a redis:// or redlock:// URL.
+    std::string url_for(int worker) const;
+    /// Worker i's port for the naive kinds (its proxy to the primary, or to node 0).
+    std::uint16_t port_for(int worker) const { return proxies_[worker * nodes_]->port(); }
+    /// Worker i's proxies (one, or one per Redlock node).
+    std::vector<test::TcpProxy*> proxies_of(int worker);
+    /// The primary's clock; on Redlock, node 0's (a clock fault hits one node).
+    SteeredClock& clock() { return *clocks_.front(); }
 
-    /// kill -9 the primary, keep it down for `down`, start it again (with its AOF, if any).
-    void restart_primary(std::chrono::milliseconds down);
+    /// kill -9 the primary (on Redlock: node `node`), keep it down for `down`, start it again
+    /// (with its AOF, if any; without, empty).
+    void restart_primary(std::chrono::milliseconds down, std::size_t node = 0);
+    std::size_t nodes() const { return nodes_; }
     /// Lets replication fall `lag` behind (its link stalled), stops (SIGSTOP) the primary,
     /// promotes the standby (REPLICAOF NO ONE) and moves every proxy to it; after `down` the
     /// old primary resumes as the new one's replica. Writes in the lag are lost, as they are
     /// when a real async replica is promoted.
     void failover(std::chrono::milliseconds lag, std::chrono::milliseconds down);
-    bool has_standby() const { return servers_.size() > 1; }
+    bool has_standby() const { return nodes_ == 1 && servers_.size() > 1; }
 
   private:
     void follow(test::RedisServer& replica, const test::RedisServer& primary);
     void point_proxies(std::uint16_t port);
-    SteeredClock clock_;  // the servers' wall clock
+    std::size_t nodes_ = 1;
+    std::vector<std::unique_ptr<SteeredClock>> clocks_;  // one for all servers, or per node
     std::vector<std::unique_ptr<test::RedisServer>> servers_;
     std::size_t primary_ = 0;
     std::vector<std::unique_ptr<test::TcpProxy>> proxies_;

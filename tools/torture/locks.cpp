@@ -36,9 +36,9 @@ ClientOptions on_clock(const deadbolt_shim_clock* page) {
 
 class DeadboltLock : public LockAdapter {
   public:
-    DeadboltLock(std::uint16_t port, milliseconds ttl, const deadbolt_shim_clock* clock,
+    DeadboltLock(const std::string& url, milliseconds ttl, const deadbolt_shim_clock* clock,
                  std::string kind)
-        : client_(Client::connect("redis://127.0.0.1:" + std::to_string(port), on_clock(clock))),
+        : client_(Client::connect(url, on_clock(clock))),
           ttl_(ttl),
           clock_(clock),
           kind_(std::move(kind)) {
@@ -58,7 +58,7 @@ class DeadboltLock : public LockAdapter {
             if (!reentrant_->try_lock()) throw std::runtime_error("re-entry refused");
             return Holding{reentrant_->lease().fence(), valid_until()};
         }
-        if (kind_ == "deadbolt") {
+        if (kind_ == "deadbolt" || lock_nodes(kind_) != 1) {
             lease_ = client_.acquire("torture", o, how, ec);
             // The grant may have happened with its reply lost: the worker records "unknown".
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
@@ -194,6 +194,16 @@ class SetnxNoTtl : public Naive {
 
 }  // namespace
 
+int lock_nodes(const std::string& k) {
+    constexpr std::string_view redlock = "deadbolt-redlock:";
+    if (k.rfind(redlock, 0) != 0) return 1;
+    try {
+        return std::max(0, std::stoi(k.substr(redlock.size())));
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
 int capacity(const std::string& k) {
     constexpr std::string_view semaphore = "deadbolt-semaphore:";
     if (k.rfind(semaphore, 0) != 0) return 1;
@@ -207,8 +217,8 @@ int capacity(const std::string& k) {
 bool known_lock(const std::string& k) {
     return k == "deadbolt" || k == "deadbolt-fair" || k == "deadbolt-write" ||
            k == "deadbolt-reentrant" || k == "deadbolt-multi" || k == "deadbolt-leader" ||
-           capacity(k) > 1 || k == "setnx-del" || k == "incr-expire" || k == "setnx-getset" ||
-           k == "setnx-nottl";
+           capacity(k) > 1 || lock_nodes(k) >= 3 || k == "setnx-del" || k == "incr-expire" ||
+           k == "setnx-getset" || k == "setnx-nottl";
 }
 
 bool promises_safety(const std::string& k) {
@@ -219,10 +229,11 @@ bool hands_out_fences(const std::string& k) {
     return promises_safety(k) && capacity(k) == 1;
 }
 
-std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
-                                       milliseconds ttl, const deadbolt_shim_clock* clock) {
+std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::string& url,
+                                       std::uint16_t port, milliseconds ttl,
+                                       const deadbolt_shim_clock* clock) {
     if (promises_safety(kind) && known_lock(kind))
-        return std::make_unique<DeadboltLock>(port, ttl, clock, kind);
+        return std::make_unique<DeadboltLock>(url, ttl, clock, kind);
     if (kind == "setnx-del") return std::make_unique<SetnxDel>(port, ttl);
     if (kind == "incr-expire") return std::make_unique<IncrExpire>(port, ttl);
     if (kind == "setnx-getset") return std::make_unique<SetnxGetset>(port, ttl);

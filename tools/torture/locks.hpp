@@ -27,15 +27,18 @@ class LockAdapter {
     virtual void release() = 0;
 };
 
-/// kinds: deadbolt, deadbolt-fair, deadbolt-write (RWLock's writer), deadbolt-reentrant (taken
-/// twice), deadbolt-multi (a MultiLock of three names), deadbolt-leader (a LeaderElection's
-/// term), deadbolt-semaphore:N (N >= 2 permits), setnx-del, incr-expire, setnx-getset,
-/// setnx-nottl.
-/// clock: the worker's steered lease clock (deadbolt only; the naive schemes have no notion).
-std::unique_ptr<LockAdapter> make_lock(const std::string& kind, std::uint16_t port,
-                                       std::chrono::milliseconds ttl,
+/// kinds: deadbolt, deadbolt-redlock:N (a Mutex over N independent masters), deadbolt-fair,
+/// deadbolt-write (RWLock's writer), deadbolt-reentrant (taken twice), deadbolt-multi (a MultiLock
+/// of three names), deadbolt-leader (a LeaderElection's term), deadbolt-semaphore:N (N >= 2
+/// permits), setnx-del, incr-expire, setnx-getset, setnx-nottl. clock: the worker's steered lease
+/// clock (deadbolt only; the naive schemes have no notion). url: where deadbolt kinds connect
+/// (redis:// or redlock://); port: the naive kinds' server.
+std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::string& url,
+                                       std::uint16_t port, std::chrono::milliseconds ttl,
                                        const deadbolt_shim_clock* clock = nullptr);
 bool known_lock(const std::string& kind);
+/// N for deadbolt-redlock:N (0 if N is not a number); 1 for every other kind (one server).
+int lock_nodes(const std::string& kind);
 /// Whether the kind promises at most capacity() holders while valid (and increasing fences
 /// where it hands them out).
 bool promises_safety(const std::string& kind);

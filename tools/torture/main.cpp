@@ -49,7 +49,8 @@ nlohmann::json run_one(const RunConfig& rc) {
     std::filesystem::remove_all(rc.dir);  // histories are appended to: start clean
     std::filesystem::create_directories(rc.dir);
     bool fenced = rc.mode == "fenced";
-    LockSide side(rc.dir, rc.workers, needs_aof(rc.nemesis), needs_standby(rc.nemesis));
+    LockSide side(rc.dir, rc.workers, needs_aof(rc.nemesis), needs_standby(rc.nemesis),
+                  lock_nodes(rc.lock));
     deadbolt::test::RedisServer data_srv;
     int w = rc.workers;
     auto* holding = static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>) * w,
@@ -67,8 +68,9 @@ nlohmann::json run_one(const RunConfig& rc) {
     auto spawn = [&](int i) {
         holding[i].store(0);
         drop_torn_line(history_of(i));  // a killed worker may have died mid-line
-        WorkerConfig c{i,       rc.lock, fenced,        side.port_for(i), data_srv.port(),  rc.ttl,
-                       rc.hold, end_ns,  history_of(i), &holding[i],      clocks[i]->page()};
+        WorkerConfig c{
+            i,      rc.lock, fenced, side.url_for(i), side.port_for(i), data_srv.port(),
+            rc.ttl, rc.hold, end_ns, history_of(i),   &holding[i],      clocks[i]->page()};
         pid_t pid = fork();
         if (pid == 0) {
             int code = 70;
@@ -198,6 +200,15 @@ int main(int argc, char** argv) {
     if (!hands_out_fences(lock) && modes != "plain") {
         std::cerr << "deadbolt-torture: only deadbolt's exclusive locks hand out fences; use "
                      "--mode plain\n";
+        return 64;
+    }
+
+    if (lock_nodes(lock) > 1 && nemeses == "all")  // Redlock has no replica to fail over to
+        std::erase(nemesis_list, std::string("failover"));
+    if (lock_nodes(lock) > 1 &&
+        std::find(nemesis_list.begin(), nemesis_list.end(), "failover") != nemesis_list.end()) {
+        std::cerr << "deadbolt-torture: Redlock's nodes are independent masters with no replica "
+                     "to fail over to; use restart, restart-delayed or a clock nemesis\n";
         return 64;
     }
 

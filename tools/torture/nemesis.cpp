@@ -25,8 +25,8 @@ int pick(const std::vector<int>& v, std::mt19937& rng) {
 
 const std::vector<std::string>& nemesis_kinds() {
     static const std::vector<std::string> k = {
-        "none",        "pause",    "kill",       "stall",      "cut",       "restart",
-        "restart-aof", "failover", "clock-jump", "clock-rate", "clock-skew"};
+        "none",        "pause",           "kill",     "stall",      "cut",        "restart",
+        "restart-aof", "restart-delayed", "failover", "clock-jump", "clock-rate", "clock-skew"};
     return k;
 }
 
@@ -57,13 +57,22 @@ std::string inject(const std::string& kind, Targets& t) {
         // Everything but "none" and "restart": the mixed run's servers keep an AOF.
         std::vector<std::string> pool;
         for (const auto& n : k)
-            if (n != "none" && n != "restart") pool.push_back(n);
+            if (n != "none" && n != "restart" && (n != "failover" || t.side.has_standby()))
+                pool.push_back(n);
         return inject(pool[t.rng() % pool.size()], t);
     }
     auto ttl = t.ttl;
+    // On Redlock a restart hits one node, picked at random.
+    std::size_t node = t.rng() % t.side.nodes();
     if (kind == "restart-aof" || kind == "restart") {
         // At once (a supervisor restarting it): a holder may still be inside its section.
-        t.side.restart_primary(std::chrono::milliseconds(0));
+        t.side.restart_primary(std::chrono::milliseconds(0), node);
+        return kind;
+    }
+    if (kind == "restart-delayed") {
+        // Down for longer than any lease (Redlock's delayed restart): whatever it held has
+        // expired everywhere else before it comes back empty.
+        t.side.restart_primary(ttl * 2, node);
         return kind;
     }
     if (kind == "failover") {
@@ -93,13 +102,16 @@ std::string inject(const std::string& kind, Targets& t) {
         t.pids[victim] = t.respawn(victim);  // appends to the same history
     } else if (kind == "stall") {
         // The holder's traffic held back one way or both, past its TTL, then delivered late.
-        auto& p = t.side.proxy(victim);
         unsigned dir = 1 + t.rng() % 3;
-        p.stall_requests(dir & 1);
-        p.stall_replies(dir & 2);
+        for (auto* p : t.side.proxies_of(victim)) {
+            p->stall_requests(dir & 1);
+            p->stall_replies(dir & 2);
+        }
         sleep_for(ttl * 5 / 2);
-        p.stall_requests(false);
-        p.stall_replies(false);
+        for (auto* p : t.side.proxies_of(victim)) {
+            p->stall_requests(false);
+            p->stall_replies(false);
+        }
     } else if (kind == "clock-skew") {
         // The holder's own clock runs at half speed while it is paused for 1.5 TTLs: with a
         // true clock it would know its lease ran out; with this one it believes it holds on.
@@ -111,7 +123,7 @@ std::string inject(const std::string& kind, Targets& t) {
         sleep_for(ttl);
         clock.set_rate(1.0);
     } else if (kind == "cut") {
-        t.side.proxy(victim).cut_all();  // both of its connections dropped mid-flight
+        for (auto* p : t.side.proxies_of(victim)) p->cut_all();  // dropped mid-flight
     }
     return kind;
 }

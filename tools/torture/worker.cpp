@@ -24,7 +24,7 @@ int run_worker(const WorkerConfig& c) {
     std::unique_ptr<LockAdapter> lock;
     while (!lock && now_ns() < c.end_ns) {
         try {
-            lock = make_lock(c.lock, c.lock_port, c.ttl, c.clock);
+            lock = make_lock(c.lock, c.lock_url, c.lock_port, c.ttl, c.clock);
         } catch (const std::exception&) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }

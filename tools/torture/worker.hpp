@@ -16,6 +16,7 @@ struct WorkerConfig {
     int id = 0;
     std::string lock;  // adapter kind
     bool fenced = false;
+    std::string lock_url;  // deadbolt kinds: redis:// or redlock:// through its proxies
     std::uint16_t lock_port = 0, data_port = 0;
     std::chrono::milliseconds ttl{500};
     std::chrono::milliseconds hold{20};          // think time inside the section: 0..hold
