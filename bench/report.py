@@ -119,6 +119,27 @@ def primitives_table(results):
             + "\n".join(lines) + "\n")
 
 
+def redlock_table(results):
+    """Scenario 7: Redlock lock+unlock cycles, deadbolt against node-redlock on the same nodes."""
+    s7 = results["scenarios"].get("7_redlock")
+    if not s7:
+        return ""
+    lines = ["| nodes | threads | metric | deadbolt | node-redlock | deadbolt / node-redlock |",
+             "|---|---|---|---|---|---|"]
+    for nodes, by in s7.items():
+        for t in by["deadbolt"]:
+            for label, key, better in (("cycles/s", "cycles_per_s", "higher"),
+                                       ("cycle p50 µs", "p50_us", "lower"),
+                                       ("cycle p99 µs", "p99_us", "lower")):
+                ours, ours_m = cell([r[key] for r in by["deadbolt"][t]])
+                peer, peer_m = cell([r[key] for r in by["node-redlock"][t]])
+                ratio = f"{ours_m / peer_m:.2f}x" if ours_m is not None and peer_m else "–"
+                lines.append(f"| {nodes} | {t} | {label} ({better} is better) | {ours} | {peer} | {ratio} |")
+    return ("\n7. Redlock: lock+unlock cycles over independent redis-servers (each thread its own "
+            "key; deadbolt with its two-round fence, node-redlock without fences).\n\n"
+            + "\n".join(lines) + "\n")
+
+
 def charts(results, out):
     try:
         import matplotlib
@@ -161,7 +182,7 @@ def charts(results, out):
 
 def write(results, out):
     """Writes table.md and the charts into out; returns a short summary."""
-    t = table(results) + primitives_table(results)
+    t = table(results) + primitives_table(results) + redlock_table(results)
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     made = charts(results, out)
     with open(os.path.join(out, "table.md"), "w") as f:

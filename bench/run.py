@@ -50,6 +50,8 @@ PRIMITIVES = {
     "LeaderElection campaign+resign": "leader",
 }
 PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
+# Scenario 7: Redlock over several nodes; node-redlock is the one peer that does it.
+REDLOCK = {"deadbolt": OURS, "node-redlock": "node-redlock default"}
 
 
 def free_port():
@@ -167,8 +169,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--only", default="1,2,3,4,5",
-                    help="scenarios to run (3 includes 6); the others are kept from --out's results.json")
+    ap.add_argument("--only", default="1,2,3,4,5,7",
+                    help="scenarios to run (3 includes 3p); the others are kept from --out's results.json")
     a = ap.parse_args()
     only = {int(x) for x in a.only.split(",")}
     smoke = a.smoke
@@ -178,6 +180,7 @@ def main():
     wait_s = 1 if smoke else 10
     renew_s = 2 if smoke else 30
     thread_counts = [1, 4] if smoke else [1, 4, 16, 64]
+    redlock_threads = [1, 4] if smoke else [1, 16]
     waiters = [1, 3] if smoke else [1, 10, 100]
     lease_counts = [100] if smoke else [1000, 10000, 100000]
     lease_ttls_ms = [3000] if smoke else [3000, 30000]  # a renewal every 1 s, and the default
@@ -190,7 +193,7 @@ def main():
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": smoke, "reps": reps, "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
                "versions": {}, "scenarios": {}}
-    if only != {1, 2, 3, 4, 5}:  # a partial re-run: keep the rest of the last full run
+    if only != {1, 2, 3, 4, 5, 7}:  # a partial re-run: keep the rest of the last full run
         with open(os.path.join(a.out, "results.json")) as f:
             kept = json.load(f)
         kept.setdefault("reruns", []).append({"scenarios": sorted(only), "started": results["started"]})
@@ -294,6 +297,23 @@ def main():
                        client_cpu_pct=100 * last["cpu_s"] / last["held_s"])
             s5[f"{n} leases, TTL {ttl // 1000} s"].append(row)
             srv.cli("FLUSHALL")
+        # 7. Redlock: lock+unlock cycles over 3 and 5 independent nodes, deadbolt's redlock://
+        #    against node-redlock on the same nodes (each thread its own key).
+        s7 = {f"{n} nodes": {c: {t: [] for t in redlock_threads} for c in REDLOCK} for n in (3, 5)}
+        if 7 in only:
+            sc["7_redlock"] = s7
+        for n in (3, 5) if 7 in only else []:
+            nodes = [Server() for _ in range(n)]
+            try:
+                ports = ",".join(str(s.port) for s in nodes)
+                for _ in range(reps):
+                    for t in redlock_threads:
+                        for name, c in REDLOCK.items():
+                            s7[f"{n} nodes"][name][t].append(run(c, "cycle", [
+                                "--ports", ports, "--threads", t, "--seconds", cycle_s, "--key", fresh()], 1))
+            finally:
+                for s in nodes:
+                    s.stop()
     finally:
         srv.stop()
     os.makedirs(a.out, exist_ok=True)

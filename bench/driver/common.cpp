@@ -17,6 +17,8 @@ Args parse(int argc, char** argv) {
             a.contender = v;
         else if (k == "--port")
             a.port = std::stoi(v);
+        else if (k == "--ports")
+            a.ports = v;
         else if (k == "--threads")
             a.threads = std::stoi(v);
         else if (k == "--id")

@@ -27,8 +27,10 @@ const version = (pkg) => JSON.parse(readFileSync(new URL(`./node_modules/${pkg}/
 
 let out;
 if (scenario === "cycle") {
-  const redis = new Redis({ port });
-  const redlock = new Redlock([redis], settings);
+  // --ports p1,p2,p3: Redlock over those independent nodes (as deadbolt's redlock://).
+  const nodes = (args.ports ? args.ports.split(",").map(Number) : [port]).map((p) => new Redis({ port: p }));
+  const redis = { disconnect: () => nodes.forEach((n) => n.disconnect()) };
+  const redlock = new Redlock(nodes, settings);
   const lat = [];
   const start = now(), c0 = cpu();
   await Promise.all([...Array(threads).keys()].map(async (t) => {

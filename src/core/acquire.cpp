@@ -143,6 +143,10 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         Status st;
         if (c.nodes->redlock()) {
             st = redlock_attempt(c, spec, call, px, sent_at, out);
+            // A failed attempt may have left its release to the background (a node that did
+            // not answer): the next attempt must not share its token, or that release would
+            // delete the next grant.
+            if (st.ok() && !out.acquired && spec.owner.empty()) token = random_token();
         } else {
             Reply reply;
             st = eval(*c.conn, call, reply, c.deadline());

@@ -27,11 +27,8 @@ void release_everywhere(ClientImpl& c, const AcquireSpec& spec, std::string_view
                            spec.op_args);
     auto view = call.view();
     auto results = c.nodes->everywhere({&view, 1}, c.deadline());
-    for (const auto& r : results)
-        if (!r.status.ok()) {
-            c.renewer->add_cleanup(std::move(call), give_up);
-            return;
-        }
+    for (std::size_t i = 0; i < results.size(); ++i)
+        if (!results[i].status.ok()) c.renewer->add_cleanup(call, give_up, i);
 }
 
 }  // namespace

@@ -56,10 +56,11 @@ void Renewer::remove(const LeaseState* lease) {
     leases_.erase(it);
 }
 
-void Renewer::add_cleanup(OwnedCall call, Clock::time_point give_up) {
+void Renewer::add_cleanup(OwnedCall call, Clock::time_point give_up,
+                          std::optional<std::size_t> node) {
     std::lock_guard lk(m_);
     start_locked();
-    cleanups_.push_back({std::move(call), give_up, now_on(clock_), 0});
+    cleanups_.push_back({std::move(call), give_up, now_on(clock_), 0, node});
     cv_.notify_all();
 }
 
@@ -73,14 +74,24 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     });
     if (due.empty()) return;
     lk.unlock();
-    std::vector<ScriptCall> calls;
-    calls.reserve(due.size());
-    for (auto& c : due) calls.push_back(c.call.view());
-    std::vector<Reply> replies;
-    Status st = nodes_->eval_many(calls, replies, Clock::now() + command_timeout_);
+    // One pipeline per target: the majority of every node, or one node.
+    std::map<std::optional<std::size_t>, std::vector<std::size_t>> by_target;
+    for (std::size_t i = 0; i < due.size(); ++i) by_target[due[i].node].push_back(i);
+    std::vector<bool> done(due.size(), false);
+    for (const auto& [node, which] : by_target) {
+        std::vector<ScriptCall> calls;
+        calls.reserve(which.size());
+        for (auto i : which) calls.push_back(due[i].call.view());
+        std::vector<Reply> replies;
+        auto deadline = Clock::now() + command_timeout_;
+        Status st = node ? eval_many(nodes_->node(*node), calls, replies, deadline)
+                         : nodes_->eval_many(calls, replies, deadline);
+        for (std::size_t k = 0; k < which.size(); ++k)
+            done[which[k]] = st.ok() && replies[k].type == Reply::Type::integer;  // either way
+    }
     lk.lock();
     for (std::size_t i = 0; i < due.size(); ++i) {
-        if (st.ok() && replies[i].type == Reply::Type::integer) continue;  // done either way
+        if (done[i]) continue;
         auto& c = due[i];
         c.next_at = now_on(clock_) + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
                                                       std::chrono::milliseconds(1000));

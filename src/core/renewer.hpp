@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -31,7 +32,9 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     void remove(const LeaseState* lease);
     /// Runs call (a release, after a lost reply left us holding something unknowingly) in the
     /// background until the server answers it, or until give_up, when it has expired anyway.
-    void add_cleanup(OwnedCall call, Clock::time_point give_up);
+    /// On Redlock: until a majority decides it, or with node set, until that node answers.
+    void add_cleanup(OwnedCall call, Clock::time_point give_up,
+                     std::optional<std::size_t> node = std::nullopt);
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();
 
@@ -50,6 +53,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
         OwnedCall call;
         Clock::time_point give_up, next_at;
         unsigned attempts = 0;
+        std::optional<std::size_t> node;  // one Redlock node only
     };
 
     void start_locked();
