@@ -25,7 +25,7 @@ Client connect_redlock(std::string_view url, const ClientOptions& options) {
         throw UsageError(make_error_code(errc::invalid_url),
                          "sync_replicas applies to one primary (redis://, redis-sentinel://); "
                          "Redlock's nodes are independent masters: drop sync_replicas");
-    auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes);
+    auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes, parsed.fencing);
     detail::check_redlock_nodes(*impl->nodes, parsed.nodes, parsed.allow_fewer, impl->warnings)
         .throw_if_error();
     return Client(std::move(impl));

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
@@ -91,7 +94,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         return out;
     };
     Subscription sub(c.subscriber());
-    bool queued = false;  // the server may know us as a waiter (queue entry, writer's claim)
+    bool queued = false;         // the server may know us as a waiter (queue entry, writer's claim)
+    bool sleep_instead = false;  // Redlock without release messages: timed waits
     auto cleanup = [&](const Script& script, const std::vector<std::string>& keys,
                        Clock::time_point give_up) {
         c.renewer->add_cleanup(lease_call(script, keys, token, spec.channel, px, spec.op_args),
@@ -198,8 +202,13 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                                              spec.name, out.pttl.count())));
             break;
         }
-        if (!sub.active()) {
-            if (Status s = subscribe(now); !s.ok()) {
+        if (!sub.active() && !sleep_instead) {
+            if (Status s = subscribe(now);
+                !s.ok() && c.nodes->redlock() && s.ec != make_error_code(errc::cancelled)) {
+                // The first node (which carries release messages) is down: the others may
+                // still make a majority. Wake at the holder's expiry instead.
+                sleep_instead = true;
+            } else if (!s.ok()) {
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
                     Clock::now() >= *how.deadline)
                     s = Status::error(errc::not_acquired,
@@ -213,7 +222,14 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                                          : now + out.pttl + random_jitter(options.wait_jitter);
         if (spec.refresh.count() > 0) wake = std::min(wake, now + spec.refresh);
         if (how.deadline) wake = std::min(wake, *how.deadline);
-        sub.wait(wake);
+        if (sleep_instead) {
+            std::mutex m;
+            std::condition_variable_any cv;
+            std::unique_lock lk(m);
+            cv.wait_until(lk, how.cancel, wake, [] { return false; });
+        } else {
+            sub.wait(wake);
+        }
     }
     if (!spec.queue_key.empty()) c.local.leave(spec.queue_key);
     return {};

@@ -12,10 +12,10 @@ ClientImpl::ClientImpl(Endpoint e)
       conn(nodes->first()),
       renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
 
-ClientImpl::ClientImpl(std::vector<Endpoint> redlock)
+ClientImpl::ClientImpl(std::vector<Endpoint> redlock, bool fencing)
     : ep(redlock.front()),
       id(random_token()),
-      nodes(std::make_shared<Nodes>(redlock)),
+      nodes(std::make_shared<Nodes>(redlock, fencing)),
       conn(nodes->first()),
       renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
 

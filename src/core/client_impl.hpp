@@ -23,7 +23,7 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     /// A client of one server.
     explicit ClientImpl(Endpoint e);
     /// A Redlock client over these independent masters (the first one's options rule).
-    explicit ClientImpl(std::vector<Endpoint> redlock);
+    ClientImpl(std::vector<Endpoint> redlock, bool fencing);
     ~ClientImpl();
 
     /// Now on the clock leases are measured on (ClientOptions::clock).

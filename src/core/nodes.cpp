@@ -8,7 +8,8 @@ namespace deadbolt::detail {
 
 Nodes::Nodes(const Endpoint& single) : conns_{std::make_shared<Connection>(single)} {}
 
-Nodes::Nodes(const std::vector<Endpoint>& redlock) : redlock_(true) {
+Nodes::Nodes(const std::vector<Endpoint>& redlock, bool fencing)
+    : redlock_(true), fencing_(fencing) {
     for (auto ep : redlock) {
         ep.retry_connect = false;
         conns_.push_back(std::make_shared<Connection>(std::move(ep)));

@@ -23,10 +23,11 @@ class Nodes {
   public:
     /// One server.
     explicit Nodes(const Endpoint& single);
-    /// Redlock over these independent masters.
-    explicit Nodes(const std::vector<Endpoint>& redlock);
+    /// Redlock over these independent masters; fencing: run the fence round (DESIGN section 6).
+    Nodes(const std::vector<Endpoint>& redlock, bool fencing);
 
     bool redlock() const { return redlock_; }
+    bool fencing() const { return fencing_; }
     std::size_t size() const { return conns_.size(); }
     /// The single server, or the first Redlock node (pub/sub and plain reads use it).
     const std::shared_ptr<Connection>& first() const { return conns_.front(); }
@@ -57,6 +58,7 @@ class Nodes {
 
   private:
     bool redlock_ = false;
+    bool fencing_ = true;
     std::vector<std::shared_ptr<Connection>> conns_;
     Fanout fanout_;
 };

@@ -18,10 +18,11 @@ Status redlock_supports(const AcquireSpec& spec);
 
 /// One attempt of call (spec's acquire script, ARGV {token, px, fence_px}) on every node.
 /// Granted on a majority within validity, then its fence raised on a majority within validity:
-/// out.acquired with that fence. Otherwise nothing is kept: every key the attempt may have set
-/// is released (nodes that did not answer included) and out.pttl says when to try again (the
-/// holder's keys' expiry, or a short random delay after a split vote). Fails with no_quorum
-/// when fewer than a majority answered, or with a node's error that retrying cannot fix.
+/// out.acquired with that fence (with fencing=0, no fence round and fence 0). Otherwise nothing is
+/// kept: every key the attempt may have set is released (nodes that did not answer included) and
+/// out.pttl says when to try again (the holder's keys' expiry, or a short random delay after a
+/// split vote). Fails with no_quorum when fewer than a majority answered, or with a node's error
+/// that retrying cannot fix.
 Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call,
                        std::chrono::milliseconds px, Clock::time_point sent_at,
                        AttemptOutcome& out);

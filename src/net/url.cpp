@@ -240,15 +240,20 @@ NodesResult parse_node_list(std::string_view url, const ClientOptions& base) {
     auto end = rest.find_first_of("/?");
     std::string_view hosts = rest.substr(0, end);
     std::string tail(end == std::string_view::npos ? "" : rest.substr(end));
-    // allow_fewer is ours, not a connection option: take it out before parse_url sees it.
+    // allow_fewer and fencing are Redlock's, not connection options: take them out before
+    // parse_url sees them.
     if (auto q = tail.find('?'); q != std::string::npos) {
         std::string query = tail.substr(q + 1), kept;
         std::stringstream in(query);
         for (std::string kv; std::getline(in, kv, '&');) {
-            if (kv.rfind("allow_fewer=", 0) == 0) {
-                if (!parse_bool(std::string_view(kv).substr(12), out.allow_fewer)) {
-                    out.error =
-                        fmt::format("option allow_fewer must be 0 or 1, not '{}'", kv.substr(12));
+            bool* flag = kv.rfind("allow_fewer=", 0) == 0 ? &out.allow_fewer
+                         : kv.rfind("fencing=", 0) == 0   ? &out.fencing
+                                                          : nullptr;
+            if (flag) {
+                auto eq = kv.find('=');
+                if (!parse_bool(std::string_view(kv).substr(eq + 1), *flag)) {
+                    out.error = fmt::format("option {} must be 0 or 1, not '{}'", kv.substr(0, eq),
+                                            kv.substr(eq + 1));
                     return out;
                 }
                 continue;

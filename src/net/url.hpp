@@ -25,12 +25,13 @@ struct NodesResult {
     bool ok = false;
     std::vector<Endpoint> nodes;  // in the order given
     bool allow_fewer = false;     // the allow_fewer=1 query option
+    bool fencing = true;          // fencing=0: skip the fence round (Lease::fence() is 0)
     std::string error;
 };
 
 /// redlock://[user[:password]@]host[:port],host[:port],...[/db][?opt=v&...]: one Endpoint per
 /// node, each with the shared credentials, db and options (as parse_url reads them), plus
-/// allow_fewer=0|1. Checks the form only; check_node_set judges the set once names resolve.
+/// allow_fewer=0|1 and fencing=0|1. Checks the form only; check_node_set judges the set once names resolve.
 NodesResult parse_node_list(std::string_view url, const ClientOptions& base);
 
 /// Decodes %XX escapes; false on a malformed escape.

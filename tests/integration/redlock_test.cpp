@@ -92,6 +92,20 @@ TEST(Redlock, FencesRiseAcrossClients) {
     }
 }
 
+TEST(Redlock, FencingOffSkipsTheFenceRound) {
+    Cluster c(3);
+    auto client = deadbolt::Client::connect(c.url("fencing=0"));
+    auto m = client.mutex("job");
+    ASSERT_TRUE(m.try_lock());
+    const std::string token = m.lease().token();
+    EXPECT_EQ(m.lease().fence(), 0u);  // no agreed fence: a node's own counter is not one
+    EXPECT_EQ(c.holding("job", token), 3);
+    EXPECT_EQ(code_of([&] { client.fenced_set("record", "v", m.lease().fence()); }),
+              errc::invalid_argument);
+    m.unlock();
+    EXPECT_EQ(c.holding("job", token), 0);
+}
+
 TEST(Redlock, AMinorityDownStillLocksRenewsAndReleases) {
     Cluster c(5);
     c[3].stop();
@@ -110,6 +124,44 @@ TEST(Redlock, AMinorityDownStillLocksRenewsAndReleases) {
     EXPECT_FALSE(rival.try_lock());
     m.unlock();
     EXPECT_TRUE(rival.try_lock());
+}
+
+TEST(Redlock, AWaiterGetsTheLockWhenTheFirstNodeIsDown) {
+    // The first node carries the release messages; without it waiters wake at the holder's
+    // expiry instead of failing.
+    Cluster c(3);
+    c[0].stop();
+    auto holder = deadbolt::Client::connect(c.url());
+    auto waiter = deadbolt::Client::connect(c.url("command_timeout=300ms"));
+    deadbolt::MutexOptions o;
+    o.ttl = 600ms;
+    auto held = holder.acquire("job", o);
+    std::thread release([&] {
+        std::this_thread::sleep_for(300ms);
+        held.release();
+    });
+    deadbolt::AcquireOptions how;
+    how.deadline = Clock::now() + 10s;
+    auto got = waiter.acquire("job", o, how);
+    release.join();
+    EXPECT_TRUE(got.valid());
+    EXPECT_GT(got.fence(), 0u);
+    EXPECT_EQ(c.holding("job", got.token()), 2);
+    // And a stop request still ends such a wait at once: here the holder's keys have 30 s
+    // left, so nothing else would wake it.
+    auto long_hold = waiter.acquire("job2");  // the default 30 s TTL
+    std::stop_source stop;
+    deadbolt::AcquireOptions cancellable;
+    cancellable.cancel = stop.get_token();
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(300ms);
+        stop.request_stop();
+    });
+    auto started = Clock::now();
+    EXPECT_EQ(code_of([&] { holder.acquire("job2", deadbolt::MutexOptions{}, cancellable); }),
+              errc::cancelled);
+    EXPECT_LT(Clock::now() - started, 10s);  // woken by the stop, not by the 30 s expiry
+    canceller.join();
 }
 
 TEST(Redlock, AMajorityDownIsAClearErrorAndLeavesNoKeys) {

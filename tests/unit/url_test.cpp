@@ -134,4 +134,12 @@ TEST(Url, BadRedlockNodeListsSayWhatIsWrong) {
               std::string::npos);
     EXPECT_FALSE(parse_node_list("redlock://a,b,c?nonsense=1", {}).ok);
     EXPECT_FALSE(parse_node_list("redlock://a,b,c", {}).allow_fewer);
+    // The fence round is on unless turned off.
+    EXPECT_TRUE(parse_node_list("redlock://a,b,c", {}).fencing);
+    auto off = parse_node_list("redlock://a,b,c?fencing=0&command_timeout=50ms", {});
+    ASSERT_TRUE(off.ok) << off.error;
+    EXPECT_FALSE(off.fencing);
+    EXPECT_EQ(off.nodes[2].options.command_timeout, std::chrono::milliseconds(50));
+    EXPECT_NE(parse_node_list("redlock://a,b,c?fencing=yes!", {}).error.find("fencing"),
+              std::string::npos);
 }
