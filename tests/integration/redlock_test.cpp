@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
+#include "steered_clock.hpp"
 #include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
@@ -261,6 +263,50 @@ TEST(Redlock, ANodeKilledWhileHeldCostsOneVote) {
     EXPECT_FALSE(m.lease().lost());
     m.lease().extend(5s);
     EXPECT_TRUE(m.lease().is_current());
+}
+
+TEST(Redlock, ANodeWhoseClockRunsFastCostsOneVote) {
+    // Node 0's wall clock (by which Redis expires keys) runs 20 times too fast: our key there
+    // expires early. With five nodes that costs one vote, never the lock.
+    char dir[] = "/tmp/deadbolt-clock-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    deadbolt::torture::SteeredClock fast(std::string(dir) + "/clock", CLOCK_REALTIME);
+    std::vector<std::unique_ptr<RedisServer>> nodes;
+    nodes.push_back(std::make_unique<RedisServer>(std::vector<std::string>{},
+                                                  fast.env(DEADBOLT_CLOCK_SHIM_DIR)));
+    for (int i = 1; i < 5; ++i) nodes.push_back(std::make_unique<RedisServer>());
+    std::string url = "redlock://";
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(nodes[i]->port());
+    auto a = deadbolt::Client::connect(url);
+    auto b = deadbolt::Client::connect(url);
+    deadbolt::MutexOptions o;
+    o.ttl = 2s;
+    fast.set_rate(20.0);
+    auto held = a.acquire("job", o);
+    auto count = [&](const std::string& token) {
+        int n = 0;
+        for (auto& s : nodes) n += s->raw().cmd({"GET", "job"}).str == token ? 1 : 0;
+        return n;
+    };
+    EXPECT_TRUE(eventually(
+        [&] {
+            return nodes[0]->raw().cmd({"EXISTS", "job"}).integer == 0;
+        },
+        2s));  // gone on the fast node within a tenth of the TTL or so
+    EXPECT_FALSE(b.mutex("job", o).try_lock());  // node 0 is free, but 4 nodes still say no
+    EXPECT_EQ(nodes[0]->raw().cmd({"EXISTS", "job"}).integer, 0);  // b's partial key released
+    std::this_thread::sleep_for(3s);  // renewals go on with 4 of 5 nodes
+    EXPECT_TRUE(held.valid());
+    EXPECT_FALSE(held.lost());
+    EXPECT_GE(count(held.token()), 4);
+    auto before = held.fence();
+    held.release();
+    auto next = b.acquire("job", o);
+    EXPECT_GT(next.fence(), before);
+    fast.set_rate(1.0);
+    nodes.clear();
+    std::filesystem::remove_all(dir);
 }
 
 TEST(Redlock, RenewalThatReachesOnlyAMinorityLosesTheLease) {

@@ -36,8 +36,9 @@ SteeredClock::~SteeredClock() {
     ::munmap(page_, sizeof(deadbolt_shim_clock));
 }
 
-std::vector<std::string> SteeredClock::env() const {
-    return {"LD_PRELOAD=" + deadbolt::test::self_dir() + "/libdeadbolt_clock_shim.so",
+std::vector<std::string> SteeredClock::env(const std::string& shim_dir) const {
+    std::string dir = shim_dir.empty() ? deadbolt::test::self_dir() : shim_dir;
+    return {"LD_PRELOAD=" + dir + "/libdeadbolt_clock_shim.so",
             std::string(DEADBOLT_CLOCK_FILE_ENV) + "=" + path_};
 }
 

@@ -23,8 +23,9 @@ class SteeredClock {
     SteeredClock(const SteeredClock&) = delete;
     SteeredClock& operator=(const SteeredClock&) = delete;
 
-    /// NAME=value entries that put a process's wall clock on this one (CLOCK_REALTIME only).
-    std::vector<std::string> env() const;
+    /// NAME=value entries that put a process's wall clock on this one (CLOCK_REALTIME only);
+    /// shim_dir holds libdeadbolt_clock_shim.so (by default, this executable's directory).
+    std::vector<std::string> env(const std::string& shim_dir = "") const;
     /// The shared page, for readers in this process or its forks (deadbolt_steer()).
     const deadbolt_shim_clock* page() const { return page_; }
     /// Moves the steered clock forward at once.
