@@ -24,7 +24,14 @@ void add_url_option(CLI::App& cmd, std::string& url) {
     url = env && *env ? env : "redis://127.0.0.1:6379";
     cmd.add_option("--url", url,
                    "Server URL: redis://[user:pass@]host[:port][/db], rediss://..., "
-                   "unix:///path.sock (default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
+                   "unix:///path.sock, redlock://host:port,host:port,host:port "
+                   "(default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
+}
+
+deadbolt::Client connect(const std::string& url) {
+    auto client = Client::connect(url);
+    for (const auto& w : client.warnings()) fmt::print(stderr, "deadbolt: warning: {}\n", w);
+    return client;
 }
 
 int report(const std::exception& e) {

@@ -36,6 +36,8 @@ std::chrono::milliseconds duration_arg(const std::string& option, const std::str
 
 /// Adds --url (default $DEADBOLT_URL or redis://127.0.0.1:6379) to cmd.
 void add_url_option(CLI::App& cmd, std::string& url);
+/// Client::connect(url), with its warnings (an even Redlock node count, a node down) on stderr.
+deadbolt::Client connect(const std::string& url);
 
 /// Maps a deadbolt exception to an exit code, after printing "deadbolt: <what>".
 int report(const std::exception& e);

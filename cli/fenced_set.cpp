@@ -21,7 +21,7 @@ void add_fenced_set_command(CLI::App& app, FencedSetArgs& a) {
 }
 
 int fenced_set_command(const FencedSetArgs& a) {
-    auto client = Client::connect(a.url);
+    auto client = connect(a.url);
     auto r = client.fenced_set(a.key, a.value, a.fence);
     if (r.accepted) return kOk;
     fmt::print(stderr,

@@ -277,7 +277,7 @@ int run_command(const RunArgs& a) {
     sigset_t signals = handled_signals();
     sigprocmask(SIG_BLOCK, &signals, nullptr);
 
-    auto client = Client::connect(a.url);
+    auto client = connect(a.url);
     int exit_code = kOk;
     auto lease = acquire(client, a, o, wait, signals, exit_code);
     if (!lease) return exit_code;

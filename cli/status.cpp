@@ -19,7 +19,7 @@ void add_status_command(CLI::App& app, StatusArgs& a) {
 }
 
 int status_command(const StatusArgs& a) {
-    auto client = Client::connect(a.url);
+    auto client = connect(a.url);
     auto s = client.status(a.name);
     if (a.json) {
         nlohmann::json j{{"name", a.name},

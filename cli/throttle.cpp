@@ -24,7 +24,7 @@ void add_throttle_command(CLI::App& app, ThrottleArgs& a) {
 
 int throttle_command(const ThrottleArgs& a) {
     auto window = duration_arg("--window", a.window);
-    auto client = Client::connect(a.url);
+    auto client = connect(a.url);
     auto limiter = client.rate_limiter(a.key, {.rate = 1, .per = window, .burst = a.burst});
     auto r = limiter.try_acquire();
     if (r.allowed) return kOk;

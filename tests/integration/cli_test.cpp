@@ -252,3 +252,27 @@ TEST(Cli, ElectRunsTheCommandOnlyWhileLeaderAndStopsItOnLoss) {
     auto r = deposed.get();
     EXPECT_EQ(r.rc, 70) << r.out;
 }
+
+TEST(Cli, RunOverRedlockHoldsAMajorityAndWarnsOfAnEvenCount) {
+    RedisServer a, b, c, d;
+    auto url = [](std::initializer_list<const RedisServer*> nodes) {
+        std::string u = "redlock://";
+        for (auto* s : nodes)
+            u += (u.size() > 10 ? "," : "") + std::string("127.0.0.1:") + std::to_string(s->port());
+        return u;
+    };
+    std::vector<std::string> run = {
+        DEADBOLT_CLI, "run",       "--url", url({&a, &b, &c}),        "job",
+        "--",         "redis-cli", "-p",    std::to_string(b.port()), "GET",
+        "job"};
+    std::string out;
+    EXPECT_EQ(deadbolt::test::run_command(run, &out), 0) << out;
+    EXPECT_EQ(out.size(), 33u) << out;  // the token, held on node b while the command ran
+    EXPECT_EQ(a.raw().cmd({"EXISTS", "job"}).integer, 0);  // released everywhere after
+    run[3] = url({&a, &b, &c, &d});
+    run[5] = "--";
+    run.resize(6);
+    run.push_back("true");
+    EXPECT_EQ(deadbolt::test::run_command(run, &out), 0) << out;
+    EXPECT_NE(out.find("warning: redlock with 4 nodes"), std::string::npos) << out;
+}
