@@ -192,26 +192,24 @@ class SetnxNoTtl : public Naive {
     bool try_once() override { return cmd("SETNX torture 1") == 1; }
 };
 
-}  // namespace
-
-int lock_nodes(const std::string& k) {
-    constexpr std::string_view redlock = "deadbolt-redlock:";
-    if (k.rfind(redlock, 0) != 0) return 1;
+// N of a kind "<prefix>N": 1 when kind has another prefix, 0 when N is not a number.
+int count_suffix(const std::string& kind, std::string_view prefix) {
+    if (kind.rfind(prefix, 0) != 0) return 1;
     try {
-        return std::max(0, std::stoi(k.substr(redlock.size())));
+        return std::max(0, std::stoi(kind.substr(prefix.size())));
     } catch (const std::exception&) {
         return 0;
     }
 }
 
+}  // namespace
+
+int lock_nodes(const std::string& k) {
+    return count_suffix(k, "deadbolt-redlock:");
+}
+
 int capacity(const std::string& k) {
-    constexpr std::string_view semaphore = "deadbolt-semaphore:";
-    if (k.rfind(semaphore, 0) != 0) return 1;
-    try {
-        return std::max(0, std::stoi(k.substr(semaphore.size())));
-    } catch (const std::exception&) {
-        return 0;
-    }
+    return count_suffix(k, "deadbolt-semaphore:");
 }
 
 bool known_lock(const std::string& k) {
