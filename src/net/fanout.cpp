@@ -30,7 +30,7 @@ void Fanout::run(std::size_t n, const std::function<void(std::size_t)>& job) {
             ++idle_;
         }
     }
-    cv_.notify_all();
+    for (std::size_t i = 1; i < n; ++i) cv_.notify_one();  // one idle thread per task
     job(0);
     std::unique_lock lk(round.m);
     round.cv.wait(lk, [&] { return round.left == 0; });
