@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <map>
 #include <sstream>
 
 #include "deadbolt/duration.hpp"
@@ -221,66 +222,132 @@ std::string Endpoint::describe() const {
     return fmt::format("{}:{}", host, port);
 }
 
-NodesResult parse_node_list(std::string_view url, const ClientOptions& base) {
-    NodesResult out;
-    constexpr std::string_view scheme = "redlock://";
-    if (url.substr(0, scheme.size()) != scheme) {
-        out.error = fmt::format(
-            "expected redlock://host:port,host:port,...[/db][?opt=v&...], "
-            "not '{}'",
-            url);
-        return out;
-    }
+namespace {
+
+// A URL naming several servers: scheme://[userinfo@]host[:port],host[:port],...[/path][?query].
+struct HostList {
+    std::string userinfo;  // "user:pass@" or empty
+    std::vector<std::string> hosts;
+    std::string tail;  // "/path?query", without the options taken out into `own`
+};
+
+// Splits url. The query options named in own are not connection options: their values are
+// taken out into own's strings (and left unset when absent).
+std::string split_hosts(std::string_view url, std::string_view scheme, std::string_view form,
+                        const std::map<std::string_view, std::string*>& own, HostList& out) {
+    if (url.substr(0, scheme.size()) != scheme)
+        return fmt::format("expected {}, not '{}'", form, url);
     std::string_view rest = url.substr(scheme.size());
-    std::string_view userinfo;
     if (auto at = rest.rfind('@', rest.find_first_of("/?")); at != std::string_view::npos) {
-        userinfo = rest.substr(0, at + 1);
+        out.userinfo = std::string(rest.substr(0, at + 1));
         rest = rest.substr(at + 1);
     }
     auto end = rest.find_first_of("/?");
     std::string_view hosts = rest.substr(0, end);
-    std::string tail(end == std::string_view::npos ? "" : rest.substr(end));
-    // allow_fewer and fencing are Redlock's, not connection options: take them out before
-    // parse_url sees them.
-    if (auto q = tail.find('?'); q != std::string::npos) {
-        std::string query = tail.substr(q + 1), kept;
+    out.tail = std::string(end == std::string_view::npos ? "" : rest.substr(end));
+    if (auto q = out.tail.find('?'); q != std::string::npos) {
+        std::string query = out.tail.substr(q + 1), kept;
         std::stringstream in(query);
         for (std::string kv; std::getline(in, kv, '&');) {
-            bool* flag = kv.rfind("allow_fewer=", 0) == 0 ? &out.allow_fewer
-                         : kv.rfind("fencing=", 0) == 0   ? &out.fencing
-                                                          : nullptr;
-            if (flag) {
-                auto eq = kv.find('=');
-                if (!parse_bool(std::string_view(kv).substr(eq + 1), *flag)) {
-                    out.error = fmt::format("option {} must be 0 or 1, not '{}'", kv.substr(0, eq),
-                                            kv.substr(eq + 1));
-                    return out;
-                }
+            auto eq = kv.find('=');
+            auto it = own.find(std::string_view(kv).substr(0, eq));
+            if (it != own.end() && eq != std::string::npos) {
+                *it->second = kv.substr(eq + 1);
                 continue;
             }
             kept += (kept.empty() ? "" : "&") + kv;
         }
-        tail = tail.substr(0, q) + (kept.empty() ? "" : "?" + kept);
+        out.tail = out.tail.substr(0, q) + (kept.empty() ? "" : "?" + kept);
     }
-    std::size_t start = 0;
-    for (;;) {
+    for (std::size_t start = 0;;) {
         auto comma = hosts.find(',', start);
         std::string_view host = hosts.substr(start, comma - start);
-        if (host.empty()) {
-            out.error = fmt::format(
-                "redlock URL has an empty node in '{}': list host:port "
-                "pairs separated by commas",
-                hosts);
-            return out;
-        }
-        auto one = parse_url("redis://" + std::string(userinfo) + std::string(host) + tail, base);
+        if (host.empty())
+            return fmt::format(
+                "{} has an empty server in '{}': list host:port pairs separated "
+                "by commas",
+                scheme.substr(0, scheme.size() - 3), hosts);
+        out.hosts.emplace_back(host);
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return {};
+}
+
+// A 0/1 option taken out by split_hosts; unset keeps out as it is.
+std::string own_bool(std::string_view name, const std::string& value, bool& out) {
+    if (value.empty() || parse_bool(value, out)) return {};
+    return fmt::format("option {} must be 0 or 1, not '{}'", name, value);
+}
+
+}  // namespace
+
+NodesResult parse_node_list(std::string_view url, const ClientOptions& base) {
+    NodesResult out;
+    HostList list;
+    std::string allow_fewer, fencing;
+    out.error = split_hosts(url, "redlock://", "redlock://host:port,host:port,...[/db][?opt=v&...]",
+                            {{"allow_fewer", &allow_fewer}, {"fencing", &fencing}}, list);
+    if (out.error.empty()) out.error = own_bool("allow_fewer", allow_fewer, out.allow_fewer);
+    if (out.error.empty()) out.error = own_bool("fencing", fencing, out.fencing);
+    if (!out.error.empty()) return out;
+    for (const auto& host : list.hosts) {
+        auto one = parse_url("redis://" + list.userinfo + host + list.tail, base);
         if (!one.ok) {
             out.error = fmt::format("redlock node '{}': {}", host, one.error);
             return out;
         }
         out.nodes.push_back(std::move(one.endpoint));
-        if (comma == std::string_view::npos) break;
-        start = comma + 1;
+    }
+    out.ok = true;
+    return out;
+}
+
+SentinelResult parse_sentinel_url(std::string_view url, const ClientOptions& base) {
+    SentinelResult out;
+    HostList list;
+    std::string user, password;
+    out.error = split_hosts(url, "redis-sentinel://",
+                            "redis-sentinel://host:port,host:port,.../master-name[/db][?opt=v&...]",
+                            {{"sentinel_user", &user}, {"sentinel_password", &password}}, list);
+    if (!out.error.empty()) return out;
+    // The path is /master-name[/db]; the db (and credentials, options) are the master's.
+    auto name_end = list.tail.find_first_of("/?", 1);
+    if (list.tail.empty() || list.tail[0] != '/' || name_end == 1) {
+        out.error = fmt::format(
+            "name the master the sentinels watch: redis-sentinel://"
+            "host:port,.../master-name, not '{}'",
+            url);
+        return out;
+    }
+    if (!percent_decode(list.tail.substr(1, name_end - 1), out.master_name)) {
+        out.error = fmt::format("bad %-escape in the master name of '{}'", url);
+        return out;
+    }
+    std::string rest = name_end == std::string::npos ? "" : list.tail.substr(name_end);
+    auto master = parse_url("redis://" + list.userinfo + "master.invalid" + rest, base);
+    if (!master.ok) {
+        out.error = master.error;
+        return out;
+    }
+    out.master = std::move(master.endpoint);
+    for (const auto& host : list.hosts) {
+        // Sentinels share the master's timeouts and TLS settings, not its credentials or db.
+        Endpoint s = out.master;
+        s.options.username = user;
+        s.options.password = password;
+        s.options.db = 0;
+        s.options.sync_replicas = 0;
+        auto where = parse_url("redis://" + host, {});
+        if (!where.ok) {
+            out.error = fmt::format("sentinel '{}': {}", host, where.error);
+            return out;
+        }
+        s.host = where.endpoint.host;
+        bool has_port = host.front() == '[' ? host.find("]:") != std::string::npos
+                                            : host.find(':') != std::string::npos;
+        s.port = has_port ? where.endpoint.port : kSentinelPort;
+        out.sentinels.push_back(std::move(s));
     }
     out.ok = true;
     return out;

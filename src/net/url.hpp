@@ -1,4 +1,5 @@
-// URL parsing: redis://, rediss://, unix:// into an Endpoint. Pure; no I/O.
+// URL parsing: redis://, rediss://, unix://, redlock:// and redis-sentinel:// into Endpoints.
+// Pure; no I/O.
 #pragma once
 
 #include <string>
@@ -31,8 +32,26 @@ struct NodesResult {
 
 /// redlock://[user[:password]@]host[:port],host[:port],...[/db][?opt=v&...]: one Endpoint per
 /// node, each with the shared credentials, db and options (as parse_url reads them), plus
-/// allow_fewer=0|1 and fencing=0|1. Checks the form only; check_node_set judges the set once names resolve.
+/// allow_fewer=0|1 and fencing=0|1. Checks the form only; check_node_set judges the set once names
+/// resolve.
 NodesResult parse_node_list(std::string_view url, const ClientOptions& base);
+
+/// The port a sentinel listens on when the URL does not say.
+constexpr std::uint16_t kSentinelPort = 26379;
+
+struct SentinelResult {
+    bool ok = false;
+    std::vector<Endpoint> sentinels;  // in the order given; sentinel_user/_password, db 0
+    std::string master_name;
+    Endpoint master;  // the master's credentials, db and options; host/port come from asking
+    std::string error;
+};
+
+/// redis-sentinel://[user[:password]@]host[:port],...[/master-name][/db][?opt=v&...]: the
+/// sentinels to ask (port 26379 by default), the master's name, and the options of the master
+/// connection (user, password and db are the master's; sentinel_user and sentinel_password
+/// authenticate to the sentinels). Checks the form only.
+SentinelResult parse_sentinel_url(std::string_view url, const ClientOptions& base);
 
 /// Decodes %XX escapes; false on a malformed escape.
 bool percent_decode(std::string_view in, std::string& out);

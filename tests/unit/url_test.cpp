@@ -3,6 +3,8 @@
 #include "net/url.hpp"
 
 using deadbolt::detail::Endpoint;
+using deadbolt::detail::kSentinelPort;
+using deadbolt::detail::parse_sentinel_url;
 using deadbolt::detail::parse_url;
 
 namespace {
@@ -127,7 +129,7 @@ TEST(Url, BadRedlockNodeListsSayWhatIsWrong) {
     using deadbolt::detail::parse_node_list;
     EXPECT_NE(parse_node_list("redis://a:1,b:2", {}).error.find("expected redlock://"),
               std::string::npos);
-    EXPECT_NE(parse_node_list("redlock://a:1,,b:2", {}).error.find("empty node"),
+    EXPECT_NE(parse_node_list("redlock://a:1,,b:2", {}).error.find("empty server"),
               std::string::npos);
     EXPECT_NE(parse_node_list("redlock://a:1,b:x", {}).error.find("node 'b:x'"), std::string::npos);
     EXPECT_NE(parse_node_list("redlock://a,b,c?allow_fewer=maybe", {}).error.find("allow_fewer"),
@@ -142,4 +144,36 @@ TEST(Url, BadRedlockNodeListsSayWhatIsWrong) {
     EXPECT_EQ(off.nodes[2].options.command_timeout, std::chrono::milliseconds(50));
     EXPECT_NE(parse_node_list("redlock://a,b,c?fencing=yes!", {}).error.find("fencing"),
               std::string::npos);
+}
+
+TEST(Url, SentinelUrlsNameTheSentinelsAndTheMaster) {
+    auto r = parse_sentinel_url(
+        "redis-sentinel://app:s3cret@10.0.0.1:26380,10.0.0.2,[::1]/my%20master/3"
+        "?sentinel_password=watch&command_timeout=50ms&prefix=p:",
+        {});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.master_name, "my master");
+    ASSERT_EQ(r.sentinels.size(), 3u);
+    EXPECT_EQ(r.sentinels[0].host, "10.0.0.1");
+    EXPECT_EQ(r.sentinels[0].port, 26380);
+    EXPECT_EQ(r.sentinels[1].port, kSentinelPort);  // the sentinel default, not 6379
+    EXPECT_EQ(r.sentinels[2].host, "::1");
+    EXPECT_EQ(r.sentinels[2].port, kSentinelPort);
+    // Sentinels get their own credentials and db 0; the master gets the URL's.
+    EXPECT_EQ(r.sentinels[0].options.password, "watch");
+    EXPECT_EQ(r.sentinels[0].options.db, 0);
+    EXPECT_EQ(r.sentinels[0].options.command_timeout, std::chrono::milliseconds(50));
+    EXPECT_EQ(r.master.options.username, "app");
+    EXPECT_EQ(r.master.options.password, "s3cret");
+    EXPECT_EQ(r.master.options.db, 3);
+    EXPECT_EQ(r.master.options.key_prefix, "p:");
+
+    EXPECT_NE(parse_sentinel_url("redis-sentinel://a,b", {}).error.find("name the master"),
+              std::string::npos);
+    EXPECT_NE(parse_sentinel_url("redis-sentinel://a,,b/m", {}).error.find("empty server"),
+              std::string::npos);
+    EXPECT_NE(parse_sentinel_url("redis://a/m", {}).error.find("expected redis-sentinel://"),
+              std::string::npos);
+    EXPECT_FALSE(parse_sentinel_url("redis-sentinel://a/m?nonsense=1", {}).ok);
+    EXPECT_FALSE(parse_sentinel_url("redis-sentinel://a:notaport/m", {}).ok);
 }
