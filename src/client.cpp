@@ -197,20 +197,9 @@ Lease Client::acquire(std::string_view name, LockMode mode, const MutexOptions& 
     return acquire(name, options, how);
 }
 
-LockStatus Client::status(std::string_view name) const {
-    single_server_only(*impl_, "status", kNotYet);
-    detail::validate_name(name).throw_if_error();
-    auto spec = detail::fair_spec(impl_->ep.options.key_prefix, name, {});
-    std::string readers = detail::aux_key(spec.keys[0], "readers");
-    std::string claim = detail::aux_key(spec.keys[0], "claim");
-    std::string limit = detail::aux_key(spec.keys[0], "limit");
-    detail::Reply r;
-    detail::eval(*impl_->conn,
-                 {&detail::status_script(),
-                  {spec.keys[0], spec.keys[1], spec.keys[2], readers, claim, limit},
-                  {}},
-                 r, impl_->deadline())
-        .throw_if_error();
+namespace {
+
+LockStatus parse_status(const detail::Reply& r) {
     if (r.type != detail::Reply::Type::array || r.elements.size() != 7)
         throw ServerError(make_error_code(errc::protocol_error), "unexpected status reply");
     const auto& e = r.elements;
@@ -224,6 +213,38 @@ LockStatus Client::status(std::string_view name) const {
     s.permits = static_cast<int>(e[5].integer);
     s.writer_waiting = e[6].integer == 1;
     return s;
+}
+
+}  // namespace
+
+LockStatus Client::status(std::string_view name) const {
+    detail::validate_name(name).throw_if_error();
+    auto spec = detail::fair_spec(impl_->ep.options.key_prefix, name, {});
+    std::string readers = detail::aux_key(spec.keys[0], "readers");
+    std::string claim = detail::aux_key(spec.keys[0], "claim");
+    std::string limit = detail::aux_key(spec.keys[0], "limit");
+    detail::ScriptCall call{&detail::status_script(),
+                            {spec.keys[0], spec.keys[1], spec.keys[2], readers, claim, limit},
+                            {}};
+    if (impl_->nodes->redlock()) {
+        auto results = impl_->nodes->everywhere({&call, 1}, impl_->deadline());
+        std::vector<LockStatus> per_node;
+        for (const auto& r : results) {
+            if (!r.status.ok()) continue;
+            if (r.replies.front().is_error())
+                detail::from_server_error(r.replies.front().str).throw_if_error();
+            per_node.push_back(parse_status(r.replies.front()));
+        }
+        auto n = static_cast<int>(impl_->nodes->size());
+        if (static_cast<int>(per_node.size()) < detail::majority(n))
+            detail::Status::error(errc::no_quorum,
+                                  impl_->nodes->describe_failures(results, per_node.size()))
+                .throw_if_error();
+        return detail::majority_status(per_node, n);
+    }
+    detail::Reply r;
+    detail::eval(*impl_->conn, call, r, impl_->deadline()).throw_if_error();
+    return parse_status(r);
 }
 
 FencedResult Client::fenced_set(std::string_view key, std::string_view value,

@@ -90,4 +90,27 @@ NodeRole parse_role(std::string_view info) {
     return r;
 }
 
+LockStatus majority_status(const std::vector<LockStatus>& answered, int n) {
+    LockStatus out;
+    out.kind = "free";
+    std::vector<std::chrono::milliseconds> ttls;
+    for (const auto& s : answered) {
+        out.last_fence = std::max(out.last_fence, s.last_fence);
+        if (s.held) ttls.push_back(s.ttl);
+    }
+    auto need = static_cast<std::size_t>(majority(n));
+    if (ttls.size() < need) return out;
+    out.held = true;
+    out.kind = "mutex";
+    out.holders = 1;
+    // Held until all but need - 1 of these keys expire: the need-th longest TTL (no expiry
+    // counts as the longest).
+    auto key = [](std::chrono::milliseconds d) {
+        return d.count() < 0 ? std::chrono::milliseconds::max() : d;
+    };
+    std::sort(ttls.begin(), ttls.end(), [&](auto a, auto b) { return key(a) > key(b); });
+    out.ttl = ttls[need - 1];
+    return out;
+}
+
 }  // namespace deadbolt::detail

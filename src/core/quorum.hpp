@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "deadbolt/client.hpp"
 #include "net/status.hpp"
 
 namespace deadbolt::detail {
@@ -39,6 +40,11 @@ Verdict tally(int yes, int no, int n);
 /// counted free, so with too many of them this is the longest refusal.
 std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> refusals,
                                        int free_nodes, int n);
+
+/// A Redlock lock's status from the nodes that answered (n in all): held when a majority of
+/// n hold it, until enough of their keys expire that fewer than a majority do; the highest
+/// fence any node saw. Per-node detail (waiters, permits) does not apply.
+LockStatus majority_status(const std::vector<LockStatus>& answered, int n);
 
 /// A node's role from the text of INFO replication.
 struct NodeRole {

@@ -82,6 +82,26 @@ TEST(Redlock, TakesEveryNodeAndReleasesEveryNode) {
     EXPECT_TRUE(other.try_lock());
 }
 
+TEST(Redlock, StatusIsTheMajoritysView) {
+    Cluster c(3);
+    auto client = deadbolt::Client::connect(c.url());
+    EXPECT_FALSE(client.status("job").held);
+    auto lease = client.acquire("job");
+    auto s = client.status("job");
+    EXPECT_TRUE(s.held);
+    EXPECT_EQ(s.last_fence, lease.fence());
+    EXPECT_GT(s.ttl.count(), 0);
+    // One node loses the key: still a majority. Two: no longer held.
+    c[0].raw().cmd({"DEL", "job"});
+    EXPECT_TRUE(client.status("job").held);
+    c[1].raw().cmd({"DEL", "job"});
+    EXPECT_FALSE(client.status("job").held);
+    // Fewer than a majority answering is an error, not "free".
+    c[0].stop();
+    c[1].stop();
+    EXPECT_EQ(code_of([&] { client.status("job"); }), errc::no_quorum);
+}
+
 TEST(Redlock, FencesRiseAcrossClients) {
     Cluster c(3);
     auto a = deadbolt::Client::connect(c.url());

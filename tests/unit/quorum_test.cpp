@@ -85,3 +85,30 @@ TEST(Quorum, ReadsTheRoleFromInfoReplication) {
     EXPECT_FALSE(parse_role("role_extra:master\r\n").master);
     EXPECT_FALSE(parse_role("").master);
 }
+
+TEST(Quorum, ALockIsHeldWhileAMajorityOfNodesHoldIt) {
+    auto held = [](long long ttl, std::uint64_t fence) {
+        deadbolt::LockStatus s;
+        s.held = true;
+        s.kind = "mutex";
+        s.ttl = std::chrono::milliseconds(ttl);
+        s.last_fence = fence;
+        return s;
+    };
+    deadbolt::LockStatus free_node;
+    free_node.kind = "free";
+    free_node.last_fence = 99;
+    // 3 of 5 hold: held until only 2 do, at the third longest TTL (300) of {500, 400, 300}.
+    auto s = majority_status({held(500, 7), held(300, 7), held(400, 7), free_node}, 5);
+    EXPECT_TRUE(s.held);
+    EXPECT_EQ(s.kind, "mutex");
+    EXPECT_EQ(s.ttl, 300ms);
+    EXPECT_EQ(s.last_fence, 99u);  // the highest any node saw
+    // 2 of 5 hold (a split, or a partial key): not held.
+    s = majority_status({held(500, 7), held(300, 7), free_node, free_node, free_node}, 5);
+    EXPECT_FALSE(s.held);
+    EXPECT_EQ(s.kind, "free");
+    // A key with no expiry counts as the longest.
+    s = majority_status({held(-1, 1), held(200, 1)}, 3);
+    EXPECT_EQ(s.ttl, 200ms);
+}
