@@ -31,10 +31,41 @@ Client connect_redlock(std::string_view url, const ClientOptions& options) {
     return Client(std::move(impl));
 }
 
+Client connect_sentinel(std::string_view url, const ClientOptions& options) {
+    auto parsed = detail::parse_sentinel_url(url, options);
+    if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
+    auto sentinel = std::make_shared<detail::Sentinel>(parsed.sentinels, parsed.master_name);
+    std::string host;
+    std::uint16_t port = 0;
+    sentinel->discover(host, port).throw_if_error();
+    detail::Endpoint ep = parsed.master;
+    ep.host = host;
+    ep.port = port;
+    auto impl = std::make_shared<detail::ClientImpl>(ep);
+    Client c(impl);
+    detail::Reply info;
+    detail::command(*impl->conn, {"INFO", "replication"}, info,
+                    detail::Clock::now() + ep.options.connect_timeout + ep.options.command_timeout)
+        .throw_if_error();
+    if (!detail::parse_role(info.str).master)
+        detail::Status::error(errc::readonly,
+                              fmt::format("the sentinels name {} as the primary of '{}', but it "
+                                          "is a replica: a failover is under way; try again",
+                                          ep.describe(), parsed.master_name))
+            .throw_if_error();
+    std::weak_ptr<detail::ClientImpl> weak = impl;
+    sentinel->follow(host, port, [weak](const std::string& h, std::uint16_t p) {
+        if (auto client = weak.lock()) client->primary_moved(h, p);
+    });
+    impl->sentinel = std::move(sentinel);
+    return c;
+}
+
 }  // namespace
 
 Client Client::connect(std::string_view url, const ClientOptions& options) {
     if (url.starts_with("redlock://")) return connect_redlock(url, options);
+    if (url.starts_with("redis-sentinel://")) return connect_sentinel(url, options);
     auto parsed = detail::parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));

@@ -20,6 +20,7 @@ ClientImpl::ClientImpl(std::vector<Endpoint> redlock, bool fencing)
       renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
 
 ClientImpl::~ClientImpl() {
+    if (sentinel) sentinel->stop();  // no more moves
     renewer->stop();
 }
 
@@ -29,8 +30,23 @@ Clock::time_point ClientImpl::lease_deadline(std::chrono::milliseconds ttl) cons
 }
 
 Subscriber& ClientImpl::subscriber() {
-    std::call_once(sub_once_, [this] { sub_ = std::make_unique<Subscriber>(ep); });
+    std::lock_guard lk(sub_m_);
+    if (!sub_) {
+        sub_ = std::make_unique<Subscriber>(ep);
+        if (moved_port_ != 0) sub_->retarget(moved_host_, moved_port_);
+    }
     return *sub_;
+}
+
+void ClientImpl::primary_moved(const std::string& host, std::uint16_t port) {
+    {
+        std::lock_guard lk(sub_m_);
+        moved_host_ = host;
+        moved_port_ = port;
+        if (sub_) sub_->retarget(host, port);
+    }
+    conn->retarget(host, port);
+    renewer->verify_all();
 }
 
 }  // namespace deadbolt::detail

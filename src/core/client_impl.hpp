@@ -8,6 +8,7 @@
 #include "core/local_queue.hpp"
 #include "core/nodes.hpp"
 #include "core/renewer.hpp"
+#include "core/sentinel.hpp"
 #include "net/connection.hpp"
 #include "net/endpoint.hpp"
 #include "net/subscriber.hpp"
@@ -35,6 +36,9 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     Clock::time_point lease_deadline(std::chrono::milliseconds ttl) const;
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
+    /// A failover moved the primary (Sentinel): every connection goes there, and every lease
+    /// the new primary does not hold is reported lost.
+    void primary_moved(const std::string& host, std::uint16_t port);
 
     Endpoint ep;
     std::string id;                // random per client: the default owner prefix of reentrant locks
@@ -45,9 +49,13 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     LocalQueue local;
     Handoffs handoffs;
 
+    std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
+
   private:
-    std::once_flag sub_once_;
+    std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
+    std::string moved_host_;  // where the primary is now, once a failover moved it
+    std::uint16_t moved_port_ = 0;
 };
 
 }  // namespace deadbolt::detail

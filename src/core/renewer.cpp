@@ -99,6 +99,34 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     }
 }
 
+void Renewer::verify_all() noexcept {
+    try {
+        std::vector<std::shared_ptr<LeaseState>> all;
+        {
+            std::lock_guard lk(m_);
+            for (auto& [ptr, e] : leases_) all.push_back(e.lease);
+        }
+        std::vector<std::string> px(all.size());
+        std::vector<ScriptCall> calls;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            px[i] = std::to_string(all[i]->px.count());
+            calls.push_back(all[i]->view(*all[i]->kind->check, px[i]));
+        }
+        std::vector<Reply> replies;
+        if (calls.empty() ||
+            !nodes_->eval_many(calls, replies, Clock::now() + command_timeout_).ok())
+            return;  // unknown: the renewals will find out
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            if (replies[i].type != Reply::Type::integer || replies[i].integer == 1) continue;
+            if (all[i]->released) continue;
+            remove(all[i].get());
+            all[i]->mark_lost(make_error_code(errc::not_owner));
+        }
+    } catch (const std::exception&) {
+        // Out of memory building the checks: the renewals will find out.
+    }
+}
+
 void Renewer::stop() {
     std::thread t;
     {

@@ -35,6 +35,9 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     /// On Redlock: until a majority decides it, or with node set, until that node answers.
     void add_cleanup(OwnedCall call, Clock::time_point give_up,
                      std::optional<std::size_t> node = std::nullopt);
+    /// Asks the server whether each lease is still held (after a failover moved the primary)
+    /// and reports those it does not hold as lost (not_owner). Never throws.
+    void verify_all() noexcept;
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();
 

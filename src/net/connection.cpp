@@ -77,8 +77,26 @@ Status Connection::exec(std::string encoded, std::size_t count, std::vector<Repl
     return b->status;
 }
 
+void Connection::retarget(const std::string& host, std::uint16_t port) {
+    std::lock_guard lk(m_);
+    target_.emplace(host, port);
+}
+
 void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
     for (;;) {
+        {
+            std::lock_guard lk(m_);
+            if (target_) {
+                ep_.host = std::move(target_->first);
+                ep_.port = target_->second;
+                target_.reset();
+                connect_failures_ = 0;
+                if (connected_)
+                    reset(Status::error(errc::unknown_outcome,
+                                        "the primary moved (failover) while the request was "
+                                        "in flight, so it may have been executed"));
+            }
+        }
         if (!connected_) {
             Status st = connect(deadline);
             std::lock_guard lk(m_);

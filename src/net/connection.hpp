@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ class Connection {
 
     const Endpoint& endpoint() const { return ep_; }
 
+    /// From the next request on, talks to host:port instead (a failover moved the primary);
+    /// a session open now is closed first, and requests in flight on it fail (unknown_outcome).
+    void retarget(const std::string& host, std::uint16_t port);
+
   private:
     struct Batch;
     using BatchPtr = std::shared_ptr<Batch>;
@@ -57,6 +62,7 @@ class Connection {
     std::deque<BatchPtr> inflight_;  // written (or being written), awaiting replies in order
     bool leader_ = false;
     bool wake_posted_ = false;
+    std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
 
     // Leader-only state: touched only by the thread that is leader (handoff under m_).
     bool connected_ = false;

@@ -32,6 +32,15 @@ void Subscriber::run() {
             std::lock_guard lk(m_);
             if (stopping_) return;
         }
+        {
+            std::lock_guard lk(m_);
+            if (target_) {
+                ep_.host = std::move(target_->first);
+                ep_.port = target_->second;
+                target_.reset();
+                failures = 0;
+            }
+        }
         if (io_.stopped()) io_.restart();
         Status st = transport_.open(ep_, Clock::now() + ep_.options.connect_timeout);
         if (!st.ok()) {
@@ -41,7 +50,7 @@ void Subscriber::run() {
             cv_.wait_for(
                 lk,
                 jittered_backoff(failures++, ep_.options.reconnect_min, ep_.options.reconnect_max),
-                [&] { return stopping_; });
+                [&] { return stopping_ || target_.has_value(); });
             continue;
         }
         failures = 0;
@@ -144,6 +153,25 @@ void Subscriber::on_disconnect() {
     cv_.notify_all();
     transport_.close();
     io_.stop();
+}
+
+void Subscriber::retarget(const std::string& host, std::uint16_t port) {
+    unsigned g = 0;
+    {
+        std::lock_guard lk(m_);
+        if (ep_.host == host && ep_.port == port && !target_) return;
+        target_.emplace(host, port);
+        g = gen_;
+        cv_.notify_all();  // a reconnect backoff ends now
+    }
+    asio::post(io_, [this, g] {
+        bool current = false;
+        {
+            std::lock_guard lk(m_);
+            current = connected_ && g == gen_;
+        }
+        if (current) on_disconnect();  // run() then opens the session at the new address
+    });
 }
 
 Status Subscriber::subscribe(const std::string& channel, Clock::time_point deadline,

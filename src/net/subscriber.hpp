@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +47,9 @@ class Subscriber {
                   Clock::time_point deadline);
     /// Wakes every waiter of channel now (e.g. on cancellation).
     void poke(const std::string& channel);
+    /// Moves to host:port (a failover moved the primary): the session is closed and opened
+    /// there, every subscription renewed, and every waiter woken (messages may be lost).
+    void retarget(const std::string& host, std::uint16_t port);
 
   private:
     struct Channel {
@@ -77,6 +81,7 @@ class Subscriber {
     bool writing_ = false;
     unsigned gen_ = 0;  // session generation; handlers of a closed session ignore themselves
     Status last_error_;
+    std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
     std::thread thread_;
 };
 

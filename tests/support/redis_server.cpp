@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -116,11 +117,30 @@ std::string self_dir() {
 
 RedisServer::RedisServer(std::vector<std::string> extra_args, std::vector<std::string> env)
     : extra_(std::move(extra_args)), env_(std::move(env)) {
+    make_dir();
+    port_ = free_port();
+    start();
+}
+
+void RedisServer::make_dir() {
     char tmpl[] = "/tmp/deadbolt-test-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
+}
+
+RedisServer::RedisServer(SentinelTag, const std::string& sentinel_conf) : extra_{"--sentinel"} {
+    make_dir();
+    conf_ = dir_ + "/sentinel.conf";
+    {
+        std::ofstream out(conf_);
+        out << sentinel_conf;
+    }
     port_ = free_port();
     start();
+}
+
+std::unique_ptr<RedisServer> RedisServer::sentinel(const std::string& sentinel_conf) {
+    return std::unique_ptr<RedisServer>(new RedisServer(SentinelTag{}, sentinel_conf));
 }
 
 RedisServer::~RedisServer() {
@@ -136,6 +156,7 @@ void RedisServer::start() {
             "--save",       "",          "--appendonly",        "no",          "--dir",
             dir_,           "--logfile", dir_ + "/redis.log",   "--daemonize", "no"};
         args.insert(args.end(), extra_.begin(), extra_.end());
+        if (!conf_.empty()) args.insert(args.begin() + 1, conf_);
         pid_ = ::fork();
         if (pid_ == 0) {
             int devnull = ::open("/dev/null", O_RDWR);

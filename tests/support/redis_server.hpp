@@ -43,6 +43,9 @@ class RedisServer {
     /// env: extra NAME=value entries for the server process (e.g. an LD_PRELOAD).
     explicit RedisServer(std::vector<std::string> extra_args = {},
                          std::vector<std::string> env = {});
+    /// A Redis Sentinel whose config file (written into its dir, where it may rewrite it)
+    /// starts with sentinel_conf.
+    static std::unique_ptr<RedisServer> sentinel(const std::string& sentinel_conf);
     ~RedisServer();
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
@@ -64,7 +67,11 @@ class RedisServer {
     Raw raw(const std::string& password = "") const { return Raw("127.0.0.1", port_, password); }
 
   private:
+    struct SentinelTag {};
+    RedisServer(SentinelTag, const std::string& sentinel_conf);
+    void make_dir();
     std::vector<std::string> extra_, env_;
+    std::string conf_;  // a config file given first (sentinel mode)
     std::string dir_;
     std::uint16_t port_ = 0;
     pid_t pid_ = -1;

@@ -1,0 +1,174 @@
+// Sentinel: a primary, two replicas and three real sentinels. The client finds the primary
+// through the sentinels, follows a failover, and reports a held lease lost when the new
+// primary does not hold it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+#include "tcp_proxy.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+using deadbolt::make_error_code;
+using deadbolt::test::RawReply;
+using deadbolt::test::RedisServer;
+using deadbolt::test::TcpProxy;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+template <class F>
+bool eventually(F f, std::chrono::milliseconds within) {
+    for (auto until = Clock::now() + within; Clock::now() < until;) {
+        if (f()) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return f();
+}
+
+std::string field(const RawReply& flat, const std::string& name) {
+    for (std::size_t i = 0; i + 1 < flat.elements.size(); i += 2)
+        if (flat.elements[i].str == name) return flat.elements[i + 1].str;
+    return {};
+}
+
+// The replicas replicate through proxies, so a test can hold replication back.
+struct Watched {
+    RedisServer primary{{"--repl-diskless-sync-delay", "0"}};
+    TcpProxy link1{primary.port()}, link2{primary.port()};
+    // Promoted, a replica must resync the others at once, not after the default 5 s.
+    RedisServer r1{{"--replicaof", "127.0.0.1", std::to_string(link1.port()),
+                    "--repl-diskless-sync-delay", "0"}};
+    RedisServer r2{{"--replicaof", "127.0.0.1", std::to_string(link2.port()),
+                    "--repl-diskless-sync-delay", "0"}};
+    std::vector<std::unique_ptr<RedisServer>> sentinels;
+
+    Watched() {
+        for (int i = 0; i < 3; ++i)
+            sentinels.push_back(RedisServer::sentinel(
+                "sentinel monitor db 127.0.0.1 " + std::to_string(primary.port()) +
+                " 2\nsentinel down-after-milliseconds db 1000\n"
+                "sentinel failover-timeout db 5000\nsentinel parallel-syncs db 2\n"));
+        // Ready when every sentinel sees both replicas and the other sentinels, and the
+        // replicas acknowledge writes.
+        bool ready = eventually(
+            [&] {
+                for (auto& s : sentinels) {
+                    auto m = s->raw().cmd({"SENTINEL", "master", "db"});
+                    if (field(m, "num-slaves") != "2" || field(m, "num-other-sentinels") != "2")
+                        return false;
+                }
+                auto raw = primary.raw();
+                raw.cmd({"SET", "ready", "1"});
+                return raw.cmd({"WAIT", "2", "100"}).integer == 2;
+            },
+            30s);
+        if (!ready) ADD_FAILURE() << "sentinels never saw the replicas and each other";
+    }
+    std::string url(const std::string& query = "") const {
+        std::string u = "redis-sentinel://";
+        for (std::size_t i = 0; i < sentinels.size(); ++i)
+            u += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels[i]->port());
+        return u + "/db" + (query.empty() ? "" : "?" + query);
+    }
+    std::string primary_port() {
+        auto r = sentinels[0]->raw().cmd({"SENTINEL", "get-master-addr-by-name", "db"});
+        return r.elements.size() == 2 ? r.elements[1].str : "";
+    }
+    // Forces a failover and waits until the sentinels name a new primary; returns its port.
+    std::string fail_over() {
+        auto before = primary_port();
+        sentinels[0]->raw().cmd({"SENTINEL", "FAILOVER", "db"});
+        std::string after;
+        if (!eventually([&] { return (after = primary_port()) != before; }, 30s))
+            ADD_FAILURE() << "no failover";
+        return after;
+    }
+    RedisServer& by_port(const std::string& port) {
+        for (auto* s : {&primary, &r1, &r2})
+            if (std::to_string(s->port()) == port) return *s;
+        throw std::runtime_error("no server on port " + port);
+    }
+};
+
+}  // namespace
+
+TEST(Sentinel, FindsThePrimaryThroughTheSentinels) {
+    Watched w;
+    auto client = deadbolt::Client::connect(w.url());
+    auto lease = client.acquire("job");
+    EXPECT_EQ(w.primary.raw().cmd({"GET", "job"}).str, lease.token());
+    // A name the sentinels do not watch, and no sentinel at all, are clear errors.
+    try {
+        deadbolt::Client::connect(
+            "redis-sentinel://127.0.0.1:" + std::to_string(w.sentinels[0]->port()) + "/nosuch");
+        ADD_FAILURE() << "connected to an unknown master";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("no sentinel knows a master named 'nosuch'"),
+                  std::string::npos)
+            << e.what();
+    }
+    auto dead = std::to_string(deadbolt::test::free_port());
+    try {
+        deadbolt::Client::connect("redis-sentinel://127.0.0.1:" + dead + "/db");
+        ADD_FAILURE() << "connected without a sentinel";
+    } catch (const deadbolt::ConnectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("no sentinel answered"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(Sentinel, AHeldLockSurvivesAFailoverToAReplicaThatHasIt) {
+    Watched w;
+    auto client = deadbolt::Client::connect(w.url());
+    deadbolt::MutexOptions o;
+    o.ttl = 3s;
+    auto lease = client.acquire("job", o);
+    ASSERT_EQ(w.primary.raw().cmd({"WAIT", "2", "5000"}).integer, 2);  // both replicas have it
+    auto promoted = w.fail_over();
+    // The client follows: the lease is still current on the new primary and stays renewed.
+    // (A request in flight while the primary moves fails with unknown_outcome: ask again.)
+    EXPECT_TRUE(eventually(
+        [&] {
+            std::error_code ec;
+            return lease.is_current(ec) && !ec;
+        },
+        10s));
+    std::this_thread::sleep_for(o.ttl * 4 / 3);
+    EXPECT_TRUE(lease.valid());
+    EXPECT_FALSE(lease.lost());
+    EXPECT_EQ(w.by_port(promoted).raw().cmd({"GET", "job"}).str, lease.token());
+    // New locks land on the new primary.
+    auto next = client.acquire("job2");
+    EXPECT_EQ(w.by_port(promoted).raw().cmd({"GET", "job2"}).str, next.token());
+}
+
+TEST(Sentinel, ALockTheNewPrimaryLacksIsReportedLost) {
+    Watched w;
+    w.link1.stall_replies(true);  // replication held back: the lock stays on the primary
+    w.link2.stall_replies(true);
+    auto client = deadbolt::Client::connect(w.url());
+    std::atomic<int> lost{0};
+    deadbolt::MutexOptions o;
+    o.ttl = 60s;  // the first renewal comes after 20 s: only the failover check can be first
+    o.on_lost = [&](std::string_view, std::error_code ec) {
+        if (ec == make_error_code(errc::not_owner)) ++lost;
+    };
+    auto lease = client.acquire("job", o);
+    auto stop = lease.stop_token();
+    // With sync_replicas the same lock is refused instead: no replica has it.
+    auto strict = deadbolt::Client::connect(w.url("sync_replicas=1&sync_timeout=200ms"));
+    std::error_code ec;
+    EXPECT_FALSE(strict.mutex("job2").try_lock(ec));
+    EXPECT_EQ(ec, make_error_code(errc::not_replicated));
+    w.fail_over();
+    w.link1.stall_replies(false);
+    w.link2.stall_replies(false);
+    EXPECT_TRUE(eventually([&] { return stop.stop_requested(); }, 10s));
+    EXPECT_EQ(lost.load(), 1);
+    EXPECT_FALSE(lease.is_current());
+}
