@@ -7,11 +7,42 @@
 
 namespace deadbolt::torture {
 
-LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes)
+LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes,
+                   bool sentinels)
     : nodes_(static_cast<std::size_t>(std::max(1, nodes))) {
     // A full resync after failover should start at once, not after the default 5 s delay.
     std::vector<std::string> args = {"--repl-diskless-sync-delay", "0"};
     if (aof) args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+    if (sentinels) {
+        clocks_.push_back(std::make_unique<SteeredClock>(dir + "/server-clock", CLOCK_REALTIME));
+        servers_.push_back(std::make_unique<test::RedisServer>(args, clocks_.front()->env()));
+        auto replica = args;
+        replica.insert(replica.end(),
+                       {"--replicaof", "127.0.0.1", std::to_string(servers_[0]->port())});
+        servers_.push_back(std::make_unique<test::RedisServer>(replica, clocks_.front()->env()));
+        for (int i = 0; i < 3; ++i)
+            sentinels_.push_back(test::RedisServer::sentinel(
+                "sentinel monitor torture 127.0.0.1 " + std::to_string(servers_[0]->port()) +
+                " 2\nsentinel down-after-milliseconds torture 1000\n"
+                "sentinel failover-timeout torture 3000\n"));
+        // Ready when every sentinel knows the replica and the other two (an election needs
+        // them).
+        for (int i = 0; i < 1500; ++i) {
+            bool ready = true;
+            for (auto& s : sentinels_) {
+                auto m = s->raw().cmd({"SENTINEL", "master", "torture"});
+                std::string slaves, others;
+                for (std::size_t k = 0; k + 1 < m.elements.size(); k += 2) {
+                    if (m.elements[k].str == "num-slaves") slaves = m.elements[k + 1].str;
+                    if (m.elements[k].str == "num-other-sentinels") others = m.elements[k + 1].str;
+                }
+                ready = ready && slaves == "1" && others == "2";
+            }
+            if (ready) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        throw std::runtime_error("torture: the sentinels did not see each other within 30 s");
+    }
     if (nodes_ > 1) {
         for (std::size_t i = 0; i < nodes_; ++i) {
             clocks_.push_back(std::make_unique<SteeredClock>(
@@ -35,6 +66,12 @@ LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, 
 }
 
 std::string LockSide::url_for(int worker) const {
+    if (!sentinels_.empty()) {
+        std::string url = "redis-sentinel://";
+        for (std::size_t i = 0; i < sentinels_.size(); ++i)
+            url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels_[i]->port());
+        return url + "/torture";
+    }
     if (nodes_ == 1) return proxies_[worker]->url();
     std::string url = "redlock://";
     for (std::size_t i = 0; i < nodes_; ++i)
@@ -45,6 +82,7 @@ std::string LockSide::url_for(int worker) const {
 
 std::vector<test::TcpProxy*> LockSide::proxies_of(int worker) {
     std::vector<test::TcpProxy*> out;
+    if (proxies_.empty()) return out;  // sentinel mode: workers connect where they are told
     for (std::size_t i = 0; i < nodes_; ++i) out.push_back(proxies_[worker * nodes_ + i].get());
     return out;
 }
@@ -106,6 +144,28 @@ void LockSide::failover(std::chrono::milliseconds lag, std::chrono::milliseconds
     std::this_thread::sleep_for(down);
     old_primary.resume();
     follow(old_primary, promoted);
+}
+
+std::string LockSide::sentinel_primary() const {
+    auto r = sentinels_.front()->raw().cmd({"SENTINEL", "get-master-addr-by-name", "torture"});
+    return r.elements.size() == 2 ? r.elements[1].str : "";
+}
+
+bool LockSide::sentinel_failover(std::chrono::milliseconds down) {
+    auto before = sentinel_primary();
+    test::RedisServer* primary = nullptr;
+    for (auto& s : servers_)
+        if (std::to_string(s->port()) == before) primary = s.get();
+    if (!primary) return false;
+    primary->pause();  // like a crash, as far as the sentinels and clients can tell
+    bool moved = false;
+    for (int i = 0; i < 1000 && !moved; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        moved = sentinel_primary() != before;
+    }
+    std::this_thread::sleep_for(down);
+    primary->resume();  // the sentinels turn it into the new primary's replica
+    return moved;
 }
 
 }  // namespace deadbolt::torture

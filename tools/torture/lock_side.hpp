@@ -19,14 +19,18 @@ namespace deadbolt::torture {
 class LockSide {
   public:
     /// aof: the servers log every write with `appendfsync always`; standby: start a replica;
-    /// nodes > 1: that many independent masters (Redlock) instead of a primary.
-    LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes = 1);
+    /// nodes > 1: that many independent masters (Redlock) instead of a primary; sentinels:
+    /// a primary, a replica and three sentinels watching them, found through the sentinels.
+    LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes = 1,
+             bool sentinels = false);
     ~LockSide();
 
     /// Where worker i connects (through its own proxies): a redis:// or redlock:// URL.
     std::string url_for(int worker) const;
     /// Worker i's port for the naive kinds (its proxy to the primary, or to node 0).
-    std::uint16_t port_for(int worker) const { return proxies_[worker * nodes_]->port(); }
+    std::uint16_t port_for(int worker) const {
+        return proxies_.empty() ? 0 : proxies_[worker * nodes_]->port();
+    }
     /// Worker i's proxies (one, or one per Redlock node).
     std::vector<test::TcpProxy*> proxies_of(int worker);
     /// The primary's clock; on Redlock, node 0's (a clock fault hits one node).
@@ -41,7 +45,12 @@ class LockSide {
     /// old primary resumes as the new one's replica. Writes in the lag are lost, as they are
     /// when a real async replica is promoted.
     void failover(std::chrono::milliseconds lag, std::chrono::milliseconds down);
-    bool has_standby() const { return nodes_ == 1 && servers_.size() > 1; }
+    bool has_standby() const { return nodes_ == 1 && servers_.size() > 1 && sentinels_.empty(); }
+    bool has_sentinels() const { return !sentinels_.empty(); }
+    /// SIGSTOPs the primary the sentinels name, waits until they promote its replica, keeps the
+    /// old one stopped for `down` more, then resumes it (the sentinels make it a replica).
+    /// Writes it had not replicated are lost. Returns false if no failover happened in 20 s.
+    bool sentinel_failover(std::chrono::milliseconds down);
 
   private:
     void follow(test::RedisServer& replica, const test::RedisServer& primary);
@@ -52,6 +61,8 @@ class LockSide {
     std::size_t primary_ = 0;
     std::vector<std::unique_ptr<test::TcpProxy>> proxies_;
     std::unique_ptr<test::TcpProxy> replication_;  // standby -> primary, so it can lag
+    std::vector<std::unique_ptr<test::RedisServer>> sentinels_;
+    std::string sentinel_primary() const;  // the primary's port, as sentinel 0 names it
 };
 
 }  // namespace deadbolt::torture

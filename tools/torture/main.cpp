@@ -50,7 +50,7 @@ nlohmann::json run_one(const RunConfig& rc) {
     std::filesystem::create_directories(rc.dir);
     bool fenced = rc.mode == "fenced";
     LockSide side(rc.dir, rc.workers, needs_aof(rc.nemesis), needs_standby(rc.nemesis),
-                  lock_nodes(rc.lock));
+                  lock_nodes(rc.lock), uses_sentinel(rc.lock));
     deadbolt::test::RedisServer data_srv;
     int w = rc.workers;
     auto* holding = static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>) * w,
@@ -203,6 +203,21 @@ int main(int argc, char** argv) {
         return 64;
     }
 
+    if (uses_sentinel(lock) && nemeses == "all")
+        nemesis_list = {"pause", "kill", "clock-skew", "sentinel-failover"};
+    else if (nemeses == "all")
+        std::erase(nemesis_list, std::string("sentinel-failover"));
+    for (const auto& n : nemesis_list) {
+        bool fits = uses_sentinel(lock) ? (n == "none" || n == "pause" || n == "kill" ||
+                                           n == "clock-skew" || n == "sentinel-failover")
+                                        : n != "sentinel-failover";
+        if (!fits) {
+            std::cerr << "deadbolt-torture: nemesis " << n << " does not apply to " << lock
+                      << " (deadbolt-sentinel takes none, pause, kill, clock-skew and "
+                         "sentinel-failover; only it takes sentinel-failover)\n";
+            return 64;
+        }
+    }
     if (lock_nodes(lock) > 1 && nemeses == "all")  // Redlock has no replica to fail over to
         std::erase(nemesis_list, std::string("failover"));
     if (lock_nodes(lock) > 1 &&

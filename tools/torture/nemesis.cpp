@@ -24,9 +24,19 @@ int pick(const std::vector<int>& v, std::mt19937& rng) {
 }  // namespace
 
 const std::vector<std::string>& nemesis_kinds() {
-    static const std::vector<std::string> k = {
-        "none",        "pause",           "kill",     "stall",      "cut",        "restart",
-        "restart-aof", "restart-delayed", "failover", "clock-jump", "clock-rate", "clock-skew"};
+    static const std::vector<std::string> k = {"none",
+                                               "pause",
+                                               "kill",
+                                               "stall",
+                                               "cut",
+                                               "restart",
+                                               "restart-aof",
+                                               "restart-delayed",
+                                               "failover",
+                                               "clock-jump",
+                                               "clock-rate",
+                                               "clock-skew",
+                                               "sentinel-failover"};
     return k;
 }
 
@@ -46,8 +56,8 @@ bool needs_standby(const std::string& kind) {
 Promise promised(const std::string& lock, const std::string& nemesis) {
     if (!promises_safety(lock)) return {};
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
-                          nemesis != "clock-jump" && nemesis != "clock-rate" &&
-                          nemesis != "clock-skew" && nemesis != "mixed";
+                          nemesis != "sentinel-failover" && nemesis != "clock-jump" &&
+                          nemesis != "clock-rate" && nemesis != "clock-skew" && nemesis != "mixed";
     return {state_survives, hands_out_fences(lock), capacity(lock)};
 }
 
@@ -57,7 +67,8 @@ std::string inject(const std::string& kind, Targets& t) {
         // Everything but "none" and "restart": the mixed run's servers keep an AOF.
         std::vector<std::string> pool;
         for (const auto& n : k)
-            if (n != "none" && n != "restart" && (n != "failover" || t.side.has_standby()))
+            if (n != "none" && n != "restart" && n != "sentinel-failover" &&
+                (n != "failover" || t.side.has_standby()))
                 pool.push_back(n);
         return inject(pool[t.rng() % pool.size()], t);
     }
@@ -74,6 +85,11 @@ std::string inject(const std::string& kind, Targets& t) {
         // expired everywhere else before it comes back empty.
         t.side.restart_primary(ttl * 2, node);
         return kind;
+    }
+    if (kind == "sentinel-failover") {
+        // The primary stops as if it crashed; the sentinels promote its replica; it comes back
+        // 2 TTLs later as a replica.
+        return t.side.sentinel_failover(ttl * 2) ? kind : "";
     }
     if (kind == "failover") {
         t.side.failover(ttl / 2, ttl * 2);
