@@ -124,17 +124,19 @@ def redlock_table(results):
     s7 = results["scenarios"].get("7_redlock")
     if not s7:
         return ""
-    lines = ["| nodes | threads | metric | deadbolt | node-redlock | deadbolt / node-redlock |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| nodes | threads | metric | deadbolt | deadbolt fencing=0 | node-redlock "
+             "| deadbolt / node-redlock | fencing=0 / node-redlock |", "|---|---|---|---|---|---|---|---|"]
     for nodes, by in s7.items():
         for t in by["deadbolt"]:
             for label, key, better in (("cycles/s", "cycles_per_s", "higher"),
                                        ("cycle p50 µs", "p50_us", "lower"),
                                        ("cycle p99 µs", "p99_us", "lower")):
                 ours, ours_m = cell([r[key] for r in by["deadbolt"][t]])
+                nof, nof_m = cell([r[key] for r in by.get("deadbolt fencing=0", {}).get(t, [])])
                 peer, peer_m = cell([r[key] for r in by["node-redlock"][t]])
-                ratio = f"{ours_m / peer_m:.2f}x" if ours_m is not None and peer_m else "–"
-                lines.append(f"| {nodes} | {t} | {label} ({better} is better) | {ours} | {peer} | {ratio} |")
+                ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "–"
+                lines.append(f"| {nodes} | {t} | {label} ({better} is better) | {ours} | {nof} | {peer} "
+                             f"| {ratio(ours_m, peer_m)} | {ratio(nof_m, peer_m)} |")
     return ("\n7. Redlock: lock+unlock cycles over independent redis-servers (each thread its own "
             "key; deadbolt with its two-round fence, node-redlock without fences).\n\n"
             + "\n".join(lines) + "\n")

@@ -51,7 +51,8 @@ PRIMITIVES = {
 }
 PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
 # Scenario 7: Redlock over several nodes; node-redlock is the one peer that does it.
-REDLOCK = {"deadbolt": OURS, "node-redlock": "node-redlock default"}
+REDLOCK = {"deadbolt": (OURS, []), "deadbolt fencing=0": (OURS, ["--query", "fencing=0"]),
+           "node-redlock": ("node-redlock default", [])}
 
 
 def free_port():
@@ -308,9 +309,10 @@ def main():
                 ports = ",".join(str(s.port) for s in nodes)
                 for _ in range(reps):
                     for t in redlock_threads:
-                        for name, c in REDLOCK.items():
+                        for name, (c, extra) in REDLOCK.items():
                             s7[f"{n} nodes"][name][t].append(run(c, "cycle", [
-                                "--ports", ports, "--threads", t, "--seconds", cycle_s, "--key", fresh()], 1))
+                                "--ports", ports, "--threads", t, "--seconds", cycle_s, "--key", fresh(),
+                                *extra], 1))
             finally:
                 for s in nodes:
                     s.stop()

@@ -19,6 +19,8 @@ Args parse(int argc, char** argv) {
             a.port = std::stoi(v);
         else if (k == "--ports")
             a.ports = v;
+        else if (k == "--query")
+            a.query = v;
         else if (k == "--threads")
             a.threads = std::stoi(v);
         else if (k == "--id")

@@ -51,6 +51,7 @@ int cycle(const Args& a) {
             sep = ",";
             at = comma == std::string::npos ? comma : comma + 1;
         }
+        if (!a.query.empty()) url += "?" + a.query;
         client = std::make_unique<Client>(Client::connect(url));
     } else if (a.contender == "deadbolt") {
         client = std::make_unique<Client>(
