@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
 #include "redis_server.hpp"
 #include "steered_clock.hpp"
 #include "tcp_proxy.hpp"
@@ -15,6 +16,7 @@
 using namespace std::chrono_literals;
 using deadbolt::errc;
 using deadbolt::make_error_code;
+using deadbolt::test::eventually;
 using deadbolt::test::RedisServer;
 using deadbolt::test::TcpProxy;
 using Clock = std::chrono::steady_clock;
@@ -43,15 +45,6 @@ struct Cluster {
         return n;
     }
 };
-
-template <class F>
-bool eventually(F f, std::chrono::milliseconds within = 10s) {
-    for (auto until = Clock::now() + within; Clock::now() < until;) {
-        if (f()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return f();
-}
 
 errc code_of(const std::function<void()>& f) {
     try {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
 #include "redis_server.hpp"
 #include "tcp_proxy.hpp"
 
@@ -15,20 +16,12 @@ using namespace std::chrono_literals;
 using deadbolt::errc;
 using deadbolt::make_error_code;
 using deadbolt::test::RawReply;
+using deadbolt::test::eventually;
 using deadbolt::test::RedisServer;
 using deadbolt::test::TcpProxy;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-template <class F>
-bool eventually(F f, std::chrono::milliseconds within) {
-    for (auto until = Clock::now() + within; Clock::now() < until;) {
-        if (f()) return true;
-        std::this_thread::sleep_for(20ms);
-    }
-    return f();
-}
 
 std::string field(const RawReply& flat, const std::string& name) {
     for (std::size_t i = 0; i + 1 < flat.elements.size(); i += 2)
