@@ -21,13 +21,41 @@ std::vector<NodeReplies> Nodes::everywhere(std::span<const ScriptCall> calls,
                                            const std::vector<std::size_t>& which) {
     std::size_t n = which.empty() ? conns_.size() : which.size();
     std::vector<NodeReplies> out(n);
-    fanout_.run(n, [&](std::size_t i) {
-        auto& r = out[i];
-        try {
-            r.status =
-                detail::eval_many(node(which.empty() ? i : which[i]), calls, r.replies, deadline);
-        } catch (const std::exception& ex) {  // out of memory encoding: a lost vote
-            r.status = Status::error(errc::server_error, ex.what());
+    auto at = [&](std::size_t i) -> Connection& { return node(which.empty() ? i : which[i]); };
+    // Nodes with an open session: this thread writes to each, then collects each reply (one
+    // round trip for all, no thread hop). A node that must connect first (a blackholed host
+    // can take its whole timeout) goes to a pool thread, so it delays no one.
+    std::vector<std::size_t> ready, connecting;
+    for (std::size_t i = 0; i < n; ++i) (at(i).connected_now() ? ready : connecting).push_back(i);
+    auto fail = [&](std::size_t i, const std::exception& ex) {  // out of memory: a lost vote
+        out[i].status = Status::error(errc::server_error, ex.what());
+    };
+    fanout_.run(connecting.size() + 1, [&](std::size_t k) {
+        if (k > 0) {
+            std::size_t i = connecting[k - 1];
+            try {
+                out[i].status = detail::eval_many(at(i), calls, out[i].replies, deadline);
+            } catch (const std::exception& ex) {
+                fail(i, ex);
+            }
+            return;
+        }
+        std::vector<Connection::Pending> pending(ready.size());
+        for (std::size_t j = 0; j < ready.size(); ++j) {
+            try {
+                pending[j] = send_many(at(ready[j]), calls);
+            } catch (const std::exception& ex) {
+                fail(ready[j], ex);
+            }
+        }
+        for (std::size_t j = 0; j < ready.size(); ++j) {
+            if (!pending[j]) continue;
+            auto i = ready[j];
+            try {
+                out[i].status = finish_many(at(i), pending[j], calls, out[i].replies, deadline);
+            } catch (const std::exception& ex) {
+                fail(i, ex);
+            }
         }
     });
     return out;

@@ -32,12 +32,59 @@ Status Connection::exec(std::string encoded, std::size_t count, std::vector<Repl
     b->bytes = std::move(encoded);
     b->count = count;
     b->replies.reserve(count);
-    std::unique_lock lk(m_);
+    {
+        std::lock_guard lk(m_);
+        enqueue_locked(b);
+    }
+    return wait(b, replies, deadline);
+}
+
+void Connection::enqueue_locked(const BatchPtr& b) {
     queued_.push_back(b);
     if (leader_ && !wake_posted_) {
         wake_posted_ = true;
         asio::post(io_, [] {});  // makes the leader's run_one return and flush our bytes
     }
+}
+
+bool Connection::connected_now() {
+    std::lock_guard lk(m_);
+    return leader_ || connected_;  // a leader is connected or connecting
+}
+
+Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
+    auto b = std::make_shared<Batch>();
+    b->bytes = std::move(encoded);
+    b->count = count;
+    b->replies.reserve(count);
+    std::unique_lock lk(m_);
+    enqueue_locked(b);
+    // With a leader, it flushes our bytes; without a session, wait() connects first.
+    if (leader_ || !connected_ || target_) return b;
+    leader_ = true;
+    flush_locked();
+    lk.unlock();
+    if (io_.stopped()) io_.restart();
+    io_.poll();  // the write goes out now (asio tries it at once); its handler runs here
+    lk.lock();
+    leader_ = false;
+    hand_off_locked();
+    return b;
+}
+
+void Connection::hand_off_locked() {
+    // Hand the socket to a caller still waiting, oldest first.
+    for (auto* q : {&queued_, &inflight_}) {
+        for (auto& x : *q)
+            if (!x->done) {
+                x->cv.notify_one();
+                return;
+            }
+    }
+}
+
+Status Connection::wait(const Pending& b, std::vector<Reply>& replies, Clock::time_point deadline) {
+    std::unique_lock lk(m_);
     while (!b->done) {
         if (!leader_) {
             leader_ = true;
@@ -45,17 +92,7 @@ Status Connection::exec(std::string encoded, std::size_t count, std::vector<Repl
             lead(b, deadline);
             lk.lock();
             leader_ = false;
-            // Hand the socket to a caller still waiting, oldest first.
-            for (auto* q : {&queued_, &inflight_}) {
-                bool handed = false;
-                for (auto& x : *q)
-                    if (!x->done) {
-                        x->cv.notify_one();
-                        handed = true;
-                        break;
-                    }
-                if (handed) break;
-            }
+            hand_off_locked();
         } else if (b->cv.wait_until(lk, deadline) == std::cv_status::timeout && !b->done) {
             if (!b->sent) {
                 std::erase(queued_, b);

@@ -34,15 +34,28 @@ class Connection {
     Status exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
                 Clock::time_point deadline);
 
+    struct Batch;
+    using Pending = std::shared_ptr<Batch>;
+    /// The first half of exec: queues the request and, when a session is open and no other
+    /// thread drives it, writes it now without waiting for the reply. One thread can so
+    /// send to several servers and then wait for each (one round trip for all, no threads).
+    Pending submit(std::string encoded, std::size_t count);
+    /// The second half: waits for p's replies, as exec.
+    Status wait(const Pending& p, std::vector<Reply>& replies, Clock::time_point deadline);
+    /// Whether a session is open, so submit() needs no connect (a hint; never blocks long).
+
     const Endpoint& endpoint() const { return ep_; }
 
     /// From the next request on, talks to host:port instead (a failover moved the primary);
     /// a session open now is closed first, and requests in flight on it fail (unknown_outcome).
     void retarget(const std::string& host, std::uint16_t port);
 
+    bool connected_now();
+
   private:
-    struct Batch;
     using BatchPtr = std::shared_ptr<Batch>;
+    void enqueue_locked(const BatchPtr& b);
+    void hand_off_locked();
 
     void lead(const BatchPtr& mine, Clock::time_point deadline);
     Status connect(Clock::time_point deadline);

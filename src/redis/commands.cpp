@@ -21,22 +21,48 @@ OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_ke
     return c;
 }
 
-Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
-                 Clock::time_point deadline) {
-    std::string out;
-    for (const auto& call : calls) encode_evalsha(out, *call.script, call.keys, call.args);
-    if (Status st = c.exec(std::move(out), calls.size(), replies, deadline); !st.ok()) return st;
+namespace {
+
+// Calls that hit NOSCRIPT (after SCRIPT FLUSH or a restart) are re-sent once with EVAL, which
+// also caches the script, so the next EVALSHA hits again.
+Status reload_missing(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
+                      Clock::time_point deadline) {
     std::vector<std::size_t> missing;
     for (std::size_t i = 0; i < replies.size(); ++i)
         if (is_noscript(replies[i])) missing.push_back(i);
     if (missing.empty()) return {};
-    // EVAL also caches the script, so the next EVALSHA hits again.
     std::string retry;
     for (auto i : missing) encode_eval(retry, *calls[i].script, calls[i].keys, calls[i].args);
     std::vector<Reply> again;
     if (Status st = c.exec(std::move(retry), missing.size(), again, deadline); !st.ok()) return st;
     for (std::size_t k = 0; k < missing.size(); ++k) replies[missing[k]] = std::move(again[k]);
     return {};
+}
+
+std::string encode_calls(std::span<const ScriptCall> calls) {
+    std::string out;
+    for (const auto& call : calls) encode_evalsha(out, *call.script, call.keys, call.args);
+    return out;
+}
+
+}  // namespace
+
+Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
+                 Clock::time_point deadline) {
+    // exec, not send + finish: the hot path of one server stays one leader turn.
+    if (Status st = c.exec(encode_calls(calls), calls.size(), replies, deadline); !st.ok())
+        return st;
+    return reload_missing(c, calls, replies, deadline);
+}
+
+Connection::Pending send_many(Connection& c, std::span<const ScriptCall> calls) {
+    return c.submit(encode_calls(calls), calls.size());
+}
+
+Status finish_many(Connection& c, const Connection::Pending& p, std::span<const ScriptCall> calls,
+                   std::vector<Reply>& replies, Clock::time_point deadline) {
+    if (Status st = c.wait(p, replies, deadline); !st.ok()) return st;
+    return reload_missing(c, calls, replies, deadline);
 }
 
 Status eval(Connection& c, const ScriptCall& call, Reply& reply, Clock::time_point deadline) {
