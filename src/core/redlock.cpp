@@ -20,15 +20,18 @@ std::chrono::milliseconds split_vote_delay() {
     return kSplitVoteMin + random_jitter(kSplitVoteSpread);
 }
 
-// Gives back what the attempt may hold; nodes that do not answer now get it in the background.
-void release_everywhere(ClientImpl& c, const AcquireSpec& spec, std::string_view token,
-                        std::chrono::milliseconds px, Clock::time_point give_up) {
+// Gives back what the attempt may hold on `nodes` (those that granted, or whose answer is
+// unknown); a node that does not answer now gets it in the background.
+void release_on(ClientImpl& c, const AcquireSpec& spec, std::string_view token,
+                std::chrono::milliseconds px, Clock::time_point give_up,
+                const std::vector<std::size_t>& nodes) {
+    if (nodes.empty()) return;
     auto call = lease_call(*spec.kind->release, spec.op_keys, std::string(token), spec.channel, px,
                            spec.op_args);
     auto view = call.view();
-    auto results = c.nodes->everywhere({&view, 1}, c.deadline());
-    for (std::size_t i = 0; i < results.size(); ++i)
-        if (!results[i].status.ok()) c.renewer->add_cleanup(call, give_up, i);
+    auto results = c.nodes->everywhere({&view, 1}, c.deadline(), nodes);
+    for (std::size_t k = 0; k < results.size(); ++k)
+        if (!results[k].status.ok()) c.renewer->add_cleanup(call, give_up, nodes[k]);
 }
 
 }  // namespace
@@ -63,10 +66,14 @@ Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall&
     std::vector<std::uint64_t> counters;
     std::vector<std::chrono::milliseconds> refusals;
     std::size_t answered = 0;
-    Status hard;  // an answer no retry can change (a wrong-typed key)
+    std::vector<std::size_t> maybe_ours;  // granted, or the answer is unknown: release there
+    Status hard;                          // an answer no retry can change (a wrong-typed key)
     for (std::size_t i = 0; i < round1.size(); ++i) {
         const auto& r = round1[i];
-        if (!r.status.ok()) continue;
+        if (!r.status.ok()) {
+            maybe_ours.push_back(i);
+            continue;
+        }
         AttemptOutcome o;
         const Reply& reply = r.replies.front();
         Status st = reply.is_error() ? from_server_error(reply.str) : parse_acquire(reply, o);
@@ -77,6 +84,7 @@ Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall&
         ++answered;
         if (o.acquired) {
             granted.push_back(i);
+            maybe_ours.push_back(i);
             counters.push_back(o.fence);
         } else {
             refusals.push_back(o.pttl);
@@ -107,7 +115,9 @@ Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall&
         }
     }
 
-    release_everywhere(c, spec, call.args[0], px, sent_at + px);
+    // A node that refused holds nothing of ours: under contention most attempts end here, and
+    // they cost no second round.
+    release_on(c, spec, call.args[0], px, sent_at + px, maybe_ours);
     if (!hard.ok()) return hard;
     if (answered < quorum)
         return Status::error(errc::no_quorum, nodes.describe_failures(round1, answered) +
