@@ -45,8 +45,11 @@ void Sentinel::stop() noexcept {
 Status Sentinel::discover(std::string& host, std::uint16_t& port) const {
     std::string errors;
     bool unknown = false;
-    for (const auto& ep : sentinels_) {
-        Connection c(ep);
+    if (conns_.empty())
+        for (const auto& ep : sentinels_) conns_.push_back(std::make_unique<Connection>(ep));
+    for (std::size_t i = 0; i < sentinels_.size(); ++i) {
+        const auto& ep = sentinels_[i];
+        auto& c = *conns_[i];
         Reply r;
         auto deadline = Clock::now() + ep.options.connect_timeout + ep.options.command_timeout;
         Status st = command(c, {"SENTINEL", "get-master-addr-by-name", name_}, r, deadline);

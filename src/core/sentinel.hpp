@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/connection.hpp"
 #include "net/endpoint.hpp"
 #include "net/status.hpp"
 #include "net/subscriber.hpp"
@@ -43,6 +44,9 @@ class Sentinel : public std::enable_shared_from_this<Sentinel> {
     void run();
 
     std::vector<Endpoint> sentinels_;
+    // One connection per sentinel, kept: discover() runs every second. Used by connect() and
+    // then only by the following thread, never at once.
+    mutable std::vector<std::unique_ptr<Connection>> conns_;
     std::string name_;
     Moved moved_;
     std::string host_;
