@@ -91,11 +91,11 @@ Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall&
         }
     }
 
-    if (hard.ok() && granted.size() >= quorum && c.now() < valid_until && !nodes.fencing()) {
-        out.acquired = true;  // fencing=0: no fence round, no fence
-        return {};
-    }
     if (hard.ok() && granted.size() >= quorum && c.now() < valid_until) {
+        if (!nodes.fencing()) {
+            out.acquired = true;  // fencing=0: no fence round, no fence
+            return {};
+        }
         // Round 2: a fence above every counter we saw, written where our key still stands.
         std::uint64_t fence = redlock_fence(counters, 0);
         std::string fence_s = std::to_string(fence);
