@@ -259,6 +259,7 @@ LockStatus Client::status(std::string_view name) const {
                             {}};
     if (impl_->nodes->redlock()) {
         auto results = impl_->nodes->everywhere({&call, 1}, impl_->deadline());
+        impl_->nodes->need_majority(results, "").throw_if_error();
         std::vector<LockStatus> per_node;
         for (const auto& r : results) {
             if (!r.status.ok()) continue;
@@ -266,12 +267,7 @@ LockStatus Client::status(std::string_view name) const {
                 detail::from_server_error(r.replies.front().str).throw_if_error();
             per_node.push_back(parse_status(r.replies.front()));
         }
-        auto n = static_cast<int>(impl_->nodes->size());
-        if (static_cast<int>(per_node.size()) < detail::majority(n))
-            detail::Status::error(errc::no_quorum,
-                                  impl_->nodes->describe_failures(results, per_node.size()))
-                .throw_if_error();
-        return detail::majority_status(per_node, n);
+        return detail::majority_status(per_node, static_cast<int>(impl_->nodes->size()));
     }
     detail::Reply r;
     detail::eval(*impl_->conn, call, r, impl_->deadline()).throw_if_error();
@@ -302,13 +298,8 @@ const std::vector<std::string>& Client::warnings() const noexcept {
 
 void Client::ping() const {
     if (impl_->nodes->redlock()) {
-        auto results = impl_->nodes->command_everywhere({"PING"});
-        std::size_t answered = 0;
-        for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
-        if (answered < static_cast<std::size_t>(detail::majority(static_cast<int>(results.size()))))
-            detail::Status::error(errc::no_quorum,
-                                  impl_->nodes->describe_failures(results, answered))
-                .throw_if_error();
+        impl_->nodes->need_majority(impl_->nodes->command_everywhere({"PING"}), "")
+            .throw_if_error();
         return;
     }
     detail::Reply r;

@@ -90,6 +90,15 @@ std::string Nodes::describe_failures(const std::vector<NodeReplies>& results, st
     return out;
 }
 
+Status Nodes::need_majority(const std::vector<NodeReplies>& results,
+                            std::string_view advice) const {
+    std::size_t answered = 0;
+    for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
+    if (answered >= static_cast<std::size_t>(majority(static_cast<int>(size())))) return {};
+    return Status::error(errc::no_quorum,
+                         describe_failures(results, answered) + std::string(advice));
+}
+
 Status Nodes::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                         Clock::time_point deadline) {
     if (!redlock_) return detail::eval_many(*conns_.front(), calls, replies, deadline);

@@ -52,6 +52,10 @@ class Nodes {
     /// One lease script; an error reply becomes the Status (no_quorum when undecided).
     Status eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline);
 
+    /// Ok when a majority of results succeeded; else no_quorum saying which nodes failed and
+    /// why, followed by advice.
+    Status need_majority(const std::vector<NodeReplies>& results, std::string_view advice) const;
+
     /// "2 of 5 Redlock nodes answered (3 needed): host:port: why; ..." for a failed round.
     std::string describe_failures(const std::vector<NodeReplies>& results, std::size_t answered,
                                   const std::vector<std::size_t>& which = {}) const;

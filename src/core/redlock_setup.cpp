@@ -41,7 +41,6 @@ Status check_redlock_nodes(Nodes& nodes, const std::vector<Endpoint>& eps, bool 
     if (!set.warning.empty()) warnings.push_back(set.warning);
 
     auto results = nodes.command_everywhere({"INFO", "replication"});
-    std::size_t answered = 0;
     for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
         if (!r.status.ok()) {
@@ -55,7 +54,6 @@ Status check_redlock_nodes(Nodes& nodes, const std::vector<Endpoint>& eps, bool 
                             addresses[i], r.status.detail));
             continue;
         }
-        ++answered;
         NodeRole role = parse_role(r.replies.front().str);
         if (!role.master)
             return Status::error(
@@ -65,11 +63,7 @@ Status check_redlock_nodes(Nodes& nodes, const std::vector<Endpoint>& eps, bool 
                             "refuses writes); list masters only",
                             addresses[i], role.master_host, role.master_port));
     }
-    if (answered < static_cast<std::size_t>(majority(static_cast<int>(nodes.size()))))
-        return Status::error(errc::no_quorum, nodes.describe_failures(results, answered) +
-                                                  ": no lock could be taken; start the nodes "
-                                                  "or fix the URL");
-    return {};
+    return nodes.need_majority(results, ": no lock could be taken; start the nodes or fix the URL");
 }
 
 }  // namespace deadbolt::detail
