@@ -68,15 +68,16 @@ Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
     io_.poll();  // the write goes out now (asio tries it at once); its handler runs here
     lk.lock();
     leader_ = false;
-    hand_off_locked();
+    hand_off_locked(b.get());
     return b;
 }
 
-void Connection::hand_off_locked() {
-    // Hand the socket to a caller still waiting, oldest first.
+void Connection::hand_off_locked(const Batch* skip) {
+    // Hand the socket to a caller still waiting, oldest first (skip: submit()'s own batch,
+    // whose caller is not waiting on it yet).
     for (auto* q : {&queued_, &inflight_}) {
         for (auto& x : *q)
-            if (!x->done) {
+            if (!x->done && x.get() != skip) {
                 x->cv.notify_one();
                 return;
             }

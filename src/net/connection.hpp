@@ -55,7 +55,7 @@ class Connection {
   private:
     using BatchPtr = std::shared_ptr<Batch>;
     void enqueue_locked(const BatchPtr& b);
-    void hand_off_locked();
+    void hand_off_locked(const Batch* skip = nullptr);
 
     void lead(const BatchPtr& mine, Clock::time_point deadline);
     Status connect(Clock::time_point deadline);

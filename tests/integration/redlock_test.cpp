@@ -402,6 +402,31 @@ TEST(Redlock, ContendersNeverOverlap) {
     EXPECT_EQ(done.load(), 100);
 }
 
+TEST(Redlock, ManyThreadsShareOneClient) {
+    // Every round writes to each node from the calling thread while other threads drive the
+    // same connections: no request may be lost or left waiting for its deadline.
+    Cluster c(3);
+    auto client = deadbolt::Client::connect(c.url());
+    std::atomic<int> done{0}, errors{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t)
+        threads.emplace_back([&, t] {
+            auto m = client.mutex("job-" + std::to_string(t));
+            for (int i = 0; i < 30; ++i) {
+                std::error_code ec;
+                if (m.try_lock(ec) && !ec) {
+                    m.unlock();
+                    ++done;
+                } else {
+                    ++errors;
+                }
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(done.load(), 16 * 30);
+}
+
 TEST(Redlock, RefusesNodeSetsThatWeakenIt) {
     Cluster c(3);
     auto port = [&](int i) { return std::to_string(c[i].port()); };
