@@ -28,23 +28,25 @@ Connection::~Connection() {
 
 Status Connection::exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
                         Clock::time_point deadline) {
-    auto b = std::make_shared<Batch>();
-    b->bytes = std::move(encoded);
-    b->count = count;
-    b->replies.reserve(count);
+    BatchPtr b;
     {
         std::lock_guard lk(m_);
-        enqueue_locked(b);
+        b = enqueue_locked(std::move(encoded), count);
     }
     return wait(b, replies, deadline);
 }
 
-void Connection::enqueue_locked(const BatchPtr& b) {
+Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t count) {
+    auto b = std::make_shared<Batch>();
+    b->bytes = std::move(encoded);
+    b->count = count;
+    b->replies.reserve(count);
     queued_.push_back(b);
     if (leader_ && !wake_posted_) {
         wake_posted_ = true;
         asio::post(io_, [] {});  // makes the leader's run_one return and flush our bytes
     }
+    return b;
 }
 
 bool Connection::connected_now() {
@@ -53,12 +55,8 @@ bool Connection::connected_now() {
 }
 
 Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
-    auto b = std::make_shared<Batch>();
-    b->bytes = std::move(encoded);
-    b->count = count;
-    b->replies.reserve(count);
     std::unique_lock lk(m_);
-    enqueue_locked(b);
+    auto b = enqueue_locked(std::move(encoded), count);
     // With a leader, it flushes our bytes; without a session, wait() connects first.
     if (leader_ || !connected_ || target_) return b;
     leader_ = true;

@@ -54,7 +54,7 @@ class Connection {
 
   private:
     using BatchPtr = std::shared_ptr<Batch>;
-    void enqueue_locked(const BatchPtr& b);
+    BatchPtr enqueue_locked(std::string encoded, std::size_t count);
     void hand_off_locked(const Batch* skip = nullptr);
 
     void lead(const BatchPtr& mine, Clock::time_point deadline);
