@@ -15,8 +15,8 @@
 using namespace std::chrono_literals;
 using deadbolt::errc;
 using deadbolt::make_error_code;
-using deadbolt::test::RawReply;
 using deadbolt::test::eventually;
+using deadbolt::test::RawReply;
 using deadbolt::test::RedisServer;
 using deadbolt::test::TcpProxy;
 using Clock = std::chrono::steady_clock;
@@ -119,10 +119,20 @@ TEST(Sentinel, AHeldLockSurvivesAFailoverToAReplicaThatHasIt) {
     Watched w;
     auto client = deadbolt::Client::connect(w.url());
     deadbolt::MutexOptions o;
-    o.ttl = 3s;
+    // Well above the switch time: renewals sent to the old primary after the promotion are
+    // not replicated, so with a 3 s TTL the key could expire on the new primary first.
+    o.ttl = 9s;
+    std::string why;  // what on_lost said, for the failure message
+    Clock::time_point lost_at{};
+    o.on_lost = [&](std::string_view, std::error_code ec) {
+        why = ec.message();
+        lost_at = Clock::now();
+    };
     auto lease = client.acquire("job", o);
     ASSERT_EQ(w.primary.raw().cmd({"WAIT", "2", "5000"}).integer, 2);  // both replicas have it
+    auto before_fo = Clock::now();
     auto promoted = w.fail_over();
+    auto after_fo = Clock::now();
     // The client follows: the lease is still current on the new primary and stays renewed.
     // (A request in flight while the primary moves fails with unknown_outcome: ask again.)
     EXPECT_TRUE(eventually(
@@ -133,7 +143,11 @@ TEST(Sentinel, AHeldLockSurvivesAFailoverToAReplicaThatHasIt) {
         10s));
     std::this_thread::sleep_for(o.ttl * 4 / 3);
     EXPECT_TRUE(lease.valid());
-    EXPECT_FALSE(lease.lost());
+    EXPECT_FALSE(lease.lost())
+        << why << " lost at +"
+        << std::chrono::duration_cast<std::chrono::milliseconds>(lost_at - before_fo).count()
+        << " ms; failover seen at +"
+        << std::chrono::duration_cast<std::chrono::milliseconds>(after_fo - before_fo).count();
     EXPECT_EQ(w.by_port(promoted).raw().cmd({"GET", "job"}).str, lease.token());
     // New locks land on the new primary.
     auto next = client.acquire("job2");
