@@ -5,17 +5,15 @@
 
 namespace deadbolt::detail {
 
-ClientImpl::ClientImpl(Endpoint e)
-    : ep(std::move(e)),
-      id(random_token()),
-      nodes(std::make_shared<Nodes>(ep)),
-      conn(nodes->first()),
-      renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
+ClientImpl::ClientImpl(Endpoint e) : ClientImpl(e, std::make_shared<Nodes>(e)) {}
 
 ClientImpl::ClientImpl(std::vector<Endpoint> redlock, bool fencing)
-    : ep(redlock.front()),
+    : ClientImpl(redlock.front(), std::make_shared<Nodes>(redlock, fencing)) {}
+
+ClientImpl::ClientImpl(Endpoint e, std::shared_ptr<Nodes> n)
+    : ep(std::move(e)),
       id(random_token()),
-      nodes(std::make_shared<Nodes>(redlock, fencing)),
+      nodes(std::move(n)),
       conn(nodes->first()),
       renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
 

@@ -52,6 +52,8 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
 
   private:
+    ClientImpl(Endpoint e, std::shared_ptr<Nodes> n);
+
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
     std::string moved_host_;  // where the primary is now, once a failover moved it

@@ -8,6 +8,11 @@
 namespace deadbolt::detail {
 namespace {
 
+// A remaining TTL for ordering: -1 (no expiry) sorts after every finite one.
+std::chrono::milliseconds until_expiry(std::chrono::milliseconds ttl) {
+    return ttl.count() < 0 ? std::chrono::milliseconds::max() : ttl;
+}
+
 std::string_view field(std::string_view info, std::string_view name) {
     std::string key = std::string(name) + ":";
     for (std::size_t at = 0; at < info.size();) {
@@ -75,10 +80,8 @@ std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> re
     if (must_expire <= 0 || refusals.empty()) return std::chrono::milliseconds(0);
     must_expire = std::min(must_expire, static_cast<int>(refusals.size()));
     // Keys without expiry never free their node: order them last.
-    auto key = [](std::chrono::milliseconds d) {
-        return d.count() < 0 ? std::chrono::milliseconds::max() : d;
-    };
-    std::sort(refusals.begin(), refusals.end(), [&](auto a, auto b) { return key(a) < key(b); });
+    std::sort(refusals.begin(), refusals.end(),
+              [](auto a, auto b) { return until_expiry(a) < until_expiry(b); });
     return refusals[static_cast<std::size_t>(must_expire - 1)];
 }
 
@@ -105,10 +108,8 @@ LockStatus majority_status(const std::vector<LockStatus>& answered, int n) {
     out.holders = 1;
     // Held until all but need - 1 of these keys expire: the need-th longest TTL (no expiry
     // counts as the longest).
-    auto key = [](std::chrono::milliseconds d) {
-        return d.count() < 0 ? std::chrono::milliseconds::max() : d;
-    };
-    std::sort(ttls.begin(), ttls.end(), [&](auto a, auto b) { return key(a) > key(b); });
+    std::sort(ttls.begin(), ttls.end(),
+              [](auto a, auto b) { return until_expiry(a) > until_expiry(b); });
     out.ttl = ttls[need - 1];
     return out;
 }

@@ -31,9 +31,6 @@ void Subscriber::run() {
         {
             std::lock_guard lk(m_);
             if (stopping_) return;
-        }
-        {
-            std::lock_guard lk(m_);
             if (target_) {
                 ep_.host = std::move(target_->first);
                 ep_.port = target_->second;
