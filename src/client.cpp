@@ -61,11 +61,32 @@ Client connect_sentinel(std::string_view url, const ClientOptions& options) {
     return c;
 }
 
+// How often a cluster client re-reads the slot map unasked, so a failover that moved a master
+// is noticed (and its leases checked) even when no call meets it.
+constexpr std::chrono::seconds kClusterRecheck{1};
+
+Client connect_cluster(std::string_view url, const ClientOptions& options) {
+    auto parsed = detail::parse_cluster_url(url, options);
+    if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
+    auto cluster = std::make_shared<detail::Cluster>(parsed.nodes);
+    const auto& o = parsed.nodes.front().options;
+    cluster->refresh(detail::Clock::now() + o.connect_timeout + o.command_timeout).throw_if_error();
+    auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes, cluster);
+    // A master's replica took over: its leases are checked there, and those it does not hold
+    // (writes replication had not carried yet) are reported lost.
+    std::weak_ptr<detail::Renewer> renewer = impl->renewer;
+    cluster->watch(kClusterRecheck, [renewer] {
+        if (auto r = renewer.lock()) r->verify_all();
+    });
+    return Client(std::move(impl));
+}
+
 }  // namespace
 
 Client Client::connect(std::string_view url, const ClientOptions& options) {
     if (url.starts_with("redlock://")) return connect_redlock(url, options);
     if (url.starts_with("redis-sentinel://")) return connect_sentinel(url, options);
+    if (url.starts_with("redis-cluster://")) return connect_cluster(url, options);
     auto parsed = detail::parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));
@@ -93,6 +114,22 @@ void single_server_only(const detail::ClientImpl& c, std::string_view what, std:
 }
 
 constexpr std::string_view kNotYet = "it is not implemented for Redlock yet";
+
+// A MultiLock's script takes all its locks at once, so on a cluster they must share a slot.
+void one_slot(const detail::ClientImpl& c, const std::vector<std::string>& names) {
+    if (!c.cluster || names.empty()) return;
+    const auto& prefix = c.ep.options.key_prefix;
+    auto slot = detail::key_slot(prefix + names.front());
+    for (const auto& n : names) {
+        if (detail::key_slot(prefix + n) == slot) continue;
+        throw UsageError(
+            make_error_code(errc::invalid_argument),
+            fmt::format("MultiLock over a Redis Cluster needs all its locks in one hash slot, "
+                        "but '{}' (slot {}) and '{}' (slot {}) differ: give the names a common "
+                        "{{hash tag}}, e.g. '{{order-17}}:stock' and '{{order-17}}:payment'",
+                        names.front(), slot, n, detail::key_slot(prefix + n)));
+    }
+}
 
 void check_permits(int permits) {
     if (permits < 1)
@@ -155,12 +192,14 @@ PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int per
 MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions options) const {
     single_server_only(*impl_, "MultiLock", kNotYet);
     detail::validate_names(names).throw_if_error();
+    one_slot(*impl_, names);
     detail::validate_options(options).throw_if_error();
     return MultiLock(impl_, std::move(names), std::move(options));
 }
 
 Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOptions& options,
                           const AcquireOptions& how) const {
+    one_slot(*impl_, names);
     return detail::take(impl_, detail::multi_spec(impl_->ep.options.key_prefix, names, options),
                         how, nullptr);
 }
@@ -270,7 +309,7 @@ LockStatus Client::status(std::string_view name) const {
         return detail::majority_status(per_node, static_cast<int>(impl_->nodes->size()));
     }
     detail::Reply r;
-    detail::eval(*impl_->conn, call, r, impl_->deadline()).throw_if_error();
+    impl_->server->eval(call, r, impl_->deadline()).throw_if_error();
     return parse_status(r);
 }
 
@@ -284,8 +323,8 @@ FencedResult Client::fenced_set(std::string_view key, std::string_view value,
     std::string record = detail::fence_record_key(key);
     std::string f = std::to_string(fence);
     detail::Reply r;
-    detail::eval(*impl_->conn, {&detail::fenced_set_script(), {key, record}, {f, value}}, r,
-                 impl_->deadline())
+    impl_->server
+        ->eval({&detail::fenced_set_script(), {key, record}, {f, value}}, r, impl_->deadline())
         .throw_if_error();
     FencedResult out;
     detail::parse_fenced(r, out.accepted, out.highest).throw_if_error();
@@ -302,10 +341,9 @@ void Client::ping() const {
             .throw_if_error();
         return;
     }
-    detail::Reply r;
-    detail::command(*impl_->conn, {"PING"}, r,
-                    detail::Clock::now() + impl_->ep.options.connect_timeout +
-                        impl_->ep.options.command_timeout)
+    impl_->server
+        ->ping(detail::Clock::now() + impl_->ep.options.connect_timeout +
+               impl_->ep.options.command_timeout)
         .throw_if_error();
 }
 

@@ -4,7 +4,6 @@
 
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
-#include "core/replication.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
 #include "redis/commands.hpp"
@@ -63,8 +62,8 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
     try {
         auto sent_at = client->now();
         Reply r;
-        Status st = client->nodes->eval(op(*kind->extend, ttl + options.lock_delay).view(), r,
-                                        client->lease_deadline(ttl));
+        auto call = op(*kind->extend, ttl + options.lock_delay);
+        Status st = client->nodes->eval(call.view(), r, client->lease_deadline(ttl));
         if (!st.ok()) return st;
         if (r.type == Reply::Type::integer && r.integer == 1 && client->nodes->redlock() &&
             client->now() >= valid_until()) {
@@ -77,7 +76,9 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
         }
         if (r.type == Reply::Type::integer && r.integer == 1) {
             // Not confirmed by enough replicas: the old validity stands.
-            if (st = confirm_replicated(*client->conn, client->deadline()); !st.ok()) return st;
+            auto view = call.view();
+            if (st = client->nodes->confirm_replicated({&view, 1}, client->deadline()); !st.ok())
+                return st;
             set_valid_until(validity_deadline(sent_at, ttl));
             return {};
         }

@@ -11,7 +11,6 @@
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
 #include "core/redlock.hpp"
-#include "core/replication.hpp"
 #include "core/token.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
@@ -153,7 +152,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             if (st.ok() && !out.acquired && spec.owner.empty()) token = random_token();
         } else {
             Reply reply;
-            st = eval(*c.conn, call, reply, c.deadline());
+            st = c.server->eval(call, reply, c.deadline());
             if (st.ok()) st = parse_acquire(reply, out, spec.fenced);
         }
         if (!st.ok()) {
@@ -177,7 +176,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                 }
                 continue;
             }
-            if (Status rs = confirm_replicated(*c.conn, c.deadline()); !rs.ok()) {
+            if (Status rs = c.server->confirm_replicated({&call, 1}, c.deadline()); !rs.ok()) {
                 // Held on the primary only: a failover could hand it to someone else.
                 cleanup_now(*spec.kind->release, spec.op_keys, sent_at + px);
                 finish(std::move(rs));

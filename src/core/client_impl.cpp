@@ -5,16 +5,35 @@
 
 namespace deadbolt::detail {
 
-ClientImpl::ClientImpl(Endpoint e) : ClientImpl(e, std::make_shared<Nodes>(e)) {}
+namespace {
+
+std::shared_ptr<Server> one_server(const std::shared_ptr<Connection>& c) {
+    return std::make_shared<OneServer>(c);
+}
+
+}  // namespace
+
+ClientImpl::ClientImpl(Endpoint e) : ClientImpl(e, std::make_shared<Connection>(e), {}, {}) {}
 
 ClientImpl::ClientImpl(std::vector<Endpoint> redlock, bool fencing)
-    : ClientImpl(redlock.front(), std::make_shared<Nodes>(redlock, fencing)) {}
+    : ClientImpl(redlock.front(), {}, {}, std::make_shared<Nodes>(redlock, fencing)) {}
 
-ClientImpl::ClientImpl(Endpoint e, std::shared_ptr<Nodes> n)
+ClientImpl::ClientImpl(std::vector<Endpoint> seeds, std::shared_ptr<Cluster> c)
+    : ClientImpl(seeds.front(), {}, c, {}) {
+    cluster = std::move(c);
+}
+
+// conn, server and nodes each follow from the one given: a server's connection makes a
+// Server, a Server makes single-server Nodes, and Redlock's Nodes name their first node.
+ClientImpl::ClientImpl(Endpoint e, std::shared_ptr<Connection> c, std::shared_ptr<Server> s,
+                       std::shared_ptr<Nodes> n)
     : ep(std::move(e)),
       id(random_token()),
-      nodes(std::move(n)),
-      conn(nodes->first()),
+      conn(c   ? std::move(c)
+           : n ? n->first()
+               : nullptr),
+      server(s ? std::move(s) : one_server(conn)),
+      nodes(n ? std::move(n) : std::make_shared<Nodes>(server)),
       renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
 
 ClientImpl::~ClientImpl() {
@@ -30,7 +49,15 @@ Clock::time_point ClientImpl::lease_deadline(std::chrono::milliseconds ttl) cons
 Subscriber& ClientImpl::subscriber() {
     std::lock_guard lk(sub_m_);
     if (!sub_) {
-        sub_ = std::make_unique<Subscriber>(ep);
+        std::function<std::vector<Subscriber::Address>()> others;
+        if (cluster)  // every node carries every release message (cluster-wide PUBLISH)
+            others = [weak = std::weak_ptr<Cluster>(cluster)] {
+                std::vector<Subscriber::Address> out;
+                if (auto c = weak.lock())
+                    for (auto& a : c->nodes()) out.emplace_back(a.host, a.port);
+                return out;
+            };
+        sub_ = std::make_unique<Subscriber>(ep, std::move(others));
         if (moved_port_ != 0) sub_->retarget(moved_host_, moved_port_);
     }
     return *sub_;

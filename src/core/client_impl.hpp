@@ -12,6 +12,8 @@
 #include "net/connection.hpp"
 #include "net/endpoint.hpp"
 #include "net/subscriber.hpp"
+#include "redis/cluster.hpp"
+#include "redis/server.hpp"
 
 namespace deadbolt {
 struct AcquireOptions;
@@ -25,6 +27,8 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     explicit ClientImpl(Endpoint e);
     /// A Redlock client over these independent masters (the first one's options rule).
     ClientImpl(std::vector<Endpoint> redlock, bool fencing);
+    /// A Redis Cluster client (seeds[0]'s options rule); the cluster's map is read already.
+    ClientImpl(std::vector<Endpoint> seeds, std::shared_ptr<Cluster> cluster);
     ~ClientImpl();
 
     /// Now on the clock leases are measured on (ClientOptions::clock).
@@ -41,9 +45,12 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     void primary_moved(const std::string& host, std::uint16_t port);
 
     Endpoint ep;
-    std::string id;                // random per client: the default owner prefix of reentrant locks
-    std::shared_ptr<Nodes> nodes;  // where leases live: one server or the Redlock nodes
-    std::shared_ptr<Connection> conn;  // the single server, or the first Redlock node
+    std::string id;  // random per client: the default owner prefix of reentrant locks
+    std::shared_ptr<Connection>
+        conn;                        // the single server, the first Redlock node; none on a cluster
+    std::shared_ptr<Server> server;  // where keyed commands go: conn, or the cluster
+    std::shared_ptr<Cluster> cluster;  // redis-cluster:// clients
+    std::shared_ptr<Nodes> nodes;      // where leases live: server, or the Redlock nodes
     std::shared_ptr<Renewer> renewer;
     std::vector<std::string> warnings;  // legal but weak configuration, found at connect
     LocalQueue local;
@@ -52,7 +59,8 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
 
   private:
-    ClientImpl(Endpoint e, std::shared_ptr<Nodes> n);
+    ClientImpl(Endpoint e, std::shared_ptr<Connection> c, std::shared_ptr<Server> s,
+               std::shared_ptr<Nodes> n);
 
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;

@@ -6,7 +6,7 @@
 
 namespace deadbolt::detail {
 
-Nodes::Nodes(const Endpoint& single) : conns_{std::make_shared<Connection>(single)} {}
+Nodes::Nodes(std::shared_ptr<Server> one) : one_(std::move(one)) {}
 
 Nodes::Nodes(const std::vector<Endpoint>& redlock, bool fencing)
     : redlock_(true), fencing_(fencing) {
@@ -101,7 +101,7 @@ Status Nodes::need_majority(const std::vector<NodeReplies>& results,
 
 Status Nodes::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                         Clock::time_point deadline) {
-    if (!redlock_) return detail::eval_many(*conns_.front(), calls, replies, deadline);
+    if (!redlock_) return one_->eval_many(calls, replies, deadline);
     auto results = everywhere(calls, deadline);
     std::size_t answered = 0;
     for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
@@ -142,12 +142,16 @@ Status Nodes::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& r
 }
 
 Status Nodes::eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline) {
-    if (!redlock_) return detail::eval(*conns_.front(), call, reply, deadline);
+    if (!redlock_) return one_->eval(call, reply, deadline);
     std::vector<Reply> replies;
     if (Status st = eval_many({&call, 1}, replies, deadline); !st.ok()) return st;
     reply = std::move(replies.front());
     if (reply.is_error()) return Status::error(errc::no_quorum, reply.str.substr(9));
     return {};
+}
+
+Status Nodes::confirm_replicated(std::span<const ScriptCall> calls, Clock::time_point deadline) {
+    return redlock_ ? Status{} : one_->confirm_replicated(calls, deadline);
 }
 
 }  // namespace deadbolt::detail

@@ -1,4 +1,5 @@
-// Nodes: the servers a client's leases live on. One server, or Redlock's independent masters
+// Nodes: the servers a client's leases live on. One Server (a server or a Cluster), or
+// Redlock's independent masters
 // (DESIGN sections 2 and 6), asked all at once; what a lease script answers there is the
 // majority's verdict, so the renewer and Lease need not know which of the two they talk to.
 #pragma once
@@ -10,6 +11,7 @@
 #include "net/connection.hpp"
 #include "net/fanout.hpp"
 #include "redis/commands.hpp"
+#include "redis/server.hpp"
 
 namespace deadbolt::detail {
 
@@ -21,15 +23,15 @@ struct NodeReplies {
 
 class Nodes {
   public:
-    /// One server.
-    explicit Nodes(const Endpoint& single);
+    /// One server, or a cluster that routes each call.
+    explicit Nodes(std::shared_ptr<Server> one);
     /// Redlock over these independent masters; fencing: run the fence round (DESIGN section 6).
     Nodes(const std::vector<Endpoint>& redlock, bool fencing);
 
     bool redlock() const { return redlock_; }
     bool fencing() const { return fencing_; }
-    std::size_t size() const { return conns_.size(); }
-    /// The single server, or the first Redlock node (pub/sub and plain reads use it).
+    std::size_t size() const { return redlock_ ? conns_.size() : 1; }
+    /// The first Redlock node (pub/sub uses it).
     const std::shared_ptr<Connection>& first() const { return conns_.front(); }
     Connection& node(std::size_t i) const { return *conns_[i]; }
 
@@ -51,6 +53,8 @@ class Nodes {
                      Clock::time_point deadline);
     /// One lease script; an error reply becomes the Status (no_quorum when undecided).
     Status eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline);
+    /// sync_replicas after calls (Server::confirm_replicated); Redlock refuses the option.
+    Status confirm_replicated(std::span<const ScriptCall> calls, Clock::time_point deadline);
 
     /// Ok when a majority of results succeeded; else no_quorum saying which nodes failed and
     /// why, followed by advice.
@@ -63,7 +67,8 @@ class Nodes {
   private:
     bool redlock_ = false;
     bool fencing_ = true;
-    std::vector<std::shared_ptr<Connection>> conns_;
+    std::shared_ptr<Server> one_;                     // not Redlock
+    std::vector<std::shared_ptr<Connection>> conns_;  // Redlock
     Fanout fanout_;
 };
 

@@ -4,7 +4,6 @@
 
 #include "core/backoff.hpp"
 #include "core/quorum.hpp"
-#include "core/replication.hpp"
 #include "core/validity.hpp"
 #include "redis/commands.hpp"
 
@@ -227,7 +226,7 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
         std::vector<Reply> replies;
         Status st = nodes_->eval_many(calls, replies, Clock::now() + timeout);
         // Unconfirmed by enough replicas: leave validity where it was and retry soon.
-        if (st.ok()) st = confirm_replicated(*nodes_->first(), Clock::now() + command_timeout_);
+        if (st.ok()) st = nodes_->confirm_replicated(calls, Clock::now() + command_timeout_);
         std::vector<std::shared_ptr<LeaseState>> refused;
         {
             std::lock_guard lk(m_);

@@ -37,6 +37,10 @@ Status from_server_error(std::string_view t) {
         return Status::error(errc::loading, msg("the server is loading its data"));
     if (starts("BUSY"))
         return Status::error(errc::busy, msg("the server is busy running a script"));
+    if (starts("MOVED ") || starts("ASK "))
+        return Status::error(errc::invalid_url,
+                             msg("this server is one node of a Redis Cluster and another node "
+                                 "serves this key: connect with redis-cluster://host:port"));
     if (starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN"))
         return Status::error(errc::busy, msg("the server cannot serve this request now"));
     if (t.find("DB index is out of range") != std::string_view::npos)

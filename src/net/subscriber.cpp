@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/backoff.hpp"
 
 namespace deadbolt::detail {
 
-Subscriber::Subscriber(Endpoint ep)
-    : ep_(std::move(ep)), transport_(io_), rbuf_(std::size_t{16} * 1024) {
+Subscriber::Subscriber(Endpoint ep, std::function<std::vector<Address>()> alternatives)
+    : ep_(std::move(ep)),
+      transport_(io_),
+      rbuf_(std::size_t{16} * 1024),
+      alternatives_(std::move(alternatives)) {
     thread_ = std::thread([this] { run(); });
 }
 
@@ -41,7 +46,13 @@ void Subscriber::run() {
         if (io_.stopped()) io_.restart();
         Status st = transport_.open(ep_, Clock::now() + ep_.options.connect_timeout);
         if (!st.ok()) {
+            auto all = alternatives_ ? alternatives_() : std::vector<Address>{};
             std::unique_lock lk(m_);
+            // The next one after ep_, each in turn (unless a retarget() is pending).
+            auto at = std::find(all.begin(), all.end(), Address{ep_.host, ep_.port});
+            if (at != all.end()) ++at;
+            if (at == all.end()) at = all.begin();
+            if (at != all.end() && !target_) std::tie(ep_.host, ep_.port) = *at;
             last_error_ = st;
             cv_.notify_all();
             cv_.wait_for(

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,7 +25,10 @@ namespace deadbolt::detail {
 
 class Subscriber {
   public:
-    explicit Subscriber(Endpoint ep);
+    using Address = std::pair<std::string, std::uint16_t>;
+    /// alternatives (a cluster's nodes, any of which carries every release message): where to
+    /// go next when ep cannot be reached; empty: keep trying ep.
+    explicit Subscriber(Endpoint ep, std::function<std::vector<Address>()> alternatives = {});
     ~Subscriber();
     Subscriber(const Subscriber&) = delete;
     Subscriber& operator=(const Subscriber&) = delete;
@@ -82,6 +86,7 @@ class Subscriber {
     unsigned gen_ = 0;  // session generation; handlers of a closed session ignore themselves
     Status last_error_;
     std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
+    std::function<std::vector<Address>()> alternatives_;
     std::thread thread_;
 };
 

@@ -280,6 +280,17 @@ std::string own_bool(std::string_view name, const std::string& value, bool& out)
     return fmt::format("option {} must be 0 or 1, not '{}'", name, value);
 }
 
+// One Endpoint per listed host, each with the list's credentials, path and options.
+std::string endpoints_of(const HostList& list, std::string_view what, const ClientOptions& base,
+                         std::vector<Endpoint>& out) {
+    for (const auto& host : list.hosts) {
+        auto one = parse_url("redis://" + list.userinfo + host + list.tail, base);
+        if (!one.ok) return fmt::format("{} '{}': {}", what, host, one.error);
+        out.push_back(std::move(one.endpoint));
+    }
+    return {};
+}
+
 }  // namespace
 
 NodesResult parse_node_list(std::string_view url, const ClientOptions& base) {
@@ -290,16 +301,23 @@ NodesResult parse_node_list(std::string_view url, const ClientOptions& base) {
                             {{"allow_fewer", &allow_fewer}, {"fencing", &fencing}}, list);
     if (out.error.empty()) out.error = own_bool("allow_fewer", allow_fewer, out.allow_fewer);
     if (out.error.empty()) out.error = own_bool("fencing", fencing, out.fencing);
-    if (!out.error.empty()) return out;
-    for (const auto& host : list.hosts) {
-        auto one = parse_url("redis://" + list.userinfo + host + list.tail, base);
-        if (!one.ok) {
-            out.error = fmt::format("redlock node '{}': {}", host, one.error);
-            return out;
-        }
-        out.nodes.push_back(std::move(one.endpoint));
-    }
-    out.ok = true;
+    if (out.error.empty()) out.error = endpoints_of(list, "redlock node", base, out.nodes);
+    out.ok = out.error.empty();
+    return out;
+}
+
+NodesResult parse_cluster_url(std::string_view url, const ClientOptions& base) {
+    NodesResult out;
+    HostList list;
+    out.error = split_hosts(url, "redis-cluster://",
+                            "redis-cluster://host:port,host:port,...[?opt=v&...]", {}, list);
+    auto path_end = list.tail.find('?');
+    std::string path = list.tail.substr(0, path_end);
+    if (out.error.empty() && !path.empty() && path != "/" && path != "/0")
+        out.error =
+            fmt::format("a Redis Cluster has only database 0: drop '{}' from '{}'", path, url);
+    if (out.error.empty()) out.error = endpoints_of(list, "cluster node", base, out.nodes);
+    out.ok = out.error.empty();
     return out;
 }
 

@@ -1,4 +1,5 @@
-// URL parsing: redis://, rediss://, unix://, redlock:// and redis-sentinel:// into Endpoints.
+// URL parsing: redis://, rediss://, unix://, redlock://, redis-sentinel:// and redis-cluster://
+// into Endpoints.
 // Pure; no I/O.
 #pragma once
 
@@ -35,6 +36,11 @@ struct NodesResult {
 /// allow_fewer=0|1 and fencing=0|1. Checks the form only; check_node_set judges the set once names
 /// resolve.
 NodesResult parse_node_list(std::string_view url, const ClientOptions& base);
+
+/// redis-cluster://[user[:password]@]host[:port],...[?opt=v&...]: the nodes to ask for the
+/// cluster's slot map first (any few will do), each with the shared credentials and options.
+/// A cluster has only database 0, so a /db other than /0 is an error. Checks the form only.
+NodesResult parse_cluster_url(std::string_view url, const ClientOptions& base);
 
 /// The port a sentinel listens on when the URL does not say.
 constexpr std::uint16_t kSentinelPort = 26379;

@@ -28,8 +28,9 @@ bool CountDownLatch::try_set_count(std::int64_t count, std::chrono::milliseconds
     detail::validate_ttl(ttl, "latch ttl").throw_if_error();
     std::string n = std::to_string(count), px = std::to_string(ttl.count());
     detail::Reply r;
-    detail::eval(*client_->conn, {&detail::latch_set_script(), {key_of(*client_, name_)}, {n, px}},
-                 r, client_->deadline())
+    client_->server
+        ->eval({&detail::latch_set_script(), {key_of(*client_, name_)}, {n, px}}, r,
+               client_->deadline())
         .throw_if_error();
     return r.integer == 1;
 }
@@ -38,8 +39,8 @@ bool CountDownLatch::count_down() const {
     std::string key = key_of(*client_, name_);
     std::string channel = detail::aux_key(key, "opened");
     detail::Reply r;
-    detail::eval(*client_->conn, {&detail::latch_count_down_script(), {key}, {channel}}, r,
-                 client_->deadline())
+    client_->server
+        ->eval({&detail::latch_count_down_script(), {key}, {channel}}, r, client_->deadline())
         .throw_if_error();
     return r.type == detail::Reply::Type::array && r.elements.size() == 2 &&
            r.elements[1].integer == 1;
@@ -47,8 +48,8 @@ bool CountDownLatch::count_down() const {
 
 std::int64_t CountDownLatch::count() const {
     detail::Reply r;
-    detail::command(*client_->conn, {"GET", key_of(*client_, name_)}, r, client_->deadline())
-        .throw_if_error();
+    auto key = key_of(*client_, name_);
+    client_->server->command(key, {"GET", key}, r, client_->deadline()).throw_if_error();
     std::uint64_t n = 0;
     if (r.is_nil()) return 0;
     if (!detail::to_u64(r, n))
@@ -77,8 +78,7 @@ bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
         on_cancel.emplace(cancel, [&c, &channel] { c.subscriber().poke(channel); });
     for (;;) {
         std::vector<detail::Reply> r;
-        detail::pipeline(*c.conn, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline())
-            .throw_if_error();
+        c.server->pipeline(key, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline()).throw_if_error();
         if (r[0].integer == 0) return true;
         if (cancel.stop_requested()) return false;
         auto now = clock::now();

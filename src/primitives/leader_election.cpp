@@ -45,8 +45,7 @@ void LeaderElection::proclaim(std::string_view value) {
     std::string key = prefix + name_;
     std::string channel = detail::observe_channel(prefix, name_);
     detail::Reply r;
-    detail::eval(*c.conn, {&detail::proclaim_script(), {key}, {token, value, channel}}, r,
-                 c.deadline())
+    c.server->eval({&detail::proclaim_script(), {key}, {token, value, channel}}, r, c.deadline())
         .throw_if_error();
     if (r.type != detail::Reply::Type::integer || r.integer != 1)
         throw LockError(make_error_code(errc::not_owner),
@@ -80,8 +79,9 @@ bool LeaderElection::leading() const noexcept {
 Leader LeaderElection::leader() const {
     auto& c = *client_;
     detail::Reply r;
-    detail::eval(*c.conn, {&detail::leader_read_script(), {c.ep.options.key_prefix + name_}, {}}, r,
-                 c.deadline())
+    c.server
+        ->eval({&detail::leader_read_script(), {c.ep.options.key_prefix + name_}, {}}, r,
+               c.deadline())
         .throw_if_error();
     Leader out;
     if (r.type != detail::Reply::Type::array)

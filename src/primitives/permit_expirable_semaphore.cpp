@@ -16,7 +16,7 @@ long long run_op(detail::ClientImpl& c, const detail::AcquireSpec& spec,
     auto call =
         detail::lease_call(script, spec.op_keys, std::string(id), spec.channel, px, spec.op_args);
     detail::Reply r;
-    detail::eval(*c.conn, call.view(), r, c.deadline()).throw_if_error();
+    c.server->eval(call.view(), r, c.deadline()).throw_if_error();
     return r.integer;
 }
 

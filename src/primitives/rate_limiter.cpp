@@ -22,8 +22,7 @@ RateDecision RateLimiter::call(std::int64_t n) const {
     std::string rate = std::to_string(limit_.rate), per = std::to_string(limit_.per.count()),
                 burst = std::to_string(limit_.burst), want = std::to_string(n);
     detail::Reply r;
-    detail::eval(*c.conn, {&detail::rate_take_script(), {key}, {rate, per, burst, want}}, r,
-                 c.deadline())
+    c.server->eval({&detail::rate_take_script(), {key}, {rate, per, burst, want}}, r, c.deadline())
         .throw_if_error();
     if (r.type != detail::Reply::Type::array || r.elements.size() != 3)
         throw ServerError(make_error_code(errc::protocol_error),

@@ -12,7 +12,7 @@ namespace detail {
 int permits_in_use(ClientImpl& c, std::string_view name) {
     auto spec = semaphore_spec(c.ep.options.key_prefix, name, {}, 1);
     Reply r;
-    eval(*c.conn, {&zset_live_count_script(), {spec.keys[0]}, {}}, r, c.deadline())
+    c.server->eval({&zset_live_count_script(), {spec.keys[0]}, {}}, r, c.deadline())
         .throw_if_error();
     return static_cast<int>(r.integer);
 }
