@@ -202,10 +202,11 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             break;
         }
         if (!sub.active() && !sleep_instead) {
-            if (Status s = subscribe(now);
-                !s.ok() && c.nodes->redlock() && s.ec != make_error_code(errc::cancelled)) {
-                // The first node (which carries release messages) is down: the others may
-                // still make a majority. Wake at the holder's expiry instead.
+            if (Status s = subscribe(now); !s.ok() && (c.nodes->redlock() || c.cluster) &&
+                                           s.ec != make_error_code(errc::cancelled)) {
+                // The node that carries release messages is down: the other Redlock nodes may
+                // still make a majority, and a cluster's subscriber moves to another node. Wake
+                // at the holder's expiry instead.
                 sleep_instead = true;
             } else if (!s.ok()) {
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
@@ -226,6 +227,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             std::condition_variable_any cv;
             std::unique_lock lk(m);
             cv.wait_until(lk, how.cancel, wake, [] { return false; });
+            sleep_instead = !c.cluster;  // a cluster's subscriber has moved on by now: subscribe
         } else {
             sub.wait(wake);
         }
