@@ -186,3 +186,148 @@ TEST(Cluster, AMasterKilledMidHoldReportsLostWhatItsReplicaLacks) {
     EXPECT_TRUE(got.load()) << waiter_errors;
     EXPECT_LT(got_at - released_at, 10s);
 }
+
+TEST(Cluster, EveryPrimitiveWorksOnNamesSpreadOverTheMasters) {
+    auto& c = shared_cluster();
+    auto client = deadbolt::Client::connect(c.url());
+    auto other = deadbolt::Client::connect(c.url());
+    auto names = names_on_every_master(c, "prim-", 3);  // 3 names per master
+    std::size_t next = 0;
+    auto name = [&] { return names[next++]; };
+
+    auto sem = client.semaphore(name(), 2);
+    EXPECT_TRUE(sem->try_acquire());
+    EXPECT_TRUE(sem->try_acquire());
+    EXPECT_FALSE(other.semaphore(sem->name(), 2)->try_acquire());
+    sem->release();
+    EXPECT_EQ(sem->available(), 1);
+
+    auto rw = client.rwlock(name());
+    rw->lock_shared();
+    auto rw2 = other.rwlock(rw->name());
+    EXPECT_TRUE(rw2->try_lock_shared());
+    EXPECT_FALSE(rw2->try_lock());  // readers hold it
+    rw2->unlock_shared();
+    rw->unlock_shared();
+    EXPECT_TRUE(rw2->try_lock());
+    rw2->unlock();
+
+    auto re = client.reentrant_mutex(name());
+    re->lock();
+    re->lock();
+    EXPECT_FALSE(other.reentrant_mutex(std::string(re->name()))->try_lock());
+    re->unlock();
+    re->unlock();
+
+    auto fair_name = name();
+    auto fair = client.fair_mutex(fair_name);
+    fair.lock();
+    EXPECT_FALSE(other.fair_mutex(fair_name).try_lock());
+    fair.unlock();
+    EXPECT_TRUE(other.fair_mutex(fair_name).try_lock());
+
+    auto latch = client.latch(name());
+    EXPECT_TRUE(latch.try_set_count(2));
+    std::atomic<bool> opened{false};
+    std::thread waiter([&] { opened = other.latch(latch.name()).wait_for(20s); });
+    latch.count_down();
+    EXPECT_EQ(latch.count(), 1);
+    latch.count_down();
+    waiter.join();
+    EXPECT_TRUE(opened.load());
+
+    auto limiter = client.rate_limiter(name(), {1, 60s, 2});
+    EXPECT_TRUE(limiter.try_acquire(2).allowed);
+    EXPECT_FALSE(other.rate_limiter(limiter.name(), {1, 60s, 2}).try_acquire().allowed);
+
+    auto election_name = name();
+    auto election = client.election(election_name);
+    election->campaign("node-a");
+    EXPECT_EQ(other.election(election_name)->leader().value, "node-a");
+    election->resign();
+
+    // Fencing enforced on a data key in another slot than the lock.
+    auto lock_name = name();
+    auto data_key = name();
+    auto older = client.acquire(lock_name);
+    older.release();
+    auto newer = client.acquire(lock_name);
+    EXPECT_TRUE(client.fenced_set(data_key, "new", newer.fence()).accepted);
+    EXPECT_FALSE(client.fenced_set(data_key, "old", older.fence()).accepted);
+    EXPECT_EQ(client.status(lock_name).held, true);
+    EXPECT_EQ(client.status(lock_name).last_fence, newer.fence());
+}
+
+TEST(Cluster, AWaiterIsWokenByAReleaseOnAnotherMaster) {
+    auto& c = shared_cluster();
+    auto holder = deadbolt::Client::connect(c.url());
+    auto waiter = deadbolt::Client::connect(c.url());
+    // The waiter's release messages come through node 0; the lock lives elsewhere.
+    std::string name;
+    for (int i = 0; name.empty(); ++i)
+        if (c.master_of("wake-" + std::to_string(i)) != 0) name = "wake-" + std::to_string(i);
+    deadbolt::MutexOptions o;
+    o.ttl = 60s;
+    auto lease = holder.acquire(name, o);
+    Clock::time_point got_at{};
+    std::thread t([&] {
+        deadbolt::AcquireOptions how;
+        how.deadline = Clock::now() + 40s;
+        auto l = waiter.acquire(name, {}, how);
+        got_at = Clock::now();
+    });
+    std::this_thread::sleep_for(300ms);
+    auto released_at = Clock::now();
+    lease.release();
+    t.join();
+    EXPECT_LT(got_at - released_at, 10s);  // the release message, not the 60 s expiry
+}
+
+TEST(Cluster, MultiLockNeedsItsNamesInOneSlot) {
+    auto& c = shared_cluster();
+    auto client = deadbolt::Client::connect(c.url());
+    std::vector<std::string> spread{"order-1", "order-2"};
+    ASSERT_NE(c.slot("order-1"), c.slot("order-2"));
+    try {
+        client.multi_lock(spread);
+        ADD_FAILURE() << "a MultiLock over two slots was accepted";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("common {hash tag}"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(client.acquire_all(spread), deadbolt::UsageError);
+    // A common hash tag puts them in one slot: all or none, as on one server.
+    auto ml = client.multi_lock({"{order-1}:stock", "{order-1}:payment"});
+    ml.lock();
+    EXPECT_FALSE(client.mutex("{order-1}:payment").try_lock());
+    ml.unlock();
+    EXPECT_TRUE(client.mutex("{order-1}:payment").try_lock());
+}
+
+TEST(Cluster, ClearErrorsForWhatIsNotACluster) {
+    auto& c = shared_cluster();
+    auto expect_error = [](const std::string& url, deadbolt::errc want, const std::string& text) {
+        try {
+            deadbolt::Client::connect(url);
+            ADD_FAILURE() << url << " connected";
+        } catch (const deadbolt::Error& e) {
+            EXPECT_EQ(e.code(), make_error_code(want)) << url << ": " << e.what();
+            EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+        }
+    };
+    deadbolt::test::RedisServer plain;
+    expect_error("redis-cluster://127.0.0.1:" + std::to_string(plain.port()), errc::invalid_url,
+                 "is not in cluster mode");
+    expect_error("redis-cluster://127.0.0.1:" + std::to_string(deadbolt::test::free_port()),
+                 errc::connect_failed, "no cluster node answered");
+    expect_error(c.url() + "/3", errc::invalid_url, "only database 0");
+    expect_error(c.url("sentinel_user=x"), errc::invalid_url, "sentinel_user");
+    // A plain redis:// client of one node meets keys that live elsewhere: it says what to use.
+    auto one = deadbolt::Client::connect(c.node(c.masters().front()).url());
+    std::string elsewhere;
+    for (int i = 0; elsewhere.empty(); ++i)
+        if (c.master_of("x" + std::to_string(i)) != c.masters().front())
+            elsewhere = "x" + std::to_string(i);
+    std::error_code ec;
+    EXPECT_FALSE(one.mutex(elsewhere).try_lock(ec));
+    EXPECT_EQ(ec, make_error_code(errc::invalid_url)) << ec.message();
+}
