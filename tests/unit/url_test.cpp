@@ -146,6 +146,29 @@ TEST(Url, BadRedlockNodeListsSayWhatIsWrong) {
               std::string::npos);
 }
 
+TEST(Url, ClusterUrlsListSeedsWithSharedOptions) {
+    using deadbolt::detail::parse_cluster_url;
+    auto r = parse_cluster_url("redis-cluster://u:p@a:7000,b?prefix=app:&command_timeout=50ms", {});
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(r.nodes.size(), 2u);
+    EXPECT_EQ(r.nodes[0].host, "a");
+    EXPECT_EQ(r.nodes[0].port, 7000);
+    EXPECT_EQ(r.nodes[1].port, 6379);
+    for (auto& n : r.nodes) {
+        EXPECT_EQ(n.options.username, "u");
+        EXPECT_EQ(n.options.password, "p");
+        EXPECT_EQ(n.options.key_prefix, "app:");
+        EXPECT_EQ(n.options.command_timeout, std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(parse_cluster_url("redis-cluster://a/0", {}).ok);
+    EXPECT_NE(parse_cluster_url("redis-cluster://a/2", {}).error.find("only database 0"),
+              std::string::npos);
+    EXPECT_NE(parse_cluster_url("redis-cluster://a,,b", {}).error.find("empty server"),
+              std::string::npos);
+    EXPECT_NE(parse_cluster_url("redis-cluster://a?fencing=0", {}).error.find("fencing"),
+              std::string::npos);
+}
+
 TEST(Url, SentinelUrlsNameTheSentinelsAndTheMaster) {
     auto r = parse_sentinel_url(
         "redis-sentinel://app:s3cret@10.0.0.1:26380,10.0.0.2,[::1]/my%20master/3"
