@@ -60,8 +60,9 @@ struct FencedResult {
     std::uint64_t highest = 0;  ///< Highest fence the resource has seen after this call.
 };
 
-/// A handle to one Redis server (redis://, rediss://, unix://) or to Redlock's independent
-/// masters (redlock://). Cheap to copy; copies share connections and background threads.
+/// A handle to one Redis server (redis://, rediss://, unix://), a Sentinel-watched primary
+/// (redis-sentinel://), a Redis Cluster (redis-cluster://) or Redlock's independent masters
+/// (redlock://). Cheap to copy; copies share connections and background threads.
 /// Thread-safe.
 class Client {
   public:
@@ -69,10 +70,13 @@ class Client {
     /// redis://[user[:password]@]host[:port][/db][?option=value&...], rediss://... (TLS),
     /// unix:///path/to/redis.sock[?db=N&...], and
     /// redlock://[user[:password]@]host:port,host:port,host:port[,...][/db][?option=value&...]
-    /// (the same credentials and options on every node; allow_fewer=1 permits 1 or 2 nodes).
-    /// Throws UsageError for a bad URL or option, or a Redlock node set that weakens the
-    /// algorithm (a server listed twice, by any name; a replica); ConnectionError when the
-    /// server, or a majority of Redlock nodes, is unreachable; ServerError for auth/ACL failures.
+    /// (the same credentials and options on every node; allow_fewer=1 permits 1 or 2 nodes),
+    /// redis-sentinel://host[:port],.../master-name[/db][?...], and
+    /// redis-cluster://[user[:password]@]host:port,...[?...] (a few nodes to read the slot
+    /// map from). Throws UsageError for a bad URL or option, a Redlock node set that weakens
+    /// the algorithm (a server listed twice, by any name; a replica), or a redis-cluster://
+    /// node not in cluster mode; ConnectionError when the server, a majority of Redlock nodes,
+    /// or every listed cluster node is unreachable; ServerError for auth/ACL failures.
     static Client connect(std::string_view url, const ClientOptions& options = {});
 
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.

@@ -38,6 +38,7 @@ ClientImpl::ClientImpl(Endpoint e, std::shared_ptr<Connection> c, std::shared_pt
 
 ClientImpl::~ClientImpl() {
     if (sentinel) sentinel->stop();  // no more moves
+    if (cluster) cluster->stop();
     renewer->stop();
 }
 

@@ -53,12 +53,22 @@ Cluster::Cluster(std::vector<Endpoint> seeds) : base_(seeds.front()), owners_(kS
 }
 
 Cluster::~Cluster() {
+    if (watcher_.joinable()) watcher_.detach();  // only when stop() was not called
+}
+
+void Cluster::stop() noexcept {
+    std::thread t;
     {
         std::lock_guard lk(m_);
         stopping_ = true;
+        t = std::move(watcher_);
     }
     cv_.notify_all();
-    if (watcher_.joinable()) watcher_.join();
+    if (!t.joinable()) return;
+    if (t.get_id() == std::this_thread::get_id())
+        t.detach();  // inside on_change: watch_loop holds this alive and returns
+    else
+        t.join();
 }
 
 Cluster::ConnPtr Cluster::connection_locked(const NodeAddress& a) {
@@ -173,25 +183,26 @@ Status Cluster::refresh(Clock::time_point deadline) {
 
 void Cluster::watch(std::chrono::milliseconds period, std::function<void()> on_change) {
     on_change_ = std::move(on_change);
-    watcher_ = std::thread([this, period] {
-        std::unique_lock lk(m_);
-        while (!stopping_) {
-            cv_.wait_for(lk, period, [&] { return stopping_ || changed_; });
-            if (stopping_) break;
-            if (!changed_) {
-                lk.unlock();
-                refresh(Clock::now() + base_.options.connect_timeout +
-                        base_.options.command_timeout);
-                lk.lock();
-            }
-            if (changed_) {
-                changed_ = false;
-                lk.unlock();
-                on_change_();
-                lk.lock();
-            }
+    watcher_ = std::thread([self = shared_from_this(), period] { self->watch_loop(period); });
+}
+
+void Cluster::watch_loop(std::chrono::milliseconds period) {
+    std::unique_lock lk(m_);
+    while (!stopping_) {
+        cv_.wait_for(lk, period, [&] { return stopping_ || changed_; });
+        if (stopping_) break;
+        if (!changed_) {
+            lk.unlock();
+            refresh(Clock::now() + base_.options.connect_timeout + base_.options.command_timeout);
+            lk.lock();
         }
-    });
+        if (changed_) {
+            changed_ = false;
+            lk.unlock();
+            on_change_();
+            lk.lock();
+        }
+    }
 }
 
 void Cluster::route(std::vector<Request>& requests, Clock::time_point deadline) {

@@ -18,7 +18,7 @@
 
 namespace deadbolt::detail {
 
-class Cluster final : public Server {
+class Cluster final : public Server, public std::enable_shared_from_this<Cluster> {
   public:
     /// seeds: where to ask for the slot map first; seeds[0]'s options apply to every node.
     explicit Cluster(std::vector<Endpoint> seeds);
@@ -32,7 +32,11 @@ class Cluster final : public Server {
     Status refresh(Clock::time_point deadline);
     /// Re-reads the map every period on a thread of its own, so a failover is noticed
     /// without traffic; on_change runs there after any read that moved a slot's master.
+    /// The thread keeps this Cluster alive until stop().
     void watch(std::chrono::milliseconds period, std::function<void()> on_change);
+    /// Ends the watch: joins the thread, or detaches it when called from on_change (the
+    /// client died there). Never throws.
+    void stop() noexcept;
     /// Every node of the last map, masters first.
     std::vector<NodeAddress> nodes() const;
     /// The master serving key's slot in the last map (empty host when none does).
@@ -55,6 +59,7 @@ class Cluster final : public Server {
     ConnPtr owner(std::uint16_t slot);
     void moved(std::uint16_t slot, const NodeAddress& to);
     Status read_map(Connection& c, Clock::time_point deadline);
+    void watch_loop(std::chrono::milliseconds period);
 
     Endpoint base_;
     std::vector<NodeAddress> seeds_;
