@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "redis_cluster.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
@@ -275,4 +276,22 @@ TEST(Cli, RunOverRedlockHoldsAMajorityAndWarnsOfAnEvenCount) {
     run.push_back("true");
     EXPECT_EQ(deadbolt::test::run_command(run, &out), 0) << out;
     EXPECT_NE(out.find("warning: redlock with 4 nodes"), std::string::npos) << out;
+}
+
+TEST(Cli, RunAndStatusOverACluster) {
+    deadbolt::test::RedisCluster cluster;
+    auto m = cluster.master_of("job");
+    std::vector<std::string> run = {DEADBOLT_CLI,  "run", "--url",
+                                    cluster.url(), "job", "--",
+                                    "redis-cli",   "-p",  std::to_string(cluster.node(m).port()),
+                                    "GET",         "job"};
+    std::string out;
+    EXPECT_EQ(deadbolt::test::run_command(run, &out), 0) << out;
+    EXPECT_EQ(out.size(), 33u) << out;  // the token, on the master of job's slot
+    EXPECT_EQ(cluster.node(m).raw().cmd({"EXISTS", "job"}).integer, 0);  // released after
+    EXPECT_EQ(
+        deadbolt::test::run_command({DEADBOLT_CLI, "status", "--url", cluster.url(), "job"}, &out),
+        0)
+        << out;
+    EXPECT_NE(out.find("free"), std::string::npos) << out;
 }

@@ -331,3 +331,25 @@ TEST(Cluster, ClearErrorsForWhatIsNotACluster) {
     EXPECT_FALSE(one.mutex(elsewhere).try_lock(ec));
     EXPECT_EQ(ec, make_error_code(errc::invalid_url)) << ec.message();
 }
+
+TEST(Cluster, SyncReplicasWaitsOnTheLocksOwnMaster) {
+    auto& c = shared_cluster();
+    auto strict = deadbolt::Client::connect(c.url("sync_replicas=1&sync_timeout=200ms"));
+    auto name = names_on_every_master(c, "sync-", 1);
+    for (auto& n : name) {  // every master's replica acknowledges: granted
+        auto lease = strict.acquire(n);
+        lease.extend(10s);
+        lease.release();
+    }
+    // The replica of one master frozen: that master's grant is refused and not left behind.
+    auto m = c.master_of(name[1]);
+    auto r = c.replica_of(m);
+    c.node(r).pause();
+    std::error_code ec;
+    EXPECT_FALSE(strict.mutex(name[1]).try_lock(ec));
+    auto other_ok = strict.mutex(name[0]).try_lock();  // on another master
+    c.node(r).resume();
+    EXPECT_EQ(ec, make_error_code(errc::not_replicated)) << ec.message();
+    EXPECT_EQ(c.node(m).raw().cmd({"EXISTS", name[1]}).integer, 0);
+    EXPECT_TRUE(other_ok);  // the other masters' replicas are fine
+}
