@@ -142,6 +142,28 @@ def redlock_table(results):
             + "\n".join(lines) + "\n")
 
 
+def cluster_table(results):
+    """Scenario 8: lock+unlock cycles on a Redis Cluster, deadbolt against redis-py."""
+    s8 = results["scenarios"].get("8_cluster")
+    if not s8:
+        return ""
+    lines = ["| threads | metric | deadbolt cluster | deadbolt one server | redis-py cluster "
+             "| cluster / one server | deadbolt / redis-py |", "|---|---|---|---|---|---|---|"]
+    for t in s8["deadbolt cluster"]:
+        for label, key, better in (("cycles/s", "cycles_per_s", "higher"),
+                                   ("cycle p50 µs", "p50_us", "lower"),
+                                   ("cycle p99 µs", "p99_us", "lower")):
+            ours, ours_m = cell([r[key] for r in s8["deadbolt cluster"][t]])
+            one, one_m = cell([r[key] for r in s8["deadbolt one server"][t]])
+            peer, peer_m = cell([r[key] for r in s8["redis-py cluster"][t]])
+            ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "–"
+            lines.append(f"| {t} | {label} ({better} is better) | {ours} | {one} | {peer} "
+                         f"| {ratio(ours_m, one_m)} | {ratio(ours_m, peer_m)} |")
+    return ("\n8. Redis Cluster of 3 masters (all on CPU 0): lock+unlock cycles, each thread its "
+            "own key; deadbolt on one plain server for the cost of routing.\n\n"
+            + "\n".join(lines) + "\n")
+
+
 def charts(results, out):
     try:
         import matplotlib
@@ -184,7 +206,7 @@ def charts(results, out):
 
 def write(results, out):
     """Writes table.md and the charts into out; returns a short summary."""
-    t = table(results) + primitives_table(results) + redlock_table(results)
+    t = table(results) + primitives_table(results) + redlock_table(results) + cluster_table(results)
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     made = charts(results, out)
     with open(os.path.join(out, "table.md"), "w") as f:

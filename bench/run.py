@@ -53,6 +53,21 @@ PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
 # Scenario 7: Redlock over several nodes; node-redlock is the one peer that does it.
 REDLOCK = {"deadbolt": (OURS, []), "deadbolt fencing=0": (OURS, ["--query", "fencing=0"]),
            "node-redlock": ("node-redlock default", [])}
+# Scenario 8: a Redis Cluster of 3 masters; redis-py's RedisCluster Lock is the peer, and
+# deadbolt on one plain server shows what routing costs.
+CLUSTER = ["deadbolt cluster", "deadbolt one server", "redis-py cluster"]
+
+
+def make_cluster(n=3):
+    """n cluster-enabled servers joined into one cluster (no replicas); waits until it is ok."""
+    nodes = [Server(cluster=True) for _ in range(n)]
+    subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{s.port}" for s in nodes],
+                    "--cluster-replicas", "0", "--cluster-yes"], check=True, capture_output=True)
+    for _ in range(200):
+        if all("cluster_state:ok" in s.cli("CLUSTER", "INFO") for s in nodes):
+            return nodes
+        time.sleep(0.05)
+    raise SystemExit("bench: the cluster never became ok")
 
 
 def free_port():
@@ -64,12 +79,14 @@ def free_port():
 class Server:
     """A throwaway redis-server pinned to CPU 0."""
 
-    def __init__(self):
+    def __init__(self, cluster=False):
         self.dir = tempfile.mkdtemp(prefix="deadbolt-bench-")
         self.port = free_port()
+        extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                 "--cluster-port", str(free_port())] if cluster else []
         self.proc = subprocess.Popen(
             ["taskset", "-c", "0", "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", self.dir, "--logfile", "redis.log"],
+             "--save", "", "--appendonly", "no", "--dir", self.dir, "--logfile", "redis.log", *extra],
             stdout=subprocess.DEVNULL)
         for _ in range(100):
             if self.cli("PING") == "PONG":
@@ -162,6 +179,8 @@ def check(results):
         bad += [f"4: no server commands seen for {c}" for rows in by_n.values() for r in rows if r["server_commands"] <= 0]
     for n, rows in sc["5_renewal"].items():
         bad += [f"5 ({n}): {r['leases'] - r['valid_at_end']} leases lost" for r in rows if r["valid_at_end"] != r["leases"]]
+    for c, by_t in sc.get("8_cluster", {}).items():
+        bad += [f"8: no cycles for {c}" for rows in by_t.values() for r in rows if r["cycles_per_s"] <= 0]
     return bad
 
 
@@ -170,7 +189,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--only", default="1,2,3,4,5,7",
+    ap.add_argument("--only", default="1,2,3,4,5,7,8",
                     help="scenarios to run (3 includes 3p); the others are kept from --out's results.json")
     a = ap.parse_args()
     only = {int(x) for x in a.only.split(",")}
@@ -190,16 +209,16 @@ def main():
     if not os.path.isdir(os.path.join(HERE, "peers", "node_modules")):
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=os.path.join(HERE, "peers"), check=True)
 
-    srv = Server()
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": smoke, "reps": reps, "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
                "versions": {}, "scenarios": {}}
-    if only != {1, 2, 3, 4, 5, 7}:  # a partial re-run: keep the rest of the last full run
+    if only != {1, 2, 3, 4, 5, 7, 8}:  # a partial re-run: keep the rest of the last full run
         with open(os.path.join(a.out, "results.json")) as f:
             kept = json.load(f)
         kept.setdefault("reruns", []).append({"scenarios": sorted(only), "started": results["started"]})
         results = kept
     sc = results["scenarios"]
+    srv = Server()  # after the last early exit: nothing to leave running
     try:
         results["versions"]["redis-server"] = srv.cli("INFO", "server").split("redis_version:")[1].split()[0]
         key = 0
@@ -313,6 +332,28 @@ def main():
                             s7[f"{n} nodes"][name][t].append(run(c, "cycle", [
                                 "--ports", ports, "--threads", t, "--seconds", cycle_s, "--key", fresh(),
                                 *extra], 1))
+            finally:
+                for s in nodes:
+                    s.stop()
+        # 8. Redis Cluster: lock+unlock cycles over 3 masters (all on CPU 0, as the one server
+        #    is), deadbolt's redis-cluster:// against redis-py's RedisCluster Lock, and
+        #    deadbolt on one plain server for the cost of routing.
+        s8 = {c: {t: [] for t in redlock_threads} for c in CLUSTER}
+        if 8 in only:
+            sc["8_cluster"] = s8
+            nodes = make_cluster()
+            try:
+                ports = ",".join(str(s.port) for s in nodes)
+                for _ in range(reps):
+                    for t in redlock_threads:
+                        common = ["--threads", t, "--seconds", cycle_s, "--key", fresh()]
+                        s8["deadbolt cluster"][t].append(
+                            run(OURS, "cycle", ["--ports", ports, "--cluster", 1, *common], 1))
+                        s8["deadbolt one server"][t].append(
+                            run(OURS, "cycle", ["--port", srv.port, *common], 1))
+                        s8["redis-py cluster"][t].append(run(
+                            "redis-py sleep=0.1", "cycle", ["--port", nodes[0].port, "--cluster", 1, *common], 1))
+                    srv.cli("FLUSHALL")
             finally:
                 for s in nodes:
                     s.stop()

@@ -21,6 +21,8 @@ Args parse(int argc, char** argv) {
             a.ports = v;
         else if (k == "--query")
             a.query = v;
+        else if (k == "--cluster")
+            a.cluster = v == "1";
         else if (k == "--threads")
             a.threads = std::stoi(v);
         else if (k == "--id")

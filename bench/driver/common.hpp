@@ -16,8 +16,9 @@ using Clock = std::chrono::steady_clock;
 struct Args {
     std::string scenario, contender = "deadbolt";  // contender: deadbolt | raw
     int port = 6379, threads = 1, id = 0, clients = 1, leases = 1000, ttl_ms = 30000;
-    std::string ports;  // "p1,p2,p3": Redlock over these nodes instead of --port
-    std::string query;  // appended to the Redlock URL, e.g. "fencing=0"
+    std::string ports;     // "p1,p2,p3": Redlock over these nodes instead of --port
+    std::string query;     // appended to the Redlock URL, e.g. "fencing=0"
+    bool cluster = false;  // --ports are a Redis Cluster's masters (redis-cluster://)
     double seconds = 3;
     std::int64_t start_ns = 0, until_ns = 0;  // CLOCK_MONOTONIC span shared by a run's processes
     std::string key = "bench";

@@ -44,7 +44,7 @@ int cycle(const Args& a) {
     std::vector<std::vector<double>> lat(a.threads);
     std::unique_ptr<Client> client;
     if (a.contender == "deadbolt" && !a.ports.empty()) {
-        std::string url = "redlock://", sep;
+        std::string url = a.cluster ? "redis-cluster://" : "redlock://", sep;
         for (std::size_t at = 0; at != std::string::npos;) {
             auto comma = a.ports.find(',', at);
             url += sep + "127.0.0.1:" + a.ports.substr(at, comma - at);

@@ -33,13 +33,18 @@ def main():
     ap.add_argument("--start-ns", type=int, default=0)
     ap.add_argument("--key", default="bench")
     ap.add_argument("--sleep", type=float, default=0.1)
+    ap.add_argument("--cluster", type=int, default=0, help="1: --port is a Redis Cluster node")
     a = ap.parse_args()
     until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
     remaining = lambda: (until - time.monotonic_ns()) / 1e9
 
     if a.scenario == "cycle":
         # One pool shared by the threads: redis-py's way of serving concurrency.
-        r = redis.Redis(port=a.port, max_connections=a.threads + 1)
+        if a.cluster:
+            from redis.cluster import RedisCluster
+            r = RedisCluster(host="127.0.0.1", port=a.port)
+        else:
+            r = redis.Redis(port=a.port, max_connections=a.threads + 1)
         lat = [[] for _ in range(a.threads)]
 
         def loop(t):
