@@ -82,7 +82,6 @@ def table(results):
         limit = next((med[c] for c in LIMITS if med.get(c) is not None), None)
         peers = [med[c] for c in contenders if c not in LIMITS and c != OURS and med.get(c) is not None]
         best = (max if better == "higher" else min)(peers) if peers else None
-        ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "–"
         lines.append(f"| {scenario} | {metric} | " + " | ".join(cells) + f" | {ratio(ours, limit)} | {ratio(ours, best)} |")
     return "\n".join(lines) + "\n"
 
@@ -119,6 +118,15 @@ def primitives_table(results):
             + "\n".join(lines) + "\n")
 
 
+# The rows of a lock+unlock cycle table: label, results key, which way is better.
+CYCLE_METRICS = (("cycles/s", "cycles_per_s", "higher"), ("cycle p50 µs", "p50_us", "lower"),
+                 ("cycle p99 µs", "p99_us", "lower"))
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "–"
+
+
 def redlock_table(results):
     """Scenario 7: Redlock lock+unlock cycles, deadbolt against node-redlock on the same nodes."""
     s7 = results["scenarios"].get("7_redlock")
@@ -128,13 +136,10 @@ def redlock_table(results):
              "| deadbolt / node-redlock | fencing=0 / node-redlock |", "|---|---|---|---|---|---|---|---|"]
     for nodes, by in s7.items():
         for t in by["deadbolt"]:
-            for label, key, better in (("cycles/s", "cycles_per_s", "higher"),
-                                       ("cycle p50 µs", "p50_us", "lower"),
-                                       ("cycle p99 µs", "p99_us", "lower")):
+            for label, key, better in CYCLE_METRICS:
                 ours, ours_m = cell([r[key] for r in by["deadbolt"][t]])
                 nof, nof_m = cell([r[key] for r in by.get("deadbolt fencing=0", {}).get(t, [])])
                 peer, peer_m = cell([r[key] for r in by["node-redlock"][t]])
-                ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "–"
                 lines.append(f"| {nodes} | {t} | {label} ({better} is better) | {ours} | {nof} | {peer} "
                              f"| {ratio(ours_m, peer_m)} | {ratio(nof_m, peer_m)} |")
     return ("\n7. Redlock: lock+unlock cycles over independent redis-servers (each thread its own "
@@ -150,13 +155,10 @@ def cluster_table(results):
     lines = ["| threads | metric | deadbolt cluster | deadbolt one server | redis-py cluster "
              "| cluster / one server | deadbolt / redis-py |", "|---|---|---|---|---|---|---|"]
     for t in s8["deadbolt cluster"]:
-        for label, key, better in (("cycles/s", "cycles_per_s", "higher"),
-                                   ("cycle p50 µs", "p50_us", "lower"),
-                                   ("cycle p99 µs", "p99_us", "lower")):
+        for label, key, better in CYCLE_METRICS:
             ours, ours_m = cell([r[key] for r in s8["deadbolt cluster"][t]])
             one, one_m = cell([r[key] for r in s8["deadbolt one server"][t]])
             peer, peer_m = cell([r[key] for r in s8["redis-py cluster"][t]])
-            ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "–"
             lines.append(f"| {t} | {label} ({better} is better) | {ours} | {one} | {peer} "
                          f"| {ratio(ours_m, one_m)} | {ratio(ours_m, peer_m)} |")
     return ("\n8. Redis Cluster of 3 masters (all on CPU 0): lock+unlock cycles, each thread its "

@@ -4,6 +4,7 @@
 
 #include "core/backoff.hpp"
 #include "core/quorum.hpp"
+#include "core/threads.hpp"
 #include "core/validity.hpp"
 #include "redis/commands.hpp"
 
@@ -134,11 +135,7 @@ void Renewer::stop() {
         t = std::move(thread_);
     }
     cv_.notify_all();
-    if (!t.joinable()) return;
-    if (t.get_id() == std::this_thread::get_id())
-        t.detach();  // the last client handle died on this thread; run() holds self alive
-    else
-        t.join();
+    join_or_detach(std::move(t));  // the last client handle may die on this thread
 }
 
 void Renewer::schedule_locked(Entry& e, Clock::time_point at) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/threads.hpp"
 #include "net/connection.hpp"
 #include "redis/commands.hpp"
 
@@ -35,11 +36,7 @@ void Sentinel::stop() noexcept {
     } catch (...) {
         // Poking cannot fail but for memory; the wait then ends at its next re-check.
     }
-    if (!t.joinable()) return;
-    if (t.get_id() == std::this_thread::get_id())
-        t.detach();  // the owner died inside moved(); run() holds this alive and returns
-    else
-        t.join();
+    join_or_detach(std::move(t));  // the owner may die inside moved()
 }
 
 Status Sentinel::discover(std::string& host, std::uint16_t& port) const {

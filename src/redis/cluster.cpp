@@ -7,6 +7,7 @@
 
 #include "core/backoff.hpp"
 #include "core/replication.hpp"
+#include "core/threads.hpp"
 #include "redis/keys.hpp"
 
 namespace deadbolt::detail {
@@ -64,11 +65,7 @@ void Cluster::stop() noexcept {
         t = std::move(watcher_);
     }
     cv_.notify_all();
-    if (!t.joinable()) return;
-    if (t.get_id() == std::this_thread::get_id())
-        t.detach();  // inside on_change: watch_loop holds this alive and returns
-    else
-        t.join();
+    join_or_detach(std::move(t));  // the client may die inside on_change
 }
 
 Cluster::ConnPtr Cluster::connection_locked(const NodeAddress& a) {

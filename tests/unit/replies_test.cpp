@@ -2,29 +2,13 @@
 
 #include "redis/replies.hpp"
 #include "redis/scripts.hpp"
+#include "reply_builders.hpp"
 
 using namespace deadbolt::detail;
 
-namespace {
-Reply integer(long long v) {
-    Reply r;
-    r.type = Reply::Type::integer;
-    r.integer = v;
-    return r;
-}
-Reply str(std::string s) {
-    Reply r;
-    r.type = Reply::Type::string;
-    r.str = std::move(s);
-    return r;
-}
-Reply arr(std::vector<Reply> e) {
-    Reply r;
-    r.type = Reply::Type::array;
-    r.elements = std::move(e);
-    return r;
-}
-}  // namespace
+using deadbolt::test::arr;
+using deadbolt::test::integer;
+using deadbolt::test::str;
 
 TEST(Replies, AcquireOutcomes) {
     AttemptOutcome o;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "redis/slots.hpp"
+#include "reply_builders.hpp"
 
 using deadbolt::detail::NodeAddress;
 using deadbolt::detail::parse_cluster_slots;
@@ -9,37 +10,22 @@ using deadbolt::detail::parse_redirect;
 using deadbolt::detail::Redirect;
 using deadbolt::detail::Reply;
 using deadbolt::detail::SlotRange;
+using deadbolt::test::arr;
+using deadbolt::test::integer;
+using deadbolt::test::str;
 
 namespace {
 
-Reply integer(long long v) {
-    Reply r;
-    r.type = Reply::Type::integer;
-    r.integer = v;
-    return r;
-}
-Reply string(std::string s) {
-    Reply r;
-    r.type = Reply::Type::string;
-    r.str = std::move(s);
-    return r;
-}
-Reply array(std::vector<Reply> e) {
-    Reply r;
-    r.type = Reply::Type::array;
-    r.elements = std::move(e);
-    return r;
-}
 Reply node(std::string host, long long port) {
-    return array({string(std::move(host)), integer(port), string("0123abcd")});
+    return arr({str(std::move(host)), integer(port), str("0123abcd")});
 }
 
 }  // namespace
 
 TEST(Slots, ReadsRangesMastersAndReplicas) {
-    auto reply = array({
-        array({integer(0), integer(5460), node("10.0.0.1", 7000), node("10.0.0.4", 7003)}),
-        array({integer(5461), integer(16383), node("", 7001)}),  // "" = the node asked
+    auto reply = arr({
+        arr({integer(0), integer(5460), node("10.0.0.1", 7000), node("10.0.0.4", 7003)}),
+        arr({integer(5461), integer(16383), node("", 7001)}),  // "" = the node asked
     });
     std::vector<SlotRange> ranges;
     std::string why;
@@ -57,18 +43,18 @@ TEST(Slots, ReadsRangesMastersAndReplicas) {
 TEST(Slots, RefusesMalformedReplies) {
     std::vector<SlotRange> ranges;
     std::string why;
-    EXPECT_FALSE(parse_cluster_slots(string("OK"), "h", ranges, &why));
+    EXPECT_FALSE(parse_cluster_slots(str("OK"), "h", ranges, &why));
     EXPECT_NE(why.find("other than an array"), std::string::npos) << why;
-    EXPECT_FALSE(parse_cluster_slots(array({array({integer(0), integer(16384), node("h", 1)})}),
-                                     "h", ranges, &why));
+    EXPECT_FALSE(parse_cluster_slots(arr({arr({integer(0), integer(16384), node("h", 1)})}), "h",
+                                     ranges, &why));
     EXPECT_NE(why.find("bad slot range"), std::string::npos) << why;
-    EXPECT_FALSE(parse_cluster_slots(array({array({integer(9), integer(3), node("h", 1)})}), "h",
-                                     ranges, &why));
-    EXPECT_FALSE(parse_cluster_slots(array({array({integer(0), integer(3), node("h", 0)})}), "h",
-                                     ranges, &why));
+    EXPECT_FALSE(
+        parse_cluster_slots(arr({arr({integer(9), integer(3), node("h", 1)})}), "h", ranges, &why));
+    EXPECT_FALSE(
+        parse_cluster_slots(arr({arr({integer(0), integer(3), node("h", 0)})}), "h", ranges, &why));
     EXPECT_NE(why.find("master"), std::string::npos) << why;
-    EXPECT_FALSE(parse_cluster_slots(array({array({integer(0), integer(3)})}), "h", ranges, &why));
-    EXPECT_TRUE(parse_cluster_slots(array({}), "h", ranges, &why));  // no slots: the caller says
+    EXPECT_FALSE(parse_cluster_slots(arr({arr({integer(0), integer(3)})}), "h", ranges, &why));
+    EXPECT_TRUE(parse_cluster_slots(arr({}), "h", ranges, &why));  // no slots: the caller says
     EXPECT_TRUE(ranges.empty());
 }
 
