@@ -8,8 +8,12 @@
 namespace deadbolt::torture {
 
 LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes,
-                   bool sentinels)
+                   bool sentinels, bool cluster)
     : nodes_(static_cast<std::size_t>(std::max(1, nodes))) {
+    if (cluster) {
+        cluster_ = std::make_unique<test::RedisCluster>();
+        return;
+    }
     // A full resync after failover should start at once, not after the default 5 s delay.
     std::vector<std::string> args = {"--repl-diskless-sync-delay", "0"};
     if (aof) args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
@@ -66,6 +70,7 @@ LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, 
 }
 
 std::string LockSide::url_for(int worker) const {
+    if (cluster_) return cluster_->url();
     if (!sentinels_.empty()) {
         std::string url = "redis-sentinel://";
         for (std::size_t i = 0; i < sentinels_.size(); ++i)
@@ -165,6 +170,32 @@ bool LockSide::sentinel_failover(std::chrono::milliseconds down) {
     }
     std::this_thread::sleep_for(down);
     primary->resume();  // the sentinels turn it into the new primary's replica
+    return moved;
+}
+
+bool LockSide::cluster_failover(std::chrono::milliseconds down) {
+    auto& c = *cluster_;
+    auto slot = c.slot("torture");
+    auto m = c.master_of_slot(slot);
+    auto r = c.replica_of(m);
+    c.node(m).pause();  // like a crash, as far as the cluster and clients can tell
+    c.alive[m] = false;
+    bool moved = c.wait_ok(std::chrono::seconds(20), slot, static_cast<int>(r));
+    std::this_thread::sleep_for(down);
+    c.node(m).resume();
+    c.alive[m] = true;
+    // Back as the new master's replica, in sync, before the next fault may need it.
+    for (int i = 0; i < 500; ++i) {
+        try {
+            if (c.replica_of(r) == m &&
+                c.node(m).raw().cmd({"INFO", "replication"}).str.find("master_link_status:up") !=
+                    std::string::npos)
+                break;
+        } catch (const std::exception&) {
+            // Not a replica yet.
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     return moved;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "redis_cluster.hpp"
 #include "redis_server.hpp"
 #include "steered_clock.hpp"
 #include "tcp_proxy.hpp"
@@ -21,8 +22,9 @@ class LockSide {
     /// aof: the servers log every write with `appendfsync always`; standby: start a replica;
     /// nodes > 1: that many independent masters (Redlock) instead of a primary; sentinels:
     /// a primary, a replica and three sentinels watching them, found through the sentinels.
+    /// cluster: a Redis Cluster of 3 masters with a replica each, reached directly.
     LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes = 1,
-             bool sentinels = false);
+             bool sentinels = false, bool cluster = false);
     ~LockSide();
 
     /// Where worker i connects (through its own proxies): a redis:// or redlock:// URL.
@@ -51,6 +53,10 @@ class LockSide {
     /// old one stopped for `down` more, then resumes it (the sentinels make it a replica).
     /// Writes it had not replicated are lost. Returns false if no failover happened in 20 s.
     bool sentinel_failover(std::chrono::milliseconds down);
+    /// The same for the cluster master of the lock's slot: SIGSTOP, the cluster promotes its
+    /// replica, `down` later it resumes and rejoins as a replica (waited for, so the next
+    /// failover has a replica to promote).
+    bool cluster_failover(std::chrono::milliseconds down);
 
   private:
     void follow(test::RedisServer& replica, const test::RedisServer& primary);
@@ -63,6 +69,7 @@ class LockSide {
     std::unique_ptr<test::TcpProxy> replication_;  // standby -> primary, so it can lag
     std::vector<std::unique_ptr<test::RedisServer>> sentinels_;
     std::string sentinel_primary() const;  // the primary's port, as sentinel 0 names it
+    std::unique_ptr<test::RedisCluster> cluster_;
 };
 
 }  // namespace deadbolt::torture

@@ -58,7 +58,8 @@ class DeadboltLock : public LockAdapter {
             if (!reentrant_->try_lock()) throw std::runtime_error("re-entry refused");
             return Holding{reentrant_->lease().fence(), valid_until()};
         }
-        if (kind_ == "deadbolt" || lock_nodes(kind_) != 1 || uses_sentinel(kind_)) {
+        if (kind_ == "deadbolt" || lock_nodes(kind_) != 1 || uses_sentinel(kind_) ||
+            uses_cluster(kind_)) {
             lease_ = client_.acquire("torture", o, how, ec);
             // The grant may have happened with its reply lost: the worker records "unknown".
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
@@ -208,6 +209,10 @@ bool uses_sentinel(const std::string& k) {
     return k == "deadbolt-sentinel";
 }
 
+bool uses_cluster(const std::string& k) {
+    return k == "deadbolt-cluster";
+}
+
 int lock_nodes(const std::string& k) {
     return count_suffix(k, "deadbolt-redlock:");
 }
@@ -219,8 +224,8 @@ int capacity(const std::string& k) {
 bool known_lock(const std::string& k) {
     return k == "deadbolt" || k == "deadbolt-fair" || k == "deadbolt-write" ||
            k == "deadbolt-reentrant" || k == "deadbolt-multi" || k == "deadbolt-leader" ||
-           capacity(k) > 1 || lock_nodes(k) >= 3 || uses_sentinel(k) || k == "setnx-del" ||
-           k == "incr-expire" || k == "setnx-getset" || k == "setnx-nottl";
+           capacity(k) > 1 || lock_nodes(k) >= 3 || uses_sentinel(k) || uses_cluster(k) ||
+           k == "setnx-del" || k == "incr-expire" || k == "setnx-getset" || k == "setnx-nottl";
 }
 
 bool promises_safety(const std::string& k) {

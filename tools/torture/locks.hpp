@@ -28,7 +28,7 @@ class LockAdapter {
 };
 
 /// kinds: deadbolt, deadbolt-redlock:N (a Mutex over N independent masters), deadbolt-sentinel
-/// (a Mutex through redis-sentinel://), deadbolt-fair,
+/// (a Mutex through redis-sentinel://), deadbolt-cluster (through redis-cluster://), deadbolt-fair,
 /// deadbolt-write (RWLock's writer), deadbolt-reentrant (taken twice), deadbolt-multi (a MultiLock
 /// of three names), deadbolt-leader (a LeaderElection's term), deadbolt-semaphore:N (N >= 2
 /// permits), setnx-del, incr-expire, setnx-getset, setnx-nottl. clock: the worker's steered lease
@@ -40,6 +40,8 @@ std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::strin
 bool known_lock(const std::string& kind);
 /// Whether the kind finds its server through Redis Sentinel.
 bool uses_sentinel(const std::string& kind);
+/// deadbolt-cluster: a Mutex through redis-cluster:// (3 masters, 1 replica each).
+bool uses_cluster(const std::string& kind);
 /// N for deadbolt-redlock:N (0 if N is not a number); 1 for every other kind (one server).
 int lock_nodes(const std::string& kind);
 /// Whether the kind promises at most capacity() holders while valid (and increasing fences

@@ -50,7 +50,7 @@ nlohmann::json run_one(const RunConfig& rc) {
     std::filesystem::create_directories(rc.dir);
     bool fenced = rc.mode == "fenced";
     LockSide side(rc.dir, rc.workers, needs_aof(rc.nemesis), needs_standby(rc.nemesis),
-                  lock_nodes(rc.lock), uses_sentinel(rc.lock));
+                  lock_nodes(rc.lock), uses_sentinel(rc.lock), uses_cluster(rc.lock));
     deadbolt::test::RedisServer data_srv;
     int w = rc.workers;
     auto* holding = static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>) * w,
@@ -164,14 +164,17 @@ int main(int argc, char** argv) {
     std::string lock = "deadbolt", modes = "fenced", nemeses = "pause", duration_s = "10s",
                 ttl_s = "500ms", hold_s = "20ms", results, expect = "auto";
     int workers = 8;
-    app.add_option("--lock", lock,
-                   "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | setnx-del | "
-                   "incr-expire | setnx-getset | setnx-nottl");
+    app.add_option(
+        "--lock", lock,
+        "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-redlock:N | "
+        "deadbolt-sentinel | deadbolt-cluster | setnx-del | "
+        "incr-expire | setnx-getset | setnx-nottl");
     app.add_option("--mode", modes, "plain | fenced | plain,fenced (writes carry the fence)");
     app.add_option(
         "--nemesis", nemeses,
         "none | pause | kill | stall | cut | restart | restart-aof | failover | "
-        "clock-jump | clock-rate | clock-skew | mixed, a comma list, or all (every single one)");
+        "clock-jump | clock-rate | clock-skew | sentinel-failover | cluster-failover | mixed, a "
+        "comma list, or all (every single one that fits the lock)");
     app.add_option("--workers", workers, "Worker processes (default 8)")->check(CLI::Range(1, 64));
     app.add_option("--duration", duration_s, "How long each run lasts (default 10s)");
     app.add_option("--ttl", ttl_s, "Lock TTL (default 500ms)");
@@ -203,27 +206,13 @@ int main(int argc, char** argv) {
         return 64;
     }
 
-    if (uses_sentinel(lock) && nemeses == "all")
-        nemesis_list = {"pause", "kill", "clock-skew", "sentinel-failover"};
-    else if (nemeses == "all")
-        std::erase(nemesis_list, std::string("sentinel-failover"));
+    if (nemeses == "all") nemesis_list = nemeses_for(lock);
     for (const auto& n : nemesis_list) {
-        bool fits = uses_sentinel(lock) ? (n == "none" || n == "pause" || n == "kill" ||
-                                           n == "clock-skew" || n == "sentinel-failover")
-                                        : n != "sentinel-failover";
-        if (!fits) {
-            std::cerr << "deadbolt-torture: nemesis " << n << " does not apply to " << lock
-                      << " (deadbolt-sentinel takes none, pause, kill, clock-skew and "
-                         "sentinel-failover; only it takes sentinel-failover)\n";
-            return 64;
-        }
-    }
-    if (lock_nodes(lock) > 1 && nemeses == "all")  // Redlock has no replica to fail over to
-        std::erase(nemesis_list, std::string("failover"));
-    if (lock_nodes(lock) > 1 &&
-        std::find(nemesis_list.begin(), nemesis_list.end(), "failover") != nemesis_list.end()) {
-        std::cerr << "deadbolt-torture: Redlock's nodes are independent masters with no replica "
-                     "to fail over to; use restart, restart-delayed or a clock nemesis\n";
+        if (nemesis_fits(lock, n)) continue;
+        std::string fit;
+        for (const auto& f : nemeses_for(lock)) fit += (fit.empty() ? "" : ", ") + f;
+        std::cerr << "deadbolt-torture: nemesis " << n << " does not apply to " << lock
+                  << "; it takes none, " << fit << "\n";
         return 64;
     }
 

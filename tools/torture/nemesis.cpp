@@ -36,8 +36,25 @@ const std::vector<std::string>& nemesis_kinds() {
                                                "clock-jump",
                                                "clock-rate",
                                                "clock-skew",
-                                               "sentinel-failover"};
+                                               "sentinel-failover",
+                                               "cluster-failover"};
     return k;
+}
+
+std::vector<std::string> nemeses_for(const std::string& lock) {
+    if (uses_sentinel(lock)) return {"pause", "kill", "clock-skew", "sentinel-failover"};
+    if (uses_cluster(lock)) return {"pause", "kill", "cluster-failover"};
+    auto all = nemesis_kinds();
+    std::erase(all, std::string("sentinel-failover"));
+    std::erase(all, std::string("cluster-failover"));
+    if (lock_nodes(lock) > 1) std::erase(all, std::string("failover"));  // no replica
+    return all;
+}
+
+bool nemesis_fits(const std::string& lock, const std::string& nemesis) {
+    auto fit = nemeses_for(lock);
+    return nemesis == "none" || std::find(fit.begin(), fit.end(), nemesis) != fit.end() ||
+           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock));
 }
 
 bool known_nemesis(const std::string& kind) {
@@ -56,8 +73,9 @@ bool needs_standby(const std::string& kind) {
 Promise promised(const std::string& lock, const std::string& nemesis) {
     if (!promises_safety(lock)) return {};
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
-                          nemesis != "sentinel-failover" && nemesis != "clock-jump" &&
-                          nemesis != "clock-rate" && nemesis != "clock-skew" && nemesis != "mixed";
+                          nemesis != "sentinel-failover" && nemesis != "cluster-failover" &&
+                          nemesis != "clock-jump" && nemesis != "clock-rate" &&
+                          nemesis != "clock-skew" && nemesis != "mixed";
     return {state_survives, hands_out_fences(lock), capacity(lock)};
 }
 
@@ -68,7 +86,7 @@ std::string inject(const std::string& kind, Targets& t) {
         std::vector<std::string> pool;
         for (const auto& n : k)
             if (n != "none" && n != "restart" && n != "sentinel-failover" &&
-                (n != "failover" || t.side.has_standby()))
+                n != "cluster-failover" && (n != "failover" || t.side.has_standby()))
                 pool.push_back(n);
         return inject(pool[t.rng() % pool.size()], t);
     }
@@ -90,6 +108,11 @@ std::string inject(const std::string& kind, Targets& t) {
         // The primary stops as if it crashed; the sentinels promote its replica; it comes back
         // 2 TTLs later as a replica.
         return t.side.sentinel_failover(ttl * 2) ? kind : "";
+    }
+    if (kind == "cluster-failover") {
+        // The master of the lock's slot stops as if it crashed; the cluster promotes its
+        // replica; it comes back 2 TTLs later as that one's replica.
+        return t.side.cluster_failover(ttl * 2) ? kind : "";
     }
     if (kind == "failover") {
         t.side.failover(ttl / 2, ttl * 2);

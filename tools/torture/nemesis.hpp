@@ -18,6 +18,9 @@ namespace deadbolt::torture {
 /// Every single nemesis, in table order. "mixed" (not listed) picks one of them per fault.
 const std::vector<std::string>& nemesis_kinds();
 bool known_nemesis(const std::string& kind);
+/// The nemeses that can hit lock's setup ("all" runs these), and whether one of them fits.
+std::vector<std::string> nemeses_for(const std::string& lock);
+bool nemesis_fits(const std::string& lock, const std::string& nemesis);
 /// What the lock side needs for this nemesis: an AOF, a standby replica.
 bool needs_aof(const std::string& kind);
 bool needs_standby(const std::string& kind);
