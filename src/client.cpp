@@ -4,6 +4,7 @@
 
 #include "core/client_impl.hpp"
 #include "core/quorum.hpp"
+#include "core/redlock.hpp"
 #include "core/redlock_setup.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
@@ -108,12 +109,10 @@ namespace {
 void single_server_only(const detail::ClientImpl& c, std::string_view what, std::string_view why) {
     if (!c.nodes->redlock()) return;
     throw UsageError(make_error_code(errc::invalid_argument),
-                     fmt::format("{} is not available over redlock://: {}. Redlock offers Mutex "
-                                 "(and Client::acquire); use a redis:// URL for {}",
-                                 what, why, what));
+                     fmt::format("{} is not available over redlock://: {}. {}; use a redis:// URL "
+                                 "for {}",
+                                 what, why, detail::kRedlockOffers, what));
 }
-
-constexpr std::string_view kNotYet = "it is not implemented for Redlock yet";
 
 // A MultiLock's script takes all its locks at once, so on a cluster they must share a slot.
 void one_slot(const detail::ClientImpl& c, const std::vector<std::string>& names) {
@@ -149,7 +148,6 @@ FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const 
 
 std::unique_ptr<ReentrantMutex> Client::reentrant_mutex(std::string_view name, MutexOptions options,
                                                         std::string_view owner) const {
-    single_server_only(*impl_, "ReentrantMutex", kNotYet);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     if (owner.size() > kMaxNameBytes)
@@ -161,7 +159,6 @@ std::unique_ptr<ReentrantMutex> Client::reentrant_mutex(std::string_view name, M
 }
 
 std::unique_ptr<RWLock> Client::rwlock(std::string_view name, MutexOptions options) const {
-    single_server_only(*impl_, "RWLock", kNotYet);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return std::make_unique<RWLock>(impl_, std::string(name), std::move(options));
@@ -190,7 +187,6 @@ PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int per
 }
 
 MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions options) const {
-    single_server_only(*impl_, "MultiLock", kNotYet);
     detail::validate_names(names).throw_if_error();
     one_slot(*impl_, names);
     detail::validate_options(options).throw_if_error();
@@ -215,7 +211,6 @@ RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
 
 std::unique_ptr<LeaderElection> Client::election(std::string_view name,
                                                  MutexOptions options) const {
-    single_server_only(*impl_, "LeaderElection", kNotYet);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return std::make_unique<LeaderElection>(impl_, std::string(name), std::move(options));

@@ -148,8 +148,13 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             st = redlock_attempt(c, spec, call, px, sent_at, out);
             // A failed attempt may have left its release to the background (a node that did
             // not answer): the next attempt must not share its token, or that release would
-            // delete the next grant.
-            if (st.ok() && !out.acquired && spec.owner.empty()) token = random_token();
+            // delete the next grant. A writer's claim names the old token: drop it, the next
+            // attempt claims afresh.
+            if (st.ok() && out.cleanup_pending && spec.owner.empty()) {
+                if (spec.abandon)
+                    cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
+                token = random_token();
+            }
         } else {
             Reply reply;
             st = c.server->eval(call, reply, c.deadline());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace deadbolt::detail {
@@ -105,6 +106,8 @@ LockStatus majority_status(const std::vector<LockStatus>& answered, int n) {
     if (ttls.size() < need) return out;
     out.held = true;
     out.kind = "mutex";
+    for (const auto& s : answered)
+        if (s.held) out.kind = s.kind;  // the nodes agree on what the key is
     out.holders = 1;
     // Held until all but need - 1 of these keys expire: the need-th longest TTL (no expiry
     // counts as the longest).
@@ -112,6 +115,27 @@ LockStatus majority_status(const std::vector<LockStatus>& answered, int n) {
               [](auto a, auto b) { return until_expiry(a) > until_expiry(b); });
     out.ttl = ttls[need - 1];
     return out;
+}
+
+Leader majority_leader(const std::vector<Leader>& answered, int n) {
+    auto need = static_cast<std::size_t>(majority(n));
+    std::map<std::uint64_t, std::vector<const Leader*>> by_term;
+    for (const auto& l : answered)
+        if (l.elected) by_term[l.term].push_back(&l);
+    for (auto& [term, group] : by_term) {
+        if (group.size() < need) continue;
+        std::map<std::string, std::size_t> votes;
+        for (const auto* l : group) ++votes[l->value];
+        Leader out = *group.front();
+        for (const auto& [value, count] : votes)
+            if (count > votes[out.value]) out.value = value;
+        std::sort(group.begin(), group.end(), [](auto* a, auto* b) {
+            return until_expiry(a->ttl) > until_expiry(b->ttl);
+        });
+        out.ttl = group[need - 1]->ttl;
+        return out;
+    }
+    return {};
 }
 
 }  // namespace deadbolt::detail

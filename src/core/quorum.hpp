@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "deadbolt/client.hpp"
+#include "deadbolt/leader_election.hpp"
 #include "net/status.hpp"
 
 namespace deadbolt::detail {
@@ -45,6 +46,12 @@ std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> re
 /// n hold it, until enough of their keys expire that fewer than a majority do; the highest
 /// fence any node saw. Per-node detail (waiters, permits) does not apply.
 LockStatus majority_status(const std::vector<LockStatus>& answered, int n);
+
+/// An election's leader from the nodes that answered (n in all): the leader whose term a
+/// majority of n agree on (round 2 wrote it there), until enough of their keys expire; its
+/// value as most of those nodes have it. Nobody leads when no term has a majority (also
+/// while a campaign's fence round is under way).
+Leader majority_leader(const std::vector<Leader>& answered, int n);
 
 /// A node's role from the text of INFO replication.
 struct NodeRole {

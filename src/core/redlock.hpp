@@ -13,6 +13,10 @@
 
 namespace deadbolt::detail {
 
+/// What Redlock offers, for messages that refuse something else.
+inline constexpr std::string_view kRedlockOffers =
+    "Redlock offers Mutex, ReentrantMutex, RWLock, MultiLock and LeaderElection";
+
 /// Ok when spec can run over Redlock; otherwise invalid_argument saying why not.
 Status redlock_supports(const AcquireSpec& spec);
 

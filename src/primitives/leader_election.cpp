@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/client_impl.hpp"
+#include "core/quorum.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
@@ -45,7 +46,8 @@ void LeaderElection::proclaim(std::string_view value) {
     std::string key = prefix + name_;
     std::string channel = detail::observe_channel(prefix, name_);
     detail::Reply r;
-    c.server->eval({&detail::proclaim_script(), {key}, {token, value, channel}}, r, c.deadline())
+    // On Redlock, proclaimed once a majority took the value.
+    c.nodes->eval({&detail::proclaim_script(), {key}, {token, value, channel}}, r, c.deadline())
         .throw_if_error();
     if (r.type != detail::Reply::Type::integer || r.integer != 1)
         throw LockError(make_error_code(errc::not_owner),
@@ -76,13 +78,10 @@ bool LeaderElection::leading() const noexcept {
     return term_.has_value();
 }
 
-Leader LeaderElection::leader() const {
-    auto& c = *client_;
-    detail::Reply r;
-    c.server
-        ->eval({&detail::leader_read_script(), {c.ep.options.key_prefix + name_}, {}}, r,
-               c.deadline())
-        .throw_if_error();
+namespace {
+
+// One node's {value, term, pttl} (or {}) as a Leader.
+Leader parse_leader(const detail::Reply& r) {
     Leader out;
     if (r.type != detail::Reply::Type::array)
         throw ServerError(make_error_code(errc::protocol_error), "unexpected leader reply");
@@ -93,6 +92,28 @@ Leader LeaderElection::leader() const {
     out.value = r.elements[0].str;
     out.ttl = std::chrono::milliseconds(r.elements[2].integer);
     return out;
+}
+
+}  // namespace
+
+Leader LeaderElection::leader() const {
+    auto& c = *client_;
+    std::string key = c.ep.options.key_prefix + name_;
+    detail::ScriptCall call{&detail::leader_read_script(), {key}, {}};
+    if (c.nodes->redlock()) {
+        // Each node knows only its own copy: the leader is the one a majority agrees on.
+        auto results = c.nodes->everywhere({&call, 1}, c.deadline());
+        c.nodes->need_majority(results, ": check that the nodes are up and reachable")
+            .throw_if_error();
+        std::vector<Leader> seen;
+        for (const auto& r : results)
+            if (r.status.ok() && !r.replies.front().is_error())
+                seen.push_back(parse_leader(r.replies.front()));
+        return detail::majority_leader(seen, static_cast<int>(c.nodes->size()));
+    }
+    detail::Reply r;
+    c.server->eval(call, r, c.deadline()).throw_if_error();
+    return parse_leader(r);
 }
 
 Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) const {

@@ -28,7 +28,8 @@ Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced) {
     if (r.type != Reply::Type::array || r.elements.size() < 2 ||
         r.elements[0].type != Reply::Type::integer)
         return unexpected("acquire");
-    out.acquired = r.elements[0].integer == 1;
+    out.acquired = r.elements[0].integer == 1 || r.elements[0].integer == 2;
+    out.again = r.elements[0].integer == 2;
     if (out.acquired) {
         for (std::size_t i = 1; i < r.elements.size(); ++i) {
             std::uint64_t f = 0;

@@ -27,6 +27,9 @@ struct LeaseKind {
     const Script* release;  ///< 0 = not ours; n >= 1: released and n - 1 waiters woken.
     const Script* check;    ///< 1 = still ours.
     bool yield_after_release = false;  ///< The releaser yields to the woken waiter (handoff_grace).
+    /// How Redlock's fence round recognises the holding: "token" (a string key holding the
+    /// token), "owner" (a reentrant hash field) or "leader" (an election hash's leader).
+    std::string_view held_as = "token";
 };
 
 // Acquire scripts all take ARGV = {token, px, fence_px, args...} and return {1, fence} when
@@ -36,8 +39,10 @@ struct LeaseKind {
 const Script& acquire_script();
 /// Mutex: compare-and-delete + publish. Returns 1 + waiters woken, or 0.
 const Script& release_script();
-/// Redlock round 2: if KEYS[1] (lock) holds ARGV[1] (token), raise KEYS[2] (fence counter) to
-/// at least ARGV[2], expiring in ARGV[3] ms; 1 if it did, 0 if the key is not ours.
+/// Redlock round 2: if every lock of KEYS (lock1, fence1, lock2, fence2, ...) is still held by
+/// ARGV[1] (token) in the way ARGV[3] names (LeaseKind::held_as), raise each fence counter to at
+/// least its fence (ARGV[5...]), expiring in ARGV[2] ms, and publish "elected" on ARGV[4]
+/// unless empty; 1 if it did, 0 (nothing written) if any lock is not ours.
 const Script& raise_fence_script();
 /// The plain string-key lock (Mutex, FairMutex after its grant, RWLock writer).
 const LeaseKind& mutex_kind();

@@ -10,6 +10,7 @@
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "redis_server.hpp"
+#include "redlock_nodes.hpp"
 #include "steered_clock.hpp"
 #include "tcp_proxy.hpp"
 
@@ -21,41 +22,8 @@ using deadbolt::test::RedisServer;
 using deadbolt::test::TcpProxy;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-struct Cluster {
-    std::vector<std::unique_ptr<RedisServer>> nodes;
-    explicit Cluster(int n) {
-        for (int i = 0; i < n; ++i) nodes.push_back(std::make_unique<RedisServer>());
-    }
-    RedisServer& operator[](std::size_t i) { return *nodes[i]; }
-    std::string url(const std::string& query = "") const {
-        std::string u = "redlock://";
-        for (std::size_t i = 0; i < nodes.size(); ++i)
-            u += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(nodes[i]->port());
-        return query.empty() ? u : u + "?" + query;
-    }
-    // How many live nodes hold key with value token.
-    int holding(const std::string& key, const std::string& token) {
-        int n = 0;
-        for (auto& s : nodes) try {
-                n += s->raw().cmd({"GET", key}).str == token ? 1 : 0;
-            } catch (const std::exception&) {  // a node the test stopped
-            }
-        return n;
-    }
-};
-
-errc code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const deadbolt::Error& e) {
-        return static_cast<errc>(e.code().value());
-    }
-    return errc{};
-}
-
-}  // namespace
+using Cluster = deadbolt::test::RedlockNodes;
+using deadbolt::test::code_of;
 
 TEST(Redlock, TakesEveryNodeAndReleasesEveryNode) {
     Cluster c(5);
@@ -480,9 +448,15 @@ TEST(Redlock, PrimitivesThatCannotKeepTheirPromiseAreRefusedWithTheReason) {
     EXPECT_EQ(code_of([&] { client.fair_mutex("f"); }), errc::invalid_argument);
     EXPECT_EQ(code_of([&] { client.rate_limiter("r", {10, 1s, 10}); }), errc::invalid_argument);
     EXPECT_EQ(code_of([&] { client.latch("l"); }), errc::invalid_argument);
-    EXPECT_EQ(code_of([&] { client.acquire("rw", deadbolt::LockMode::shared, {}); }),
-              errc::invalid_argument);
-    EXPECT_EQ(code_of([&] { client.acquire_all({"a", "b"}); }), errc::invalid_argument);
+    EXPECT_EQ(code_of([&] { client.permit_semaphore("p", 2); }), errc::invalid_argument);
+    try {
+        client.acquire("f", deadbolt::LockMode::fair, {});
+        ADD_FAILURE() << "a fair lock over Redlock";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("FIFO queue"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("Redlock offers Mutex"), std::string::npos)
+            << e.what();
+    }
     // Nothing was written anywhere.
     for (auto& s : c.nodes) EXPECT_EQ(s->raw().cmd({"DBSIZE"}).integer, 0);
 }

@@ -112,3 +112,30 @@ TEST(Quorum, ALockIsHeldWhileAMajorityOfNodesHoldIt) {
     s = majority_status({held(-1, 1), held(200, 1)}, 3);
     EXPECT_EQ(s.ttl, 200ms);
 }
+
+TEST(Quorum, AnElectionsLeaderIsTheOneAMajorityAgreesOn) {
+    auto leads = [](std::uint64_t term, std::string value, long long ttl) {
+        deadbolt::Leader l;
+        l.elected = true;
+        l.term = term;
+        l.value = std::move(value);
+        l.ttl = std::chrono::milliseconds(ttl);
+        return l;
+    };
+    deadbolt::Leader nobody;
+    // 3 of 5 carry term 9: it leads, until only 2 of them do (the third longest TTL).
+    auto l = majority_leader(
+        {leads(9, "a", 900), leads(9, "a", 700), leads(9, "a", 800), leads(4, "b", 50), nobody},
+        5);
+    EXPECT_TRUE(l.elected);
+    EXPECT_EQ(l.term, 9u);
+    EXPECT_EQ(l.value, "a");
+    EXPECT_EQ(l.ttl, 700ms);
+    // A proclamation that reached only some nodes: the value most of them have.
+    l = majority_leader({leads(9, "old", 900), leads(9, "new", 900), leads(9, "new", 900)}, 3);
+    EXPECT_EQ(l.value, "new");
+    // A campaign between its rounds (local terms differ) or a split: nobody leads yet.
+    EXPECT_FALSE(majority_leader({leads(5, "a", 900), leads(6, "a", 900), nobody}, 3).elected);
+    EXPECT_FALSE(majority_leader({leads(9, "a", 900), leads(9, "a", 900)}, 5).elected);
+    EXPECT_FALSE(majority_leader({}, 3).elected);
+}

@@ -69,7 +69,7 @@ const LeaseKind& leader_kind() {
     static const Script extend = make_script("leader_extend", std::string(kExtend));
     static const Script resign = make_script("leader_resign", std::string(kResign));
     static const Script check = make_script("leader_check", std::string(kCheck));
-    static const LeaseKind k{&extend, &resign, &check, true};
+    static const LeaseKind k{&extend, &resign, &check, true, "leader"};
     return k;
 }
 

@@ -5,7 +5,8 @@
 namespace deadbolt::detail {
 namespace {
 
-// The fence is issued on the first acquisition only; re-entries return it unchanged.
+// The fence is issued on the first acquisition only; re-entries return it unchanged, as
+// {2, fence} so that Redlock does not mistake a re-entry for a new holding to fence.
 constexpr std::string_view kAcquire = R"lua(
 local last = redis.call('GET', KEYS[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -20,7 +21,7 @@ end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   extend_to(KEYS[1], ARGV[2])
-  return {1, redis.call('HGET', KEYS[1], '')}
+  return {2, redis.call('HGET', KEYS[1], '')}
 end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua";
@@ -56,7 +57,7 @@ const LeaseKind& reentrant_kind() {
     static const Script release = make_script("reentrant_release", std::string(kRelease));
     static const Script extend = make_script("reentrant_extend", with_helpers(kExtend));
     static const Script check = make_script("reentrant_check", std::string(kCheck));
-    static const LeaseKind k{&extend, &release, &check, true};
+    static const LeaseKind k{&extend, &release, &check, true, "owner"};
     return k;
 }
 

@@ -1,0 +1,172 @@
+// Redlock beyond Mutex: ReentrantMutex, RWLock, MultiLock and LeaderElection over independent
+// redis-servers keep their promises with a majority, fences included.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "acquire_options.hpp"
+#include "deadbolt/deadbolt.hpp"
+#include "redlock_nodes.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::errc;
+using deadbolt::test::code_of;
+using deadbolt::test::no_wait;
+using deadbolt::test::RedlockNodes;
+using deadbolt::test::wait_for;
+
+namespace {
+
+const std::string kAhead = "5000000000000000";  // far above any server's time in µs
+
+}  // namespace
+
+TEST(RedlockPrimitives, ReentrantMutexReentersWithItsFenceAndExcludesOtherOwners) {
+    RedlockNodes c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto b = deadbolt::Client::connect(c.url());
+    auto ma = a.reentrant_mutex("job");
+    auto mb = b.reentrant_mutex("job");
+    ma->lock();
+    const auto fence = ma->lease().fence();
+    c[2].stop();  // a re-entry needs a majority too, and keeps the fence
+    ma->lock();
+    EXPECT_EQ(ma->hold_count(), 2u);
+    EXPECT_EQ(ma->lease().fence(), fence) << "a re-entry must not get a new fence";
+    EXPECT_EQ(c.answering({"HGET", "job", ma->owner()}, "2"), 2);
+    // Round 2 left the agreed fence in every node's hash, so re-entries return it.
+    EXPECT_EQ(c.answering({"HGET", "job", ""}, std::to_string(fence)), 2);
+    EXPECT_FALSE(mb->try_lock());
+    ma->unlock();
+    EXPECT_FALSE(mb->try_lock()) << "one of two holds released the lock";
+    ma->unlock();
+    EXPECT_EQ(c.answering({"TYPE", "job"}, "none"), 2);
+    ASSERT_TRUE(mb->try_lock());
+    EXPECT_GT(mb->lease().fence(), fence);
+    mb->unlock();
+}
+
+TEST(RedlockPrimitives, RWLockReadersShareAndExcludeTheWriter) {
+    RedlockNodes c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto b = deadbolt::Client::connect(c.url());
+    auto w = deadbolt::Client::connect(c.url());
+    auto ra = a.rwlock("doc");
+    auto rb = b.rwlock("doc");
+    auto rw = w.rwlock("doc");
+    ASSERT_TRUE(ra->try_lock_shared());
+    ASSERT_TRUE(rb->try_lock_shared());
+    EXPECT_EQ(ra->shared_lease().fence(), 0u);
+    EXPECT_FALSE(rw->try_lock());
+    c[0].stop();  // a minority down changes nothing
+    ra->unlock_shared();
+    EXPECT_FALSE(rw->try_lock()) << "a writer got in beside a reader";
+    rb->unlock_shared();
+    ASSERT_TRUE(rw->try_lock());
+    EXPECT_GT(rw->lease().fence(), 0u);
+    EXPECT_FALSE(ra->try_lock_shared()) << "a reader got in beside the writer";
+    rw->unlock();
+    EXPECT_TRUE(ra->try_lock_shared()) << "the writer's claim outlived its wait";
+}
+
+TEST(RedlockPrimitives, RWLockWriterWaitsForTheLastReader) {
+    RedlockNodes c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto w = deadbolt::Client::connect(c.url());
+    auto ra = a.rwlock("doc");
+    auto rw = w.rwlock("doc");
+    ASSERT_TRUE(ra->try_lock_shared());
+    std::atomic<bool> writing{false};
+    std::thread writer([&] {
+        rw->lock();  // woken by the reader's release message, not by polling
+        writing = true;
+        rw->unlock();
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(writing.load());
+    // The waiting writer's claim holds new readers back.
+    auto b = deadbolt::Client::connect(c.url());
+    EXPECT_FALSE(b.rwlock("doc")->try_lock_shared());
+    ra->unlock_shared();
+    writer.join();
+    EXPECT_TRUE(writing.load());
+}
+
+TEST(RedlockPrimitives, AcquireAllTakesEveryNameWithAFencePerNameOrdered) {
+    RedlockNodes c(3);
+    // Name b's counter is far ahead on node 0 only: its fence must come out above it, and
+    // round 2 must carry it to the other nodes.
+    c[0].raw().cmd({"SET", "{b}:fence", kAhead, "PX", "600000"});
+    auto x = deadbolt::Client::connect(c.url());
+    auto y = deadbolt::Client::connect(c.url());
+    std::uint64_t fb = 0;
+    {
+        auto l = x.acquire_all({"a", "b"});
+        auto f = l.fences();
+        ASSERT_EQ(f.size(), 2u);
+        EXPECT_EQ(f[0].name, "a");
+        EXPECT_LT(f[0].fence, 5000000000000000ULL);
+        EXPECT_GT(f[1].fence, 5000000000000000ULL);
+        fb = f[1].fence;
+        EXPECT_EQ(c.holding("a", l.token()), 3);
+        EXPECT_EQ(c.holding("b", l.token()), 3);
+        EXPECT_FALSE(y.mutex("b").try_lock()) << "a Mutex got a name a MultiLock holds";
+    }
+    EXPECT_EQ(c.answering({"TYPE", "a"}, "none"), 3);
+    c[0].stop();  // y reads b's counter only where round 2 raised it
+    auto lb = y.acquire("b");
+    EXPECT_GT(lb.fence(), fb);
+}
+
+TEST(RedlockPrimitives, AcquireAllFailsWholeWhenOneNameIsHeld) {
+    RedlockNodes c(3);
+    auto x = deadbolt::Client::connect(c.url());
+    auto y = deadbolt::Client::connect(c.url());
+    auto held = y.acquire("b");
+    EXPECT_EQ(code_of([&] { x.acquire_all({"a", "b"}, {}, no_wait()); }), errc::not_acquired);
+    EXPECT_EQ(c.answering({"TYPE", "a"}, "none"), 3) << "a failed MultiLock kept a name";
+    EXPECT_EQ(c.holding("b", held.token()), 3);
+    // acquire_all waits for the holder's release message.
+    std::thread release([&] {
+        std::this_thread::sleep_for(100ms);
+        held.release();
+    });
+    auto l = x.acquire_all({"a", "b"}, {}, wait_for(10s));
+    release.join();
+    // Woken by the first node's message, it may reach another node before the release does:
+    // a majority is what it needs.
+    EXPECT_GE(c.holding("a", l.token()), 2);
+    EXPECT_GE(c.holding("b", l.token()), 2);
+}
+
+TEST(RedlockPrimitives, ElectionLeaderIsTheMajoritysAndTermsRise) {
+    RedlockNodes c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto b = deadbolt::Client::connect(c.url());
+    auto w = deadbolt::Client::connect(c.url());
+    auto ea = a.election("primary");
+    auto eb = b.election("primary");
+    auto ew = w.election("primary");
+    EXPECT_FALSE(ew->leader().elected);
+    const auto term = ea->campaign("node-a").fence();
+    c[2].stop();  // reads, proclamations and the next election need only a majority
+    auto seen = ew->leader();
+    EXPECT_TRUE(seen.elected);
+    EXPECT_EQ(seen.value, "node-a");
+    EXPECT_EQ(seen.term, term) << "the term is the agreed fence, not one node's counter";
+    ea->proclaim("node-a:v2");
+    seen = ew->observe(seen, wait_for(5s));
+    EXPECT_EQ(seen.value, "node-a:v2");
+    EXPECT_EQ(code_of([&] { eb->campaign("node-b", no_wait()); }), errc::not_acquired);
+    std::thread candidate([&] { eb->campaign("node-b", wait_for(10s)); });
+    ea->resign();
+    candidate.join();
+    ASSERT_TRUE(eb->leading());
+    auto next = ew->leader();
+    EXPECT_EQ(next.value, "node-b");
+    EXPECT_GT(next.term, term);
+    EXPECT_EQ(next.term, eb->term().fence());
+    // A deposed leader cannot proclaim over the new one.
+    EXPECT_EQ(code_of([&] { ea->proclaim("stale"); }), errc::not_owner);
+    EXPECT_EQ(ew->leader().value, "node-b");
+}
