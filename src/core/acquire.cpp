@@ -4,13 +4,11 @@
 
 #include <fmt/format.h>
 
-#include <condition_variable>
-#include <mutex>
-
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
 #include "core/redlock.hpp"
+#include "core/threads.hpp"
 #include "core/token.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
@@ -228,10 +226,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         if (spec.refresh.count() > 0) wake = std::min(wake, now + spec.refresh);
         if (how.deadline) wake = std::min(wake, *how.deadline);
         if (sleep_instead) {
-            std::mutex m;
-            std::condition_variable_any cv;
-            std::unique_lock lk(m);
-            cv.wait_until(lk, how.cancel, wake, [] { return false; });
+            sleep_until(wake, how.cancel);
             sleep_instead = !c.cluster;  // a cluster's subscriber has moved on by now: subscribe
         } else {
             sub.wait(wake);

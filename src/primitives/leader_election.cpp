@@ -4,6 +4,7 @@
 
 #include "core/client_impl.hpp"
 #include "core/quorum.hpp"
+#include "core/threads.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
@@ -80,6 +81,9 @@ bool LeaderElection::leading() const noexcept {
 
 namespace {
 
+// Without release messages (Redlock's first node down), how often an observer looks again.
+constexpr std::chrono::milliseconds kUnsubscribedRecheck{1000};
+
 // One node's {value, term, pttl} (or {}) as a Leader.
 Leader parse_leader(const detail::Reply& r) {
     Leader out;
@@ -119,12 +123,19 @@ Leader LeaderElection::leader() const {
 Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) const {
     auto& c = *client_;
     detail::Subscription sub(c.subscriber());
-    auto sub_deadline = clock::now() + c.ep.options.command_timeout;
-    if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
     // Subscribe before looking, so a change between the look and the wait is not missed.
-    sub.subscribe({detail::observe_channel(c.ep.options.key_prefix, name_)}, sub_deadline,
-                  how.cancel)
-        .throw_if_error();
+    auto subscribe = [&] {
+        auto sub_deadline = clock::now() + c.ep.options.command_timeout;
+        if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
+        detail::Status st = sub.subscribe({detail::observe_channel(c.ep.options.key_prefix, name_)},
+                                  sub_deadline, how.cancel);
+        // Redlock's messages come from its first node: when that one is down the others
+        // still elect, so look again now and then instead of failing.
+        if (!st.ok() && (!c.nodes->redlock() || st.ec == make_error_code(errc::cancelled)))
+            st.throw_if_error();
+        return st.ok();
+    };
+    bool subscribed = subscribe();
     for (;;) {
         Leader now = leader();
         if (!now.same_as(seen) || how.cancel.stop_requested()) return now;
@@ -134,7 +145,12 @@ Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) co
         auto wake = now.elected && now.ttl.count() >= 0 ? t + now.ttl + std::chrono::milliseconds(1)
                                                         : clock::time_point::max();
         if (how.deadline) wake = std::min(wake, *how.deadline);
-        sub.wait(wake);
+        if (subscribed) {
+            sub.wait(wake);
+        } else {
+            detail::sleep_until(std::min(wake, t + kUnsubscribedRecheck), how.cancel);
+            subscribed = subscribe();
+        }
     }
 }
 

@@ -170,3 +170,22 @@ TEST(RedlockPrimitives, ElectionLeaderIsTheMajoritysAndTermsRise) {
     EXPECT_EQ(code_of([&] { ea->proclaim("stale"); }), errc::not_owner);
     EXPECT_EQ(ew->leader().value, "node-b");
 }
+
+TEST(RedlockPrimitives, AnObserverSeesTheNewLeaderWhenTheMessageNodeIsDown) {
+    RedlockNodes c(3);
+    c[0].stop();  // release and election messages come from the first node
+    auto a = deadbolt::Client::connect(c.url());
+    auto w = deadbolt::Client::connect(c.url());
+    auto ea = a.election("primary");
+    auto ew = w.election("primary");
+    auto nobody = ew->leader();
+    ASSERT_FALSE(nobody.elected);
+    std::thread candidate([&] {
+        std::this_thread::sleep_for(100ms);
+        ea->campaign("node-a");
+    });
+    auto seen = ew->observe(nobody, wait_for(10s));
+    candidate.join();
+    EXPECT_TRUE(seen.elected);
+    EXPECT_EQ(seen.value, "node-a");
+}
