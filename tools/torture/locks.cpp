@@ -41,7 +41,7 @@ class DeadboltLock : public LockAdapter {
         : client_(Client::connect(url, on_clock(clock))),
           ttl_(ttl),
           clock_(clock),
-          kind_(std::move(kind)) {
+          kind_(kind_parts(kind).primitive) {
         MutexOptions o;
         o.ttl = ttl_;
         if (kind_ == "deadbolt-reentrant") reentrant_ = client_.reentrant_mutex("torture", o);
@@ -55,11 +55,15 @@ class DeadboltLock : public LockAdapter {
         if (reentrant_) {
             // Taken twice, as reentrant code does; the second holding must come at once.
             if (!reentrant_->try_lock_until(*how.deadline)) return std::nullopt;
-            if (!reentrant_->try_lock()) throw std::runtime_error("re-entry refused");
+            if (!reentrant_->try_lock()) {
+                // Over Redlock a re-entry needs a majority too; give the outer holding back
+                // so the next acquisition does not find it (and its old fence) first.
+                reentrant_->unlock();
+                throw std::runtime_error("re-entry refused");
+            }
             return Holding{reentrant_->lease().fence(), valid_until()};
         }
-        if (kind_ == "deadbolt" || lock_nodes(kind_) != 1 || uses_sentinel(kind_) ||
-            uses_cluster(kind_)) {
+        if (kind_ == "deadbolt") {
             lease_ = client_.acquire("torture", o, how, ec);
             // The grant may have happened with its reply lost: the worker records "unknown".
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
@@ -67,8 +71,10 @@ class DeadboltLock : public LockAdapter {
             try {
                 if (int n = capacity(kind_); n > 1)
                     lease_ = client_.permit_semaphore("torture", n, o).acquire(how);
-                else if (kind_ == "deadbolt-multi")  // fenced writes use the first name's fence
-                    lease_ = client_.acquire_all({"torture", "torture-2", "torture-3"}, o, how);
+                else if (kind_ == "deadbolt-multi")  // fenced writes use the first name's fence;
+                    // one hash slot, so that a Redis Cluster can take them together
+                    lease_ =
+                        client_.acquire_all({"torture", "{torture}-2", "{torture}-3"}, o, how);
                 else if (kind_ == "deadbolt-leader")
                     lease_ = client_.campaign("torture", std::to_string(getpid()), o, how);
                 else
@@ -109,7 +115,7 @@ class DeadboltLock : public LockAdapter {
     Client client_;
     milliseconds ttl_;
     const deadbolt_shim_clock* clock_;
-    std::string kind_;
+    std::string kind_;  // the primitive; the URL says where it lives
     Lease lease_;
     std::unique_ptr<ReentrantMutex> reentrant_;
 };
@@ -205,27 +211,43 @@ int count_suffix(const std::string& kind, std::string_view prefix) {
 
 }  // namespace
 
+KindParts kind_parts(const std::string& k) {
+    const std::string plain = "deadbolt-";
+    if (k.rfind("deadbolt-redlock:", 0) == 0 || k == "deadbolt-sentinel" ||
+        k == "deadbolt-cluster")
+        return {"deadbolt", k.substr(plain.size())};
+    auto at = k.find('@');
+    if (at == std::string::npos) return {k, ""};
+    return {k.substr(0, at), k.substr(at + 1)};
+}
+
 bool uses_sentinel(const std::string& k) {
-    return k == "deadbolt-sentinel";
+    return kind_parts(k).backend == "sentinel";
 }
 
 bool uses_cluster(const std::string& k) {
-    return k == "deadbolt-cluster";
+    return kind_parts(k).backend == "cluster";
 }
 
 int lock_nodes(const std::string& k) {
-    return count_suffix(k, "deadbolt-redlock:");
+    return count_suffix(kind_parts(k).backend, "redlock:");
 }
 
 int capacity(const std::string& k) {
-    return count_suffix(k, "deadbolt-semaphore:");
+    return count_suffix(kind_parts(k).primitive, "deadbolt-semaphore:");
 }
 
 bool known_lock(const std::string& k) {
-    return k == "deadbolt" || k == "deadbolt-fair" || k == "deadbolt-write" ||
-           k == "deadbolt-reentrant" || k == "deadbolt-multi" || k == "deadbolt-leader" ||
-           capacity(k) > 1 || lock_nodes(k) >= 3 || uses_sentinel(k) || uses_cluster(k) ||
-           k == "setnx-del" || k == "incr-expire" || k == "setnx-getset" || k == "setnx-nottl";
+    auto [p, backend] = kind_parts(k);
+    if (p == "setnx-del" || p == "incr-expire" || p == "setnx-getset" || p == "setnx-nottl")
+        return backend.empty();
+    bool primitive = p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-write" ||
+                     p == "deadbolt-reentrant" || p == "deadbolt-multi" ||
+                     p == "deadbolt-leader" || capacity(k) > 1;
+    if (!primitive) return false;
+    if (backend.empty() || backend == "sentinel" || backend == "cluster") return true;
+    // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
+    return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }
 
 bool promises_safety(const std::string& k) {

@@ -37,12 +37,20 @@ class LockAdapter {
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::string& url,
                                        std::uint16_t port, std::chrono::milliseconds ttl,
                                        const deadbolt_shim_clock* clock = nullptr);
+/// A kind is a primitive, optionally followed by "@" and where it lives:
+/// "deadbolt-reentrant@redlock:3", "deadbolt-multi@cluster", "deadbolt-leader@sentinel".
+/// deadbolt-redlock:N, deadbolt-sentinel and deadbolt-cluster name a Mutex there.
+struct KindParts {
+    std::string primitive;
+    std::string backend;  // "", "redlock:N", "sentinel" or "cluster"
+};
+KindParts kind_parts(const std::string& kind);
 bool known_lock(const std::string& kind);
 /// Whether the kind finds its server through Redis Sentinel.
 bool uses_sentinel(const std::string& kind);
-/// deadbolt-cluster: a Mutex through redis-cluster:// (3 masters, 1 replica each).
+/// Whether the kind lives on a Redis Cluster (3 masters, 1 replica each).
 bool uses_cluster(const std::string& kind);
-/// N for deadbolt-redlock:N (0 if N is not a number); 1 for every other kind (one server).
+/// N for a kind over redlock:N (0 if N is not a number); 1 for every other kind.
 int lock_nodes(const std::string& kind);
 /// Whether the kind promises at most capacity() holders while valid (and increasing fences
 /// where it hands them out).

@@ -166,9 +166,10 @@ int main(int argc, char** argv) {
     int workers = 8;
     app.add_option(
         "--lock", lock,
-        "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-redlock:N | "
-        "deadbolt-sentinel | deadbolt-cluster | setnx-del | "
-        "incr-expire | setnx-getset | setnx-nottl");
+        "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-reentrant | "
+        "deadbolt-multi | deadbolt-leader | deadbolt-semaphore:N, each optionally @redlock:N, "
+        "@sentinel or @cluster (e.g. deadbolt-reentrant@redlock:3; deadbolt-redlock:N = "
+        "deadbolt@redlock:N) | setnx-del | incr-expire | setnx-getset | setnx-nottl");
     app.add_option("--mode", modes, "plain | fenced | plain,fenced (writes carry the fence)");
     app.add_option(
         "--nemesis", nemeses,
@@ -196,6 +197,8 @@ int main(int argc, char** argv) {
               !nemesis_list.empty();
     for (const auto& m : mode_list) ok = ok && (m == "plain" || m == "fenced");
     for (const auto& n : nemesis_list) ok = ok && known_nemesis(n);
+    if (!known_lock(lock))
+        why = "unknown lock '" + lock + "' (Redlock takes neither deadbolt-fair nor semaphores)";
     if (!ok) {
         std::cerr << "deadbolt-torture: bad arguments " << why << " (see --help)\n";
         return 64;
