@@ -149,8 +149,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             // delete the next grant. A writer's claim names the old token: drop it, the next
             // attempt claims afresh.
             if (st.ok() && out.cleanup_pending && spec.owner.empty()) {
-                if (spec.abandon)
-                    cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
+                if (spec.abandon) cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
                 token = random_token();
             }
         } else {

@@ -129,9 +129,8 @@ Leader majority_leader(const std::vector<Leader>& answered, int n) {
         Leader out = *group.front();
         for (const auto& [value, count] : votes)
             if (count > votes[out.value]) out.value = value;
-        std::sort(group.begin(), group.end(), [](auto* a, auto* b) {
-            return until_expiry(a->ttl) > until_expiry(b->ttl);
-        });
+        std::sort(group.begin(), group.end(),
+                  [](auto* a, auto* b) { return until_expiry(a->ttl) > until_expiry(b->ttl); });
         out.ttl = group[need - 1]->ttl;
         return out;
     }

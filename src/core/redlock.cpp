@@ -43,8 +43,8 @@ bool release_on(ClientImpl& c, const AcquireSpec& spec, std::string_view token,
 struct Round1 {
     std::vector<std::size_t> granted;
     std::vector<std::vector<std::uint64_t>> counters;  // per lock: each grant's counter
-    std::size_t reentered = 0;                        // grants that were re-entries
-    std::uint64_t reentry_fence = 0;                  // the fence those re-entries carry
+    std::size_t reentered = 0;                         // grants that were re-entries
+    std::uint64_t reentry_fence = 0;                   // the fence those re-entries carry
     std::vector<std::chrono::milliseconds> refusals;
     std::size_t answered = 0;
     std::vector<std::size_t> maybe_ours;  // granted, or the answer is unknown: release there
@@ -61,7 +61,8 @@ Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, 
         }
         AttemptOutcome o;
         const Reply& reply = replies[i].replies.front();
-        Status st = reply.is_error() ? from_server_error(reply.str) : parse_acquire(reply, o, fenced);
+        Status st =
+            reply.is_error() ? from_server_error(reply.str) : parse_acquire(reply, o, fenced);
         if (!st.ok()) {
             if (!is_retryable(st.ec) && r.hard.ok()) r.hard = st;
             continue;  // LOADING, BUSY, ...: no vote this time
@@ -86,8 +87,8 @@ Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, 
 
 // Round 2 on the nodes that granted: one fence per lock above every counter seen for it,
 // written where the holding still stands. Returns the fences when a majority took them.
-bool raise_fences(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call,
-                  const Round1& r1, Clock::time_point deadline, std::vector<std::uint64_t>& fences) {
+bool raise_fences(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call, const Round1& r1,
+                  Clock::time_point deadline, std::vector<std::uint64_t>& fences) {
     const std::size_t locks = r1.counters.size();
     std::vector<std::string> fence_s;
     for (const auto& counters : r1.counters) {
@@ -95,9 +96,10 @@ bool raise_fences(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call
         fence_s.push_back(std::to_string(fences.back()));
     }
     std::string_view notify = spec.kind->held_as == "leader" ? spec.op_args.front() : "";
-    ScriptCall raise{&raise_fence_script(),
-                     {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},
-                     {call.args[0], call.args[2], spec.kind->held_as, notify}};
+    ScriptCall raise{
+        &raise_fence_script(),
+        {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},
+        {call.args[0], call.args[2], spec.kind->held_as, notify}};
     for (const auto& f : fence_s) raise.args.push_back(f);
     auto round2 = c.nodes->everywhere({&raise, 1}, deadline, r1.granted);
     std::size_t raised = 0;

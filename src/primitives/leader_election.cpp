@@ -128,7 +128,7 @@ Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) co
         auto sub_deadline = clock::now() + c.ep.options.command_timeout;
         if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
         detail::Status st = sub.subscribe({detail::observe_channel(c.ep.options.key_prefix, name_)},
-                                  sub_deadline, how.cancel);
+                                          sub_deadline, how.cancel);
         // Redlock's messages come from its first node: when that one is down the others
         // still elect, so look again now and then instead of failing.
         if (!st.ok() && (!c.nodes->redlock() || st.ec == make_error_code(errc::cancelled)))

@@ -125,8 +125,7 @@ TEST(Quorum, AnElectionsLeaderIsTheOneAMajorityAgreesOn) {
     deadbolt::Leader nobody;
     // 3 of 5 carry term 9: it leads, until only 2 of them do (the third longest TTL).
     auto l = majority_leader(
-        {leads(9, "a", 900), leads(9, "a", 700), leads(9, "a", 800), leads(4, "b", 50), nobody},
-        5);
+        {leads(9, "a", 900), leads(9, "a", 700), leads(9, "a", 800), leads(4, "b", 50), nobody}, 5);
     EXPECT_TRUE(l.elected);
     EXPECT_EQ(l.term, 9u);
     EXPECT_EQ(l.value, "a");

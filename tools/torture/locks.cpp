@@ -73,8 +73,7 @@ class DeadboltLock : public LockAdapter {
                     lease_ = client_.permit_semaphore("torture", n, o).acquire(how);
                 else if (kind_ == "deadbolt-multi")  // fenced writes use the first name's fence;
                     // one hash slot, so that a Redis Cluster can take them together
-                    lease_ =
-                        client_.acquire_all({"torture", "{torture}-2", "{torture}-3"}, o, how);
+                    lease_ = client_.acquire_all({"torture", "{torture}-2", "{torture}-3"}, o, how);
                 else if (kind_ == "deadbolt-leader")
                     lease_ = client_.campaign("torture", std::to_string(getpid()), o, how);
                 else
@@ -213,8 +212,7 @@ int count_suffix(const std::string& kind, std::string_view prefix) {
 
 KindParts kind_parts(const std::string& k) {
     const std::string plain = "deadbolt-";
-    if (k.rfind("deadbolt-redlock:", 0) == 0 || k == "deadbolt-sentinel" ||
-        k == "deadbolt-cluster")
+    if (k.rfind("deadbolt-redlock:", 0) == 0 || k == "deadbolt-sentinel" || k == "deadbolt-cluster")
         return {"deadbolt", k.substr(plain.size())};
     auto at = k.find('@');
     if (at == std::string::npos) return {k, ""};
@@ -242,8 +240,8 @@ bool known_lock(const std::string& k) {
     if (p == "setnx-del" || p == "incr-expire" || p == "setnx-getset" || p == "setnx-nottl")
         return backend.empty();
     bool primitive = p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-write" ||
-                     p == "deadbolt-reentrant" || p == "deadbolt-multi" ||
-                     p == "deadbolt-leader" || capacity(k) > 1;
+                     p == "deadbolt-reentrant" || p == "deadbolt-multi" || p == "deadbolt-leader" ||
+                     capacity(k) > 1;
     if (!primitive) return false;
     if (backend.empty() || backend == "sentinel" || backend == "cluster") return true;
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
