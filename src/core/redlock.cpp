@@ -95,7 +95,8 @@ bool raise_fences(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call
         fences.push_back(redlock_fence(counters, 0));
         fence_s.push_back(std::to_string(fences.back()));
     }
-    std::string_view notify = spec.kind->held_as == "leader" ? spec.op_args.front() : "";
+    std::string_view notify;  // an election tells observers once its term is agreed
+    if (spec.kind->held_as == "leader") notify = spec.op_args.front();
     ScriptCall raise{
         &raise_fence_script(),
         {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},

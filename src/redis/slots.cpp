@@ -28,7 +28,7 @@ bool read_node(const Reply& r, std::string_view asked_host, NodeAddress& out) {
 
 bool parse_cluster_slots(const Reply& reply, std::string_view asked_host,
                          std::vector<SlotRange>& out, std::string* error) {
-    auto fail = [&](std::string why) {
+    auto fail = [&](const std::string& why) {
         if (error) *error = "CLUSTER SLOTS answered " + why;
         return false;
     };

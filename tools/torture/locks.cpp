@@ -37,7 +37,7 @@ ClientOptions on_clock(const deadbolt_shim_clock* page) {
 class DeadboltLock : public LockAdapter {
   public:
     DeadboltLock(const std::string& url, milliseconds ttl, const deadbolt_shim_clock* clock,
-                 std::string kind)
+                 const std::string& kind)
         : client_(Client::connect(url, on_clock(clock))),
           ttl_(ttl),
           clock_(clock),
