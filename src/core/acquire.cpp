@@ -159,8 +159,10 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         }
         if (!st.ok()) {
             // After a lost reply we may hold the lock unknowingly: release it in the
-            // background, retrying until it would have expired anyway.
-            if (st.ec == make_error_code(errc::unknown_outcome))
+            // background, retrying until it would have expired anyway. Not for a fixed owner
+            // (ReentrantMutex): if the request never ran, that release would take back a count
+            // of the owner's other holdings; its grant, if any, expires by itself.
+            if (st.ec == make_error_code(errc::unknown_outcome) && spec.owner.empty())
                 cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
             finish(std::move(st));
             break;

@@ -39,6 +39,7 @@ struct AcquireSpec {
                                // release grants the lock to one waiter and wakes it alone)
     std::string queue_key;  // threads of this process line up on it; empty = none
     std::string owner;      // fixed token (an owner id); empty = random per acquisition
+    bool reentry = false;   // the caller holds it already (a ReentrantMutex re-entry)
     std::chrono::milliseconds refresh{0};  // retry at least this often while waiting, to keep
                                            // a queue entry or a writer's claim alive
     const Script* abandon = nullptr;       // run (op convention) when a waiter gives up

@@ -145,8 +145,10 @@ Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall&
             out.acquired = true;  // no fence round, no fence (fencing=0, or a shared holding)
             return {};
         }
-        if (r1.reentered >= quorum) {
-            // A majority already fenced this holding: a re-entry keeps its fence.
+        if (spec.reentry && r1.reentered >= quorum) {
+            // A majority already fenced this holding: a re-entry keeps its fence. Only when
+            // the caller holds it: a stale grant of the same owner (a failed attempt's, left
+            // to expire) was never fenced by a majority, so it is fenced afresh.
             out.acquired = true;
             out.fence = r1.reentry_fence;
             return {};
@@ -163,7 +165,11 @@ Status redlock_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall&
 
     // A node that refused holds nothing of ours: under contention most attempts end here, and
     // they cost no second round.
-    out.cleanup_pending = release_on(c, spec, call.args[0], px, sent_at + px, r1.maybe_ours);
+    // A fixed owner (ReentrantMutex) gives back only the grants it saw: a release sent
+    // where the answer is unknown could take back a count of the owner's other holdings
+    // if the request never ran. Such grants expire by themselves.
+    out.cleanup_pending = release_on(c, spec, call.args[0], px, sent_at + px,
+                                     spec.owner.empty() ? r1.maybe_ours : r1.granted);
     if (!r1.hard.ok()) return r1.hard;
     if (r1.answered < quorum)
         return Status::error(errc::no_quorum, nodes.describe_failures(round1, r1.answered) +

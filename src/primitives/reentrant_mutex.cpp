@@ -36,11 +36,13 @@ std::string ReentrantMutex::owner() const {
 
 bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec) {
     std::string who = owner();
+    auto spec = detail::reentrant_spec(client_->ep.options.key_prefix, name_, options_, who);
+    {
+        std::lock_guard lk(m_);
+        spec.reentry = held_.contains(who);
+    }
     Lease l;
-    if (!detail::take(client_,
-                      detail::reentrant_spec(client_->ep.options.key_prefix, name_, options_, who),
-                      deadline, l, ec))
-        return false;
+    if (!detail::take(client_, spec, deadline, l, ec)) return false;
     std::lock_guard lk(m_);
     held_[who].push_back(std::move(l));
     return true;

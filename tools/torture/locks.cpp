@@ -55,9 +55,17 @@ class DeadboltLock : public LockAdapter {
         if (reentrant_) {
             // Taken twice, as reentrant code does; the second holding must come at once.
             if (!reentrant_->try_lock_until(*how.deadline)) return std::nullopt;
-            if (!reentrant_->try_lock()) {
-                // Over Redlock a re-entry needs a majority too; give the outer holding back
-                // so the next acquisition does not find it (and its old fence) first.
+            // Over Redlock a re-entry needs a majority too. When it fails (refused or an
+            // error), give the outer holding back, or the handle would keep it (and report
+            // its old fence) under every later acquisition.
+            bool again = false;
+            try {
+                again = reentrant_->try_lock();
+            } catch (...) {
+                reentrant_->unlock();
+                throw;
+            }
+            if (!again) {
                 reentrant_->unlock();
                 throw std::runtime_error("re-entry refused");
             }
