@@ -114,22 +114,6 @@ void single_server_only(const detail::ClientImpl& c, std::string_view what, std:
                                  what, why, detail::kRedlockOffers, what));
 }
 
-// A MultiLock's script takes all its locks at once, so on a cluster they must share a slot.
-void one_slot(const detail::ClientImpl& c, const std::vector<std::string>& names) {
-    if (!c.cluster || names.empty()) return;
-    const auto& prefix = c.ep.options.key_prefix;
-    auto slot = detail::key_slot(prefix + names.front());
-    for (const auto& n : names) {
-        if (detail::key_slot(prefix + n) == slot) continue;
-        throw UsageError(
-            make_error_code(errc::invalid_argument),
-            fmt::format("MultiLock over a Redis Cluster needs all its locks in one hash slot, "
-                        "but '{}' (slot {}) and '{}' (slot {}) differ: give the names a common "
-                        "{{hash tag}}, e.g. '{{order-17}}:stock' and '{{order-17}}:payment'",
-                        names.front(), slot, n, detail::key_slot(prefix + n)));
-    }
-}
-
 void check_permits(int permits) {
     if (permits < 1)
         throw UsageError(make_error_code(errc::invalid_argument),
@@ -188,14 +172,12 @@ PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int per
 
 MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions options) const {
     detail::validate_names(names).throw_if_error();
-    one_slot(*impl_, names);
     detail::validate_options(options).throw_if_error();
     return MultiLock(impl_, std::move(names), std::move(options));
 }
 
 Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOptions& options,
                           const AcquireOptions& how) const {
-    one_slot(*impl_, names);
     return detail::take(impl_, detail::multi_spec(impl_->ep.options.key_prefix, names, options),
                         how, nullptr);
 }

@@ -7,6 +7,7 @@
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
+#include "core/multi_slots.hpp"
 #include "core/redlock.hpp"
 #include "core/threads.hpp"
 #include "core/token.hpp"
@@ -144,18 +145,20 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         Status st;
         if (c.nodes->redlock()) {
             st = redlock_attempt(c, spec, call, px, sent_at, out);
-            // A failed attempt may have left its release to the background (a node that did
-            // not answer): the next attempt must not share its token, or that release would
-            // delete the next grant. A writer's claim names the old token: drop it, the next
-            // attempt claims afresh.
-            if (st.ok() && out.cleanup_pending && spec.owner.empty()) {
-                if (spec.abandon) cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
-                token = random_token();
-            }
+        } else if (multi_spans_slots(c, spec)) {
+            st = multi_slots_attempt(c, spec, call, px, sent_at, out);
         } else {
             Reply reply;
             st = c.server->eval(call, reply, c.deadline());
             if (st.ok()) st = parse_acquire(reply, out, spec.fenced);
+        }
+        // A failed attempt may have left its release to the background (a node that did not
+        // answer): the next attempt must not share its token, or that release would delete
+        // the next grant. A writer's claim names the old token: drop it, the next attempt
+        // claims afresh.
+        if (st.ok() && out.cleanup_pending && spec.owner.empty()) {
+            if (spec.abandon) cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
+            token = random_token();
         }
         if (!st.ok()) {
             // After a lost reply we may hold the lock unknowingly: release it in the

@@ -9,6 +9,7 @@
 #include "core/replication.hpp"
 #include "core/threads.hpp"
 #include "redis/keys.hpp"
+#include "redis/slot_split.hpp"
 
 namespace deadbolt::detail {
 
@@ -311,6 +312,13 @@ void Cluster::route(std::vector<Request>& requests, Clock::time_point deadline) 
 
 Status Cluster::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                           Clock::time_point deadline) {
+    // A MultiLock's lease operation over several slots runs as one part per slot.
+    if (auto parts = split_by_slot(calls); parts.split) {
+        std::vector<Reply> part_replies;
+        if (Status st = eval_many(parts.calls, part_replies, deadline); !st.ok()) return st;
+        replies = merge_parts(parts, std::move(part_replies), calls.size());
+        return {};
+    }
     replies.assign(calls.size(), Reply{});
     std::vector<Request> requests(calls.size());
     std::vector<bool> cross(calls.size(), false);
@@ -384,7 +392,7 @@ Status Cluster::confirm_replicated(std::span<const ScriptCall> calls, Clock::tim
     if (base_.options.sync_replicas <= 0) return {};
     std::set<std::uint16_t> slots;
     for (const auto& c : calls)
-        if (!c.keys.empty()) slots.insert(key_slot(c.keys.front()));
+        for (auto k : c.keys) slots.insert(key_slot(k));
     std::set<ConnPtr> masters;
     for (auto s : slots)
         if (auto c = owner(s)) masters.insert(c);

@@ -64,14 +64,14 @@ void encode_script(std::string& out, std::string_view verb, std::string_view bod
 
 }  // namespace
 
-Script make_script(std::string_view name, std::string source) {
+Script make_script(std::string_view name, std::string source, int per_key_after) {
     // The shebang (Redis 7 script flags, none given) marks the script as one that may write:
     // a replica refuses it with READONLY instead of running it. Without it, a check or an
     // extension that only reads on its way to "not ours" would answer 0 from a demoted
     // primary whose data is being resynced, and a lease the new primary holds would be lost.
     source.insert(0, "#!lua\n");
     auto sha = sha1_hex(source);
-    return {name, std::move(source), std::move(sha)};
+    return {name, std::move(source), std::move(sha), per_key_after};
 }
 
 std::string with_helpers(std::string_view body) {

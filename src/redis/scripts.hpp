@@ -12,10 +12,15 @@ struct Script {
     std::string_view name;
     std::string source;
     std::string sha1;  // hex, computed once from source
+    /// -1, or k >= 0 when the script treats each KEYS[i] on its own (a MultiLock's lease
+    /// operations): ARGV is k common values, then one per key if present, and it answers 0
+    /// when any key is not ours, else 1 + a count. Such a call whose keys live in several
+    /// cluster slots runs as one part per slot (see slot_split.hpp).
+    int per_key_after = -1;
 };
 
-/// A script named name with source as its Lua.
-Script make_script(std::string_view name, std::string source);
+/// A script named name with source as its Lua (per_key_after: see Script).
+Script make_script(std::string_view name, std::string source, int per_key_after = -1);
 /// body preceded by the Lua helpers shared by several scripts: now_ms(), next_fence(last,
 /// fence_key, fence_px) and extend_to(key, px) (see scripts.cpp).
 std::string with_helpers(std::string_view body);

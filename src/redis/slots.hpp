@@ -18,8 +18,8 @@ struct NodeAddress {
     std::string host;
     std::uint16_t port = 0;
     bool operator==(const NodeAddress&) const = default;
-    auto operator<=>(const NodeAddress&) const =
-        default;  // NOLINT(modernize-use-nullptr): a false alarm on defaulted <=>
+    // NOLINTNEXTLINE(modernize-use-nullptr): a false alarm on a defaulted <=>
+    auto operator<=>(const NodeAddress&) const = default;
 };
 
 /// A range of slots and the master that serves it, with its replicas.

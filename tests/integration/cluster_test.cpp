@@ -283,24 +283,48 @@ TEST(Cluster, AWaiterIsWokenByAReleaseOnAnotherMaster) {
     EXPECT_LT(got_at - released_at, 10s);  // the release message, not the 60 s expiry
 }
 
-TEST(Cluster, MultiLockNeedsItsNamesInOneSlot) {
+TEST(Cluster, AMultiLockOverEveryMasterIsAllOrNothing) {
     auto& c = shared_cluster();
-    auto client = deadbolt::Client::connect(c.url());
-    std::vector<std::string> spread{"order-1", "order-2"};
-    ASSERT_NE(c.slot("order-1"), c.slot("order-2"));
-    try {
-        client.multi_lock(spread);
-        ADD_FAILURE() << "a MultiLock over two slots was accepted";
-    } catch (const deadbolt::UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("common {hash tag}"), std::string::npos) << e.what();
+    auto x = deadbolt::Client::connect(c.url());
+    auto y = deadbolt::Client::connect(c.url());
+    auto names = names_on_every_master(c, "ml-", 1);
+    deadbolt::MutexOptions o;
+    o.ttl = 1s;  // renewed across the three masters while held
+    {
+        auto l = x.acquire_all(names, o);
+        auto fences = l.fences();
+        ASSERT_EQ(fences.size(), 3u);
+        for (std::size_t i = 0; i < 3; ++i) {
+            EXPECT_EQ(fences[i].name, names[i]);
+            EXPECT_GT(fences[i].fence, 0u);
+            EXPECT_EQ(c.node(c.master_of(names[i])).raw().cmd({"GET", names[i]}).str, l.token());
+        }
+        std::this_thread::sleep_for(2500ms);
+        EXPECT_TRUE(l.is_current()) << "the renewal did not reach every slot";
+        for (const auto& n : names) EXPECT_FALSE(y.mutex(n).try_lock()) << n;
     }
-    EXPECT_THROW(client.acquire_all(spread), deadbolt::UsageError);
-    // A common hash tag puts them in one slot: all or none, as on one server.
-    auto ml = client.multi_lock({"{order-1}:stock", "{order-1}:payment"});
-    ml.lock();
-    EXPECT_FALSE(client.mutex("{order-1}:payment").try_lock());
+    auto exists = [&](const std::string& n) {
+        return c.node(c.master_of(n)).raw().cmd({"EXISTS", n}).integer;
+    };
+    for (const auto& n : names) EXPECT_EQ(exists(n), 0) << n;
+
+    // One name held elsewhere: nothing is kept, and the waiter gets all three once it goes.
+    auto held = y.acquire(names[2]);
+    EXPECT_THROW(x.acquire_all(names, o, {.deadline = Clock::now()}), deadbolt::LockError);
+    EXPECT_EQ(exists(names[0]), 0) << "a refused MultiLock kept a name";
+    std::thread release([&] {
+        std::this_thread::sleep_for(200ms);
+        held.release();
+    });
+    auto ml = x.multi_lock(names, o);
+    ASSERT_TRUE(ml.try_lock_for(20s));
+    release.join();
+    EXPECT_FALSE(y.mutex(names[0]).try_lock());
     ml.unlock();
-    EXPECT_TRUE(client.mutex("{order-1}:payment").try_lock());
+    EXPECT_TRUE(y.mutex(names[0]).try_lock());
+    // Names with a common hash tag share a slot and go in one script, as on one server.
+    auto tagged = x.acquire_all({"{order-1}:stock", "{order-1}:payment"});
+    EXPECT_FALSE(y.mutex("{order-1}:payment").try_lock());
 }
 
 TEST(Cluster, ClearErrorsForWhatIsNotACluster) {

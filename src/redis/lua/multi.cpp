@@ -69,9 +69,11 @@ const Script& multi_acquire_script() {
 }
 
 const LeaseKind& multi_kind() {
-    static const Script extend = make_script("multi_extend", std::string(kExtend));
-    static const Script release = make_script("multi_release", std::string(kRelease));
-    static const Script check = make_script("multi_check", std::string(kCheck));
+    // Each key on its own after {token, channel, px}: a holding spread over cluster slots is
+    // renewed, checked and released one slot at a time.
+    static const Script extend = make_script("multi_extend", std::string(kExtend), 3);
+    static const Script release = make_script("multi_release", std::string(kRelease), 3);
+    static const Script check = make_script("multi_check", std::string(kCheck), 3);
     static const LeaseKind k{&extend, &release, &check, true};
     return k;
 }
