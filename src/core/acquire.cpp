@@ -212,8 +212,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             if (Status s = subscribe(now); !s.ok() && (c.nodes->redlock() || c.cluster) &&
                                            s.ec != make_error_code(errc::cancelled)) {
                 // The node that carries release messages is down: the other Redlock nodes may
-                // still make a majority, and a cluster's subscriber moves to another node. Wake
-                // at the holder's expiry instead.
+                // still make a majority, and the subscriber moves to another node. Wake at the
+                // holder's expiry this time, and subscribe again after.
                 sleep_instead = true;
             } else if (!s.ok()) {
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
@@ -231,7 +231,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         if (how.deadline) wake = std::min(wake, *how.deadline);
         if (sleep_instead) {
             sleep_until(wake, how.cancel);
-            sleep_instead = !c.cluster;  // a cluster's subscriber has moved on by now: subscribe
+            sleep_instead = false;  // the subscriber has moved to another node by now: subscribe
         } else {
             sub.wait(wake);
         }

@@ -51,13 +51,21 @@ Subscriber& ClientImpl::subscriber() {
     std::lock_guard lk(sub_m_);
     if (!sub_) {
         std::function<std::vector<Subscriber::Address>()> others;
-        if (cluster)  // every node carries every release message (cluster-wide PUBLISH)
+        if (cluster) {  // every node carries every release message (cluster-wide PUBLISH)
             others = [weak = std::weak_ptr<Cluster>(cluster)] {
                 std::vector<Subscriber::Address> out;
                 if (auto c = weak.lock())
                     for (auto& a : c->nodes()) out.emplace_back(a.host, a.port);
                 return out;
             };
+        } else if (nodes->redlock()) {
+            // Each Redlock node publishes the releases it took part in, so any node of the
+            // holder's majority will do when the first is down.
+            std::vector<Subscriber::Address> all;
+            for (std::size_t i = 0; i < nodes->size(); ++i)
+                all.emplace_back(nodes->node(i).endpoint().host, nodes->node(i).endpoint().port);
+            others = [all] { return all; };
+        }
         sub_ = std::make_unique<Subscriber>(ep, std::move(others));
         if (moved_port_ != 0) sub_->retarget(moved_host_, moved_port_);
     }

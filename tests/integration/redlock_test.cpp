@@ -147,6 +147,32 @@ TEST(Redlock, AWaiterGetsTheLockWhenTheFirstNodeIsDown) {
     canceller.join();
 }
 
+TEST(Redlock, AWaiterIsWokenThroughAnotherNodeWhenTheFirstIsDown) {
+    // The holder's majority is nodes 1 and 2, which publish its release: the waiter's
+    // subscriber moves there instead of leaving it to the 60 s expiry (past its deadline).
+    Cluster c(3);
+    c[0].stop();
+    auto holder = deadbolt::Client::connect(c.url());
+    auto waiter = deadbolt::Client::connect(c.url("command_timeout=300ms"));
+    deadbolt::MutexOptions o;
+    o.ttl = 60s;
+    auto held = holder.acquire("job", o);
+    Clock::time_point released_at{};
+    std::thread release([&] {
+        std::this_thread::sleep_for(1500ms);
+        released_at = Clock::now();
+        held.release();
+    });
+    deadbolt::AcquireOptions how;
+    how.deadline = Clock::now() + 30s;
+    auto got = waiter.acquire("job", o, how);
+    auto got_at = Clock::now();
+    release.join();
+    EXPECT_TRUE(got.valid());
+    EXPECT_EQ(c.holding("job", got.token()), 2);
+    EXPECT_LT(got_at - released_at, 15s);  // the release message, not a look at the deadline
+}
+
 TEST(Redlock, AMajorityDownIsAClearErrorAndLeavesNoKeys) {
     Cluster c(5);
     auto client = deadbolt::Client::connect(c.url());
