@@ -11,11 +11,7 @@
 namespace deadbolt::detail {
 
 bool multi_spans_slots(const ClientImpl& c, const AcquireSpec& spec) {
-    if (!c.cluster || spec.kind != &multi_kind() || spec.op_keys.empty()) return false;
-    auto first = key_slot(spec.op_keys.front());
-    for (const auto& k : spec.op_keys)
-        if (key_slot(k) != first) return true;
-    return false;
+    return c.cluster && spec.kind == &multi_kind() && spans_slots(spec.op_keys);
 }
 
 Status multi_slots_attempt(ClientImpl& c, const AcquireSpec& spec, const ScriptCall& call,

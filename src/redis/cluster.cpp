@@ -326,7 +326,7 @@ Status Cluster::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>&
         const auto& call = calls[i];
         auto& r = requests[i];
         r.slot = call.keys.empty() ? 0 : key_slot(call.keys.front());
-        for (auto k : call.keys) cross[i] = cross[i] || key_slot(k) != r.slot;
+        cross[i] = spans_slots(call.keys);
         if (cross[i]) {
             r.done = true;
             r.replies.resize(1);

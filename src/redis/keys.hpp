@@ -10,6 +10,17 @@ namespace deadbolt::detail {
 /// Redis Cluster hash slot of key (CRC16/XMODEM mod 16384, honouring {hash tags}).
 std::uint16_t key_slot(std::string_view key);
 
+/// True when keys (strings or views) do not all hash to one cluster slot.
+template <class Keys>
+bool spans_slots(const Keys& keys) {
+    auto it = keys.begin();
+    if (it == keys.end()) return false;
+    const auto first = key_slot(*it);
+    for (; it != keys.end(); ++it)
+        if (key_slot(*it) != first) return true;
+    return false;
+}
+
 /// True if key has a non-empty {hash tag}, which alone decides its slot.
 bool has_hash_tag(std::string_view key);
 

@@ -8,12 +8,9 @@
 namespace deadbolt::detail {
 namespace {
 
-bool spans_slots(const ScriptCall& c) {
-    if (c.script->per_key_after < 0 || c.keys.empty()) return false;
-    auto first = key_slot(c.keys.front());
-    for (auto k : c.keys)
-        if (key_slot(k) != first) return true;
-    return false;
+// A call that runs as one part per slot: a per-key script whose keys span slots.
+bool splittable(const ScriptCall& c) {
+    return c.script->per_key_after >= 0 && spans_slots(c.keys);
 }
 
 }  // namespace
@@ -21,11 +18,11 @@ bool spans_slots(const ScriptCall& c) {
 SlotSplit split_by_slot(std::span<const ScriptCall> calls) {
     SlotSplit s;
     bool any = false;
-    for (const auto& c : calls) any = any || spans_slots(c);
+    for (const auto& c : calls) any = any || splittable(c);
     if (!any) return s;  // the common case costs one look at each call's keys
     for (std::size_t i = 0; i < calls.size(); ++i) {
         const auto& c = calls[i];
-        if (!spans_slots(c)) {
+        if (!splittable(c)) {
             s.calls.push_back(c);
             s.origin.push_back(i);
             continue;

@@ -47,3 +47,11 @@ TEST(Keys, FenceRecordKey) {
     EXPECT_EQ(fence_record_key("record"), "{record}:deadbolt-fence");
     EXPECT_EQ(key_slot(fence_record_key("users:{7}:row")), key_slot("users:{7}:row"));
 }
+
+TEST(Keys, SpansSlotsWhenAnyKeyHashesElsewhere) {
+    ASSERT_NE(key_slot("a"), key_slot("b"));
+    EXPECT_TRUE(spans_slots(std::vector<std::string>{"a", "b"}));
+    EXPECT_TRUE(spans_slots(std::vector<std::string_view>{"{x}a", "{x}b", "c"}));
+    EXPECT_FALSE(spans_slots(std::vector<std::string_view>{"{x}a", "{x}b", "x"}));
+    EXPECT_FALSE(spans_slots(std::vector<std::string>{}));
+}
