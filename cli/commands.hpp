@@ -37,8 +37,7 @@ void add_throttle_command(CLI::App& app, ThrottleArgs& a);
 int throttle_command(const ThrottleArgs& a);
 
 struct FencedSetArgs {
-    std::string url, key, value;
-    std::uint64_t fence = 0;
+    std::string url, key, value, fence;
 };
 void add_fenced_set_command(CLI::App& app, FencedSetArgs& a);
 int fenced_set_command(const FencedSetArgs& a);

@@ -4,10 +4,16 @@
 // children), not only its first process; on a terminal that group gets the foreground.
 //
 // Signals are blocked in every thread and taken with sigtimedwait on the main thread, so one
-// loop reacts to all of them: SIGCHLD (the command ended), SIGINT/SIGTERM/SIGHUP (forwarded to
-// the command, or abort the wait), SIGUSR1 (raised by the lease's stop token: lease lost).
+// loop reacts to all of them: SIGCHLD (the command ended or stopped), SIGINT/SIGTERM/SIGHUP/
+// SIGQUIT/SIGUSR2 (forwarded to the command, or abort the wait), SIGUSR1 (raised by ourselves:
+// lease lost or acquired; from anyone else it is forwarded too). If run dies anyway (kill -9),
+// its guard kills the command (guard.hpp).
+//
+// Job control: when the command stops on a terminal (Ctrl-Z), run takes the terminal back and
+// stops too, so the shell gets its prompt; `fg` continues run, which continues the command.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +27,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "guard.hpp"
 
 extern char** environ;
 
@@ -34,16 +41,25 @@ sigset_t handled_signals() {
     sigset_t s;
     sigemptyset(&s);
     // SIGTTOU too: taking the terminal back from the command's group must not stop us.
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR1, SIGTTOU}) sigaddset(&s, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR2, SIGCHLD, SIGUSR1, SIGTTOU})
+        sigaddset(&s, sig);
     return s;
 }
 
-// Next signal, or 0 after `wait`.
-int next_signal(const sigset_t& set, milliseconds wait) {
+// Next signal meant for the command, or for our own loop (SIGCHLD, our own SIGUSR1); 0 after
+// `wait`. Another process's SIGUSR1 counts as one for the command.
+int next_signal(const sigset_t& set, milliseconds wait, bool* from_us = nullptr) {
     timespec ts{static_cast<time_t>(wait.count() / 1000),
                 static_cast<long>((wait.count() % 1000) * 1000000)};
-    int sig = sigtimedwait(&set, nullptr, &ts);
+    siginfo_t info{};
+    int sig = sigtimedwait(&set, &info, &ts);
+    if (from_us) *from_us = sig == SIGUSR1 && info.si_pid == getpid();
     return sig < 0 ? 0 : sig;
+}
+
+bool forwarded(int sig, bool from_us) {
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR2 ||
+           (sig == SIGUSR1 && !from_us);
 }
 
 // Who this process is, for observers of an election it wins.
@@ -99,8 +115,9 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
     bool shown = false;
     int interrupted = 0;
     while (!done) {
-        int sig = next_signal(signals, milliseconds(200));
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        bool from_us = false;
+        int sig = next_signal(signals, milliseconds(200), &from_us);
+        if (forwarded(sig, from_us)) {
             interrupted = sig;
             cancel.request_stop();
         }
@@ -155,23 +172,36 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
 pid_t spawn(const RunArgs& a, const Lease& lease, bool take_terminal, int& exit_code) {
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-    std::string fence = std::to_string(lease.fence());
+    // Built before fork: between fork and exec only async-signal-safe calls (we have threads).
+    std::vector<std::string> env_store = {"DEADBOLT_NAME=" + a.name,
+                                          "DEADBOLT_FENCE=" + std::to_string(lease.fence()),
+                                          "DEADBOLT_TOKEN=" + lease.token()};
+    for (char** e = environ; *e; ++e) {
+        std::string_view kv(*e);
+        if (kv.starts_with("DEADBOLT_NAME=") || kv.starts_with("DEADBOLT_FENCE=") ||
+            kv.starts_with("DEADBOLT_TOKEN=") || kv.starts_with("DEADBOLT_PASSWORD="))
+            continue;
+        env_store.emplace_back(kv);
+    }
+    std::vector<char*> envp;
+    for (auto& kv : env_store) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    std::vector<char*> argv;
+    for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
+    argv.push_back(nullptr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        if (!die_with_parent(parent)) _exit(127);
         setpgid(0, 0);
         // Both sides take the terminal, as shells do, so the command never reads it from the
         // background (SIGTTIN). SIGTTOU is still blocked here, so this cannot stop us.
         if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
-        setenv("DEADBOLT_NAME", a.name.c_str(), 1);
-        setenv("DEADBOLT_FENCE", fence.c_str(), 1);
-        setenv("DEADBOLT_TOKEN", lease.token().c_str(), 1);
+        signal(SIGPIPE, SIG_DFL);  // run ignores it; exec would keep that
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
-        std::vector<char*> argv;
-        for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
-        argv.push_back(nullptr);
-        execvp(argv[0], argv.data());
+        execvpe(argv[0], argv.data(), envp.data());
         int err = errno;
         (void)!write(errpipe[1], &err, sizeof err);
         _exit(127);
@@ -190,6 +220,33 @@ pid_t spawn(const RunArgs& a, const Lease& lease, bool take_terminal, int& exit_
         return -1;
     }
     return pid;
+}
+
+// Whether the terminal on stdin has group (ours by default) in its foreground.
+bool in_foreground(pid_t group = getpgrp()) {
+    return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == group;
+}
+
+// The command stopped on our terminal (Ctrl-Z): stop with it, as a shell's job does, so the
+// shell gets the terminal back; when continued (fg), give the command the terminal and continue
+// it. A lease lost meanwhile is found by the loop as any loss.
+void suspend_with(pid_t child) {
+    if (in_foreground(child)) tcsetpgrp(STDIN_FILENO, getpgrp());
+    raise(SIGSTOP);
+    if (in_foreground()) tcsetpgrp(STDIN_FILENO, child);
+    kill(-child, SIGCONT);
+}
+
+// Background processes the command left in its group (orphans now our children: we are their
+// subreaper) would run on without the lock: SIGTERM, SIGKILL after grace, and reap them.
+void end_leftovers(pid_t group, milliseconds grace) {
+    if (kill(-group, SIGTERM) != 0) return;  // nobody left
+    kill(-group, SIGCONT);                   // a stopped process cannot act on SIGTERM
+    auto until = Clock::now() + grace;
+    while (waitpid(-group, nullptr, WNOHANG) >= 0) {
+        if (Clock::now() >= until) kill(-group, SIGKILL);
+        std::this_thread::sleep_for(milliseconds(10));
+    }
 }
 
 }  // namespace
@@ -276,6 +333,7 @@ int run_command(const RunArgs& a) {
     // Before any thread exists, so every thread inherits the mask.
     sigset_t signals = handled_signals();
     sigprocmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);  // a closed stderr must not kill the lock holder
 
     auto client = connect(a.url);
     int exit_code = kOk;
@@ -283,16 +341,24 @@ int run_command(const RunArgs& a) {
     if (!lease) return exit_code;
     std::stop_callback on_lost(lease->stop_token(), [] { kill(getpid(), SIGUSR1); });
 
-    bool took_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    bool took_terminal = in_foreground();
+    // The command's orphans become our children, so leftovers can be reaped (end_leftovers).
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    Guard guard;
     pid_t child = spawn(a, *lease, took_terminal, exit_code);
     if (child < 0) return exit_code;
+    guard.watch(child);
     if (took_terminal) tcsetpgrp(STDIN_FILENO, child);
     std::optional<Clock::time_point> term_sent;
     int status = 0;
     for (;;) {
-        int sig = next_signal(signals, milliseconds(100));
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) kill(-child, sig);
-        if (waitpid(child, &status, WNOHANG) == child) break;
+        bool from_us = false;
+        int sig = next_signal(signals, milliseconds(100), &from_us);
+        if (forwarded(sig, from_us)) kill(-child, sig);
+        if (waitpid(child, &status, WNOHANG | WUNTRACED) == child) {
+            if (!WIFSTOPPED(status)) break;
+            if (took_terminal) suspend_with(child);
+        }
         if (lease->lost() && !term_sent) {
             fmt::print(
                 stderr,
@@ -303,9 +369,10 @@ int run_command(const RunArgs& a) {
         }
         if (term_sent && Clock::now() - *term_sent >= grace) kill(-child, SIGKILL);
     }
-    if (took_terminal) tcsetpgrp(STDIN_FILENO, getpgrp());
-    // Whatever the command left running in its group goes with the lock.
-    if (term_sent) kill(-child, SIGKILL);
+    if (took_terminal && in_foreground(child)) tcsetpgrp(STDIN_FILENO, getpgrp());
+    // Whatever the command left running in its group goes with the lock, before it is released.
+    end_leftovers(child, term_sent ? milliseconds(0) : grace);
+    guard.dismiss();
     std::error_code ec;
     lease->release(ec);
     // Not ours at release: it was lost at some point while the command ran.

@@ -8,6 +8,7 @@
 #include "core/redlock_setup.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/fence.hpp"
 #include "net/url.hpp"
 #include "primitives/specs.hpp"
 #include "primitives/take.hpp"
@@ -297,6 +298,17 @@ FencedResult Client::fenced_set(std::string_view key, std::string_view value,
     if (fence == 0)
         throw UsageError(make_error_code(errc::invalid_argument),
                          "fenced_set: fence 0 is not a token; pass lease.fence()");
+    if (fence > kMaxFence)
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         fmt::format("fenced_set: fence {} is out of range: deadbolt's fences are "
+                                     "1..{}; pass lease.fence()",
+                                     fence, kMaxFence));
+    // The guarded data lives in one place; Redlock's nodes are independent copies of nothing.
+    if (impl_->nodes->redlock())
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         "fenced_set over redlock:// would write to one node of several "
+                         "independent ones: keep the fenced data on one server (or a Sentinel "
+                         "group or Cluster) and call fenced_set on a Client connected there");
     std::string record = detail::fence_record_key(key);
     std::string f = std::to_string(fence);
     detail::Reply r;

@@ -1,6 +1,7 @@
 // The deadbolt CLI: run/status/throttle/fenced-set and their exit codes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <sstream>
 #include <thread>
@@ -155,6 +156,21 @@ TEST(Cli, FencedSetRefusesAnOlderFence) {
     EXPECT_EQ(stale.rc, 65);
     EXPECT_NE(stale.out.find("refused"), std::string::npos);
     EXPECT_EQ(srv.raw().cmd({"GET", "row"}).str, "new");
+}
+
+TEST(Cli, FencedSetTakesOnlyFencesDeadboltIssues) {
+    RedisServer srv;
+    // Each would once have been read as some number and written (a clamped 2^64-1 would then
+    // refuse every legitimate write to row forever).
+    for (const char* bad : {"99999999999999999999999", "", "0x10", "-1", "+7", "0", "1e3"}) {
+        auto r = cli(srv, {"fenced-set", "--fence", bad, "row", "x"});
+        EXPECT_EQ(r.rc, 64) << bad << ": " << r.out;
+        EXPECT_NE(r.out.find("--fence"), std::string::npos) << r.out;
+        EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
+    }
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "row"}).integer, 0);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "{row}:deadbolt-fence"}).integer, 0);
+    EXPECT_EQ(cli(srv, {"fenced-set", "--fence", "9007199254740991", "row", "x"}).rc, 0);
 }
 
 TEST(Cli, OnATerminalTheCommandReadsItAndWaitingShowsALiveLine) {

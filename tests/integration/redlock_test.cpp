@@ -89,6 +89,19 @@ TEST(Redlock, FencingOffSkipsTheFenceRound) {
     EXPECT_EQ(c.holding("job", token), 0);
 }
 
+TEST(Redlock, FencedSetIsRefusedWithTheReasonAndWritesNowhere) {
+    Cluster c(3);
+    auto client = deadbolt::Client::connect(c.url());
+    auto lease = client.acquire("job");
+    try {
+        client.fenced_set("record", "v", lease.fence());
+        ADD_FAILURE() << "fenced_set over redlock:// wrote to one node of three";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("one server"), std::string::npos) << e.what();
+    }
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(c[i].raw().cmd({"EXISTS", "record"}).integer, 0);
+}
+
 TEST(Redlock, AMinorityDownStillLocksRenewsAndReleases) {
     Cluster c(5);
     c[3].stop();
