@@ -42,4 +42,10 @@ struct FencedSetArgs {
 void add_fenced_set_command(CLI::App& app, FencedSetArgs& a);
 int fenced_set_command(const FencedSetArgs& a);
 
+struct AclArgs {
+    std::string user = "deadbolt", prefix;
+};
+void add_acl_command(CLI::App& app, AclArgs& a);
+int acl_command(const AclArgs& a);
+
 }  // namespace deadbolt::cli

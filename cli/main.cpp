@@ -15,11 +15,13 @@ int main(int argc, char** argv) {
     StatusArgs status;
     ThrottleArgs throttle;
     FencedSetArgs fenced;
+    AclArgs acl;
     add_run_command(app, run);
     add_elect_command(app, elect);
     add_status_command(app, status);
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
+    add_acl_command(app, acl);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("status")) return status_command(status);
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);
+        if (app.got_subcommand("acl")) return acl_command(acl);
     } catch (const std::exception& e) {
         return report(e);
     }

@@ -12,6 +12,7 @@
 #include "net/url.hpp"
 #include "primitives/specs.hpp"
 #include "primitives/take.hpp"
+#include "redis/acl.hpp"
 #include "redis/commands.hpp"
 #include "redis/keys.hpp"
 #include "redis/replies.hpp"
@@ -19,6 +20,16 @@
 namespace deadbolt {
 
 namespace {
+
+// A named ACL user learns at connect what it lacks (redis/acl.hpp); true when it was checked.
+bool check_acl_user(detail::ClientImpl& impl) {
+    const auto& o = impl.ep.options;
+    if (o.username.empty()) return false;
+    detail::check_acl(*impl.server, o.username, o.key_prefix,
+                      detail::Clock::now() + o.connect_timeout + o.command_timeout)
+        .throw_if_error();
+    return true;
+}
 
 Client connect_redlock(std::string_view url, const ClientOptions& options) {
     auto parsed = detail::parse_node_list(url, options);
@@ -55,6 +66,7 @@ Client connect_sentinel(std::string_view url, const ClientOptions& options) {
                                           "is a replica: a failover is under way; try again",
                                           ep.describe(), parsed.master_name))
             .throw_if_error();
+    check_acl_user(*impl);
     std::weak_ptr<detail::ClientImpl> weak = impl;
     sentinel->follow(host, port, [weak](const std::string& h, std::uint16_t p) {
         if (auto client = weak.lock()) client->primary_moved(h, p);
@@ -74,6 +86,7 @@ Client connect_cluster(std::string_view url, const ClientOptions& options) {
     const auto& o = parsed.nodes.front().options;
     cluster->refresh(detail::Clock::now() + o.connect_timeout + o.command_timeout).throw_if_error();
     auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes, cluster);
+    check_acl_user(*impl);
     // A master's replica took over: its leases are checked there, and those it does not hold
     // (writes replication had not carried yet) are reported lost.
     std::weak_ptr<detail::Renewer> renewer = impl->renewer;
@@ -92,8 +105,8 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
     auto parsed = detail::parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));
-    Client c(std::move(impl));
-    c.ping();
+    Client c(impl);
+    if (!check_acl_user(*impl)) c.ping();
     return c;
 }
 

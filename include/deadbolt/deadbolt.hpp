@@ -1,6 +1,7 @@
 // deadbolt: distributed locks on Redis. Include this one header.
 #pragma once
 
+#include "deadbolt/acl.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/duration.hpp"

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "redis/acl.hpp"
+
 namespace deadbolt::detail {
 
 Status from_server_error(std::string_view t) {
@@ -13,19 +15,45 @@ Status from_server_error(std::string_view t) {
         starts("ERR AUTH") || starts("ERR Client sent AUTH"))
         return Status::error(errc::auth_failed,
                              msg("authentication failed: check the user and password in the URL"));
-    if (has("NOPERM"))
+    if (auto cmd = has("can't run this command") ? refused_command(t) : ""; !cmd.empty())
         return Status::error(
             errc::permission_denied,
-            msg("the ACL user may not run this command or touch this key: grant "
-                "+eval +evalsha +get +set +pttl +publish +subscribe on the lock keys"));
+            msg(fmt::format("the ACL user may not run {}: {}", cmd, acl_grant_hint())));
+    if (has("can't publish to the channel") || has("permissions to access one of the channels"))
+        return Status::error(errc::permission_denied,
+                             msg("the ACL user may not publish or subscribe to the lock's "
+                                 "channels: " +
+                                 acl_grant_hint()));
+    if (has("permissions to access one of the keys"))
+        return Status::error(
+            errc::permission_denied,
+            msg("the ACL user may not touch the lock's keys: " + acl_grant_hint()));
+    if (auto at = t.find("permissions to run the '"); at != std::string_view::npos) {
+        auto cmd = t.substr(at + 24);
+        return Status::error(errc::permission_denied,
+                             msg(fmt::format("the ACL user may not run {}: {}",
+                                             cmd.substr(0, cmd.find('\'')), acl_grant_hint())));
+    }
+    if (has("NOPERM") || has("can't run this command"))
+        return Status::error(
+            errc::permission_denied,
+            msg("the ACL user may not run a command deadbolt needs: " + acl_grant_hint()));
     if (auto at = t.find("DEADBOLT-USAGE "); at != std::string_view::npos) {
         auto rest = t.substr(at + 15);
         return Status::error(errc::invalid_argument,
                              std::string(rest.substr(0, rest.find(" script:"))));
     }
+    if (auto at = t.find("DEADBOLT-KIND "); at != std::string_view::npos) {
+        auto rest = t.substr(at + 14);
+        return Status::error(errc::wrong_type,
+                             fmt::format("{}: one name is one kind of lock (readers and exclusive "
+                                         "locks excepted, which wait for each other); use "
+                                         "another name, or this kind once the name is free",
+                                         rest.substr(0, rest.find(" script:"))));
+    }
     if (has("WRONGTYPE"))
         return Status::error(errc::wrong_type,
-                             msg("a key under this lock name holds another type: delete it or "
+                             msg("a key under this lock name holds data deadbolt did not write: "
                                  "use another name or key prefix"));
     if (has("READONLY"))
         return Status::error(errc::readonly,

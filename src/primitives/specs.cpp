@@ -36,6 +36,7 @@ AcquireSpec mutex_spec(std::string_view prefix, std::string_view name, const Mut
     s.kind = &mutex_kind();
     s.op_keys = {s.keys[0]};
     s.queue_key = s.keys[0];
+    s.keys.push_back(aux_key(s.keys[0], "readers"));  // an RWLock's readers exclude a Mutex
     return s;
 }
 
@@ -55,6 +56,7 @@ AcquireSpec fair_spec(std::string_view prefix, std::string_view name, const Mute
     s.refresh = o.waiter_ttl / 3;
     s.abandon = fair_kind().release;  // a waiter that is not the holder leaves the queue
     s.abandon_keys = s.keys;
+    s.keys.push_back(aux_key(main, "readers"));  // an RWLock's readers exclude a FairMutex
     return s;
 }
 

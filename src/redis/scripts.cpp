@@ -3,25 +3,28 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "net/resp.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
 // TIME makes a script non-deterministic: Redis 7 replicates effects anyway; older servers
-// need replicate_commands() before the first write.
+// need replicate_commands() before the first write. TIME is read once, first, so a script never
+// writes and then fails on it.
 constexpr std::string_view kHelpers = R"lua(
 redis.replicate_commands()
+local server_time = redis.call('TIME')
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(server_time[1]) * 1000 + math.floor(tonumber(server_time[2]) / 1000)
 end
 -- max(last + 1, server time in us): increasing even after the counter expired or was lost
 -- in a restart, as long as the server clock does not step back (DESIGN section 6). `last`
 -- is read by the caller before its first write, so a wrong-typed key fails cleanly.
 local function next_fence(last, fence_key, fence_px)
-  local t = redis.call('TIME')
-  local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local fence = tonumber(server_time[1]) * 1000000 + tonumber(server_time[2])
   local n = last and tonumber(last)
   if n and n + 1 > fence then fence = n + 1 end
   fence = string.format('%d', fence)
@@ -34,12 +37,44 @@ local function extend_to(key, px)
 end
 )lua";
 
+// What holds a lock key (nil when nothing): every kind's acquire and `status` tell the kinds
+// apart the same way. 'lock' is a string token (Mutex, FairMutex, RWLock writer, MultiLock, or a
+// redis-py lock); a latch is a short count; a type no kind uses is named as it is ('list', ...).
+constexpr std::string_view kKinds = R"lua(
+local function kind_of(key)
+  local t = redis.call('TYPE', key)['ok']
+  if t == 'none' then return nil end
+  if t == 'string' then
+    local v = redis.call('GET', key)
+    if #v < 20 and string.match(v, '^%d+$') then return 'latch' end
+    return 'lock'
+  end
+  if t == 'hash' then
+    if redis.call('HEXISTS', key, '') == 1 then return 'reentrant' end
+    if redis.call('HEXISTS', key, 'leader') == 1 then return 'leader' end
+    if redis.call('HEXISTS', key, 'cfg') == 1 then return 'rate' end
+  end
+  if t == 'zset' then return 'semaphore' end
+  return t
+end
+-- Refuses at once, before any write: one name, one kind at a time (readers and exclusive locks
+-- excepted: they wait for each other).
+local function refuse(key, found, want)
+  local words = ({lock = 'an exclusive lock (Mutex, FairMutex, RWLock writer or MultiLock)',
+    latch = 'a CountDownLatch', reentrant = 'a ReentrantMutex', leader = 'a LeaderElection',
+    rate = 'a RateLimiter', semaphore = 'a Semaphore'})[found] or
+    ('a ' .. found .. ' that deadbolt did not write')
+  return redis.error_reply('DEADBOLT-KIND key ' .. key .. ' holds ' .. words .. '; ' .. want ..
+    ' cannot share its name')
+end
+)lua";
+
 // The record inherits the data key's TTL so it lives exactly as long as what it guards.
 constexpr std::string_view kFencedSet = R"lua(
 local high = redis.call('GET', KEYS[2])
 if high and tonumber(high) > tonumber(ARGV[1]) then return {0, high} end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 local ttl = redis.call('PTTL', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 if ttl > 0 then
   redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
 else
@@ -64,6 +99,23 @@ void encode_script(std::string& out, std::string_view verb, std::string_view bod
 
 }  // namespace
 
+std::vector<std::string> script_commands(std::string_view source) {
+    std::vector<std::string> out;
+    for (std::string_view call : {"redis.call('", "redis.pcall('"}) {
+        for (auto at = source.find(call); at != std::string_view::npos;
+             at = source.find(call, at + 1)) {
+            auto start = at + call.size();
+            auto end = source.find('\'', start);
+            std::string cmd(source.substr(start, end - start));
+            for (auto& c : cmd) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            out.push_back(std::move(cmd));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 Script make_script(std::string_view name, std::string source, int per_key_after) {
     // The shebang (Redis 7 script flags, none given) marks the script as one that may write:
     // a replica refuses it with READONLY instead of running it. Without it, a check or an
@@ -76,6 +128,13 @@ Script make_script(std::string_view name, std::string source, int per_key_after)
 
 std::string with_helpers(std::string_view body) {
     std::string s(kHelpers);
+    s += kKinds;
+    s += body;
+    return s;
+}
+
+std::string with_kinds(std::string_view body) {
+    std::string s(kKinds);
     s += body;
     return s;
 }

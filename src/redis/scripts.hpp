@@ -21,9 +21,14 @@ struct Script {
 
 /// A script named name with source as its Lua (per_key_after: see Script).
 Script make_script(std::string_view name, std::string source, int per_key_after = -1);
+/// The Redis commands source calls (redis.call / redis.pcall), upper case, sorted, unique.
+std::vector<std::string> script_commands(std::string_view source);
 /// body preceded by the Lua helpers shared by several scripts: now_ms(), next_fence(last,
 /// fence_key, fence_px) and extend_to(key, px) (see scripts.cpp).
 std::string with_helpers(std::string_view body);
+/// body preceded by kind_of(key) (what holds a lock key, in words, or nil) and
+/// refuse(key, found, want) (the error for a name held by another kind); with_helpers has them.
+std::string with_kinds(std::string_view body);
 
 /// How one kind of holding is renewed, released and checked on the server. Each script takes
 /// KEYS = the lease's op_keys and ARGV = {token, channel, px, op_args...}.

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "deadbolt/deadbolt.hpp"
 #include "redis_cluster.hpp"
 #include "redis_server.hpp"
 
@@ -156,6 +157,22 @@ TEST(Cli, FencedSetRefusesAnOlderFence) {
     EXPECT_EQ(stale.rc, 65);
     EXPECT_NE(stale.out.find("refused"), std::string::npos);
     EXPECT_EQ(srv.raw().cmd({"GET", "row"}).str, "new");
+}
+
+TEST(Cli, OneNameIsOneKindAsFlockUsersExpect) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    // A reader holds "mix": the exclusive run waits (here: fails at once) instead of running X.
+    auto reader = c.acquire("mix", deadbolt::LockMode::shared, {});
+    auto x = cli(srv, {"run", "--no-wait", "mix", "--", "echo", "X"});
+    EXPECT_EQ(x.rc, 75) << x.out;
+    EXPECT_EQ(x.out.find("X\n"), std::string::npos) << x.out;
+    // A semaphore's name is refused for a lock, with the kind in place and no advice to delete.
+    auto permit = c.permit_semaphore("slots", 2).acquire();
+    auto r = cli(srv, {"run", "--no-wait", "slots", "--", "true"});
+    EXPECT_EQ(r.rc, 69) << r.out;
+    EXPECT_NE(r.out.find("holds a Semaphore"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("delete"), std::string::npos) << r.out;
 }
 
 TEST(Cli, FencedSetTakesOnlyFencesDeadboltIssues) {

@@ -104,9 +104,12 @@ TEST(Errors, AclUserWithoutEvalIsDenied) {
     RedisServer srv;
     srv.raw().cmd(
         {"ACL", "SETUSER", "reader", "on", ">pw", "~*", "&*", "+@read", "+ping", "+auth"});
-    auto c = deadbolt::Client::connect("redis://reader:pw@127.0.0.1:" + std::to_string(srv.port()));
-    expect_error<deadbolt::ServerError>([&] { c.acquire("acl", {}, no_wait()); },
-                                        errc::permission_denied, "ACL");
+    // A named ACL user is checked at connect: it learns what it lacks before any lock.
+    expect_error<deadbolt::ServerError>(
+        [&] {
+            deadbolt::Client::connect("redis://reader:pw@127.0.0.1:" + std::to_string(srv.port()));
+        },
+        errc::permission_denied, "may not run evalsha");
     EXPECT_EQ(dbsize(srv), 0);
     expect_error<deadbolt::ServerError>(
         [&] {

@@ -9,24 +9,23 @@ namespace {
 // KEYS: election, fence. ARGV: token, px, fence_px, value, observe channel.
 constexpr std::string_view kCampaign = R"lua(
 local last = redis.call('GET', KEYS[2])
-local t = redis.call('TYPE', KEYS[1])['ok']
-if t == 'hash' then return {0, redis.call('PTTL', KEYS[1])} end
-if t ~= 'none' then
-  return redis.error_reply('WRONGTYPE the election key holds a value that is not an election')
-end
+local found = kind_of(KEYS[1])
+if found == 'leader' then return {0, redis.call('PTTL', KEYS[1])} end
+if found then return refuse(KEYS[1], found, 'a LeaderElection') end
+redis.call('PUBLISH', ARGV[5], 'elected')
 local term = next_fence(last, KEYS[2], ARGV[3])
 redis.call('HSET', KEYS[1], 'leader', ARGV[1], 'value', ARGV[4], 'term', term)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PUBLISH', ARGV[5], 'elected')
 return {1, term}
 )lua";
 
 // Lease-kind scripts: KEYS election; ARGV token, release channel, px, observe channel.
 constexpr std::string_view kResign = R"lua(
 if redis.call('HGET', KEYS[1], 'leader') == ARGV[1] then
-  redis.call('DEL', KEYS[1])
   redis.call('PUBLISH', ARGV[4], 'resigned')
-  return 1 + redis.call('PUBLISH', ARGV[2], 'released')
+  local woken = redis.call('PUBLISH', ARGV[2], 'released')
+  redis.call('DEL', KEYS[1])
+  return 1 + woken
 end
 return 0
 )lua";
@@ -46,8 +45,8 @@ return 0
 // KEYS: election. ARGV: token, value, observe channel. 1 = proclaimed, 0 = not the leader.
 constexpr std::string_view kProclaim = R"lua(
 if redis.call('HGET', KEYS[1], 'leader') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'value', ARGV[2])
 redis.call('PUBLISH', ARGV[3], 'proclaimed')
+redis.call('HSET', KEYS[1], 'value', ARGV[2])
 return 1
 )lua";
 

@@ -16,15 +16,18 @@ end
 -- The grantee must confirm within waiter_ttl (its acquire sees the lock holding its token
 -- and extends it), so a waiter that died right after its grant blocks nobody for long.
 local function grant(waiter, last, px, waiter_ttl, fence_px, prefix)
+  redis.call('PUBLISH', prefix .. waiter, 'granted')
   redis.call('ZREM', KEYS[4], waiter)
   redis.call('SET', KEYS[1], waiter, 'PX', math.min(tonumber(px), tonumber(waiter_ttl)))
   next_fence(last, KEYS[2], fence_px)
-  redis.call('PUBLISH', prefix .. waiter, 'granted')
 end
 )lua";
 
-// ARGV: token, px, fence_px, waiter_ttl, grant channel prefix.
+// ARGV: token, px, fence_px, waiter_ttl, grant channel prefix. KEYS[5]: an RWLock's readers,
+// which exclude a FairMutex as they exclude a Mutex.
 constexpr std::string_view kAcquire = R"lua(
+local found = kind_of(KEYS[1])
+if found and found ~= 'lock' then return refuse(KEYS[1], found, 'a FairMutex') end
 local last = redis.call('GET', KEYS[2])
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
@@ -33,7 +36,8 @@ if holder == ARGV[1] then
 end
 local now = now_ms()
 drop_dead(now)
-if not holder then
+local reader = redis.call('ZRANGEBYSCORE', KEYS[5], now + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+if not holder and not reader[1] then
   local head = redis.call('LINDEX', KEYS[3], 0)
   if not head or head == ARGV[1] then
     if head then
@@ -51,6 +55,7 @@ if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then redis.call('RPUSH', KEYS[3], 
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
+if not holder and reader[1] then return {0, tonumber(reader[2]) - now} end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua";
 
@@ -69,8 +74,9 @@ if head then
   grant(head, last, ARGV[3], ARGV[4], ARGV[5], ARGV[6])
   return 1
 end
+local woken = redis.call('PUBLISH', ARGV[2], 'released')
 redis.call('DEL', KEYS[1])
-return 1 + redis.call('PUBLISH', ARGV[2], 'released')
+return 1 + woken
 )lua";
 
 std::string source(std::string_view body) {

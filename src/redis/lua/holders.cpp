@@ -10,12 +10,13 @@ constexpr std::string_view kRelease = R"lua(
 local now = now_ms()
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s or tonumber(s) <= now then return 0 end
+local woken = 0
+if ARGV[4] == 'each' or redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 1 then
+  woken = redis.call('PUBLISH', ARGV[2], 'released')
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if ARGV[4] == 'each' or redis.call('ZCARD', KEYS[1]) == 0 then
-  return 1 + redis.call('PUBLISH', ARGV[2], 'released')
-end
-return 1
+return 1 + woken
 )lua";
 
 constexpr std::string_view kExtend = R"lua(

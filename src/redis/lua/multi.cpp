@@ -11,12 +11,11 @@ constexpr std::string_view kAcquire = R"lua(
 local n = #KEYS / 2
 local last, held = {}, nil
 for i = 1, n do
-  local t = redis.call('TYPE', KEYS[2 * i - 1])['ok']
-  if t == 'string' then
+  local found = kind_of(KEYS[2 * i - 1])
+  if found == 'lock' then
     held = held or redis.call('PTTL', KEYS[2 * i - 1])
-  elseif t ~= 'none' then
-    return redis.error_reply('WRONGTYPE the lock key of name ' .. i ..
-      ' (in the order given) holds a value that is not a lock token')
+  elseif found then
+    return refuse(KEYS[2 * i - 1], found, 'a MultiLock')
   end
   last[i] = redis.call('GET', KEYS[2 * i])
 end
@@ -32,15 +31,16 @@ return out
 // KEYS: the locks. ARGV: token, channel, px, then each lock's release channel. Deletes every
 // key still ours; 0 if any was not (the holding was partly lost), else 1 + waiters woken.
 constexpr std::string_view kRelease = R"lua(
-local all, woken = true, 0
+local all, woken, ours = true, 0, {}
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('DEL', KEYS[i])
     woken = woken + redis.call('PUBLISH', ARGV[3 + i], 'released')
+    ours[#ours + 1] = KEYS[i]
   else
     all = false
   end
 end
+for _, key in ipairs(ours) do redis.call('DEL', key) end
 if all then return 1 + woken end
 return 0
 )lua";

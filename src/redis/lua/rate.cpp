@@ -11,6 +11,8 @@ constexpr std::string_view kTake = R"lua(
 local rate, per, burst, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
   tonumber(ARGV[4])
 local cfg = ARGV[1] .. '/' .. ARGV[2] .. 'ms/' .. ARGV[3]
+local found = kind_of(KEYS[1])
+if found and found ~= 'rate' then return refuse(KEYS[1], found, 'a RateLimiter') end
 local h = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'cfg')
 local now = now_ms()
 local tokens = burst

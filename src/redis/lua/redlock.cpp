@@ -25,6 +25,7 @@ local n = #KEYS / 2
 for i = 1, n do
   if not ours(KEYS[2 * i - 1]) then return 0 end
 end
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], 'elected') end
 for i = 1, n do
   local fence = ARGV[4 + i]
   local last = tonumber(redis.call('GET', KEYS[2 * i]) or '0') or 0
@@ -36,7 +37,6 @@ for i = 1, n do
   if how == 'owner' then redis.call('HSET', KEYS[2 * i - 1], '', fence) end
   if how == 'leader' then redis.call('HSET', KEYS[2 * i - 1], 'term', fence) end
 end
-if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], 'elected') end
 return 1
 )lua";
 

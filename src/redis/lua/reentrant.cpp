@@ -15,9 +15,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {1, fence}
 end
-if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
-  return redis.error_reply('WRONGTYPE the lock key holds a value that is not a reentrant lock')
-end
+local found = kind_of(KEYS[1])
+if found ~= 'reentrant' then return refuse(KEYS[1], found, 'a ReentrantMutex') end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   extend_to(KEYS[1], ARGV[2])
@@ -33,8 +32,9 @@ if tonumber(n) > 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
   return 1
 end
+local woken = redis.call('PUBLISH', ARGV[2], 'released')
 redis.call('DEL', KEYS[1])
-return 1 + redis.call('PUBLISH', ARGV[2], 'released')
+return 1 + woken
 )lua";
 
 constexpr std::string_view kExtend = R"lua(

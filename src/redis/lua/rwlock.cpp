@@ -7,10 +7,14 @@ namespace deadbolt::detail {
 namespace {
 
 constexpr std::string_view kRead = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('PTTL', KEYS[1])} end
+local found = kind_of(KEYS[1])
+if found == 'lock' then return {0, redis.call('PTTL', KEYS[1])} end
+if found then return refuse(KEYS[1], found, 'an RWLock reader') end
 local claim = redis.call('PTTL', KEYS[4])
 if claim ~= -2 then return {0, claim} end
 local now = now_ms()
+-- Before the first write too: a refused PEXPIRE must not leave a reader with no expiry.
+extend_to(KEYS[3], ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
 extend_to(KEYS[3], ARGV[2])
@@ -24,10 +28,9 @@ local function claim()
   local c = redis.call('GET', KEYS[4])
   if not c or c == ARGV[1] then redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4]) end
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then
-    return redis.error_reply('WRONGTYPE the lock key holds a value that is not a lock token')
-  end
+local found = kind_of(KEYS[1])
+if found and found ~= 'lock' then return refuse(KEYS[1], found, 'an RWLock writer') end
+if found then
   claim()
   return {0, redis.call('PTTL', KEYS[1])}
 end
@@ -46,8 +49,9 @@ return {1, next_fence(last, KEYS[2], ARGV[3])}
 // Op convention, KEYS: claim. Readers held back by the claim may go now.
 constexpr std::string_view kAbandon = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local woken = redis.call('PUBLISH', ARGV[2], 'released')
 redis.call('DEL', KEYS[1])
-return 1 + redis.call('PUBLISH', ARGV[2], 'released')
+return 1 + woken
 )lua";
 
 }  // namespace

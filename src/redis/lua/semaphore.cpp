@@ -7,7 +7,10 @@ namespace {
 
 // KEYS: permits, limit. ARGV: token, px, fence_px, permits.
 constexpr std::string_view kAcquire = R"lua(
+local found = kind_of(KEYS[1])
 local limit = redis.call('GET', KEYS[2])
+if found == 'semaphore' and not limit then found = 'zset' end  -- ours always has its limit
+if found and found ~= 'semaphore' then return refuse(KEYS[1], found, 'a Semaphore') end
 if limit and limit ~= ARGV[4] then
   return redis.error_reply('DEADBOLT-USAGE the semaphore has ' .. limit ..
     ' permits but this client asked for ' .. ARGV[4] .. ': every user of a name must agree')

@@ -6,18 +6,24 @@ namespace {
 
 constexpr std::string_view kStatus = R"lua(
 local now = now_ms()
-local t = redis.call('TYPE', KEYS[1])['ok']
+local found = kind_of(KEYS[1])
 local kind, holders, permits = 'free', 0, 0
-if t == 'string' then
+if found == 'lock' then
   kind, holders = 'mutex', 1
-elseif t == 'hash' and redis.call('HEXISTS', KEYS[1], '') == 0 then
+elseif found == 'leader' then
   kind, holders = 'leader', 1
-elseif t == 'hash' then
+elseif found == 'reentrant' then
   kind, holders = 'reentrant', redis.call('HLEN', KEYS[1]) - 1
-elseif t == 'zset' then
+elseif found == 'semaphore' and redis.call('EXISTS', KEYS[6]) == 1 then
   kind = 'semaphore'
   holders = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
   permits = tonumber(redis.call('GET', KEYS[6]) or '0')
+elseif found == 'latch' then
+  kind, holders = 'latch', tonumber(redis.call('GET', KEYS[1]))
+elseif found == 'rate' then
+  kind = 'rate_limiter'
+elseif found then
+  return refuse(KEYS[1], found == 'semaphore' and 'zset' or found, 'a lock')
 end
 if kind == 'free' then
   local readers = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
