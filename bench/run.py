@@ -148,8 +148,7 @@ def redis_benchmark(srv, clients, n):
         source = subprocess.run([DRIVER, "script", name], capture_output=True, text=True, check=True).stdout
         sha[name] = srv.cli("SCRIPT", "LOAD", source)
     rows = {}
-    for name, cmd in (("acquire", ["EVALSHA", sha["acquire"], "3", "k:__rand_int__", "{k:__rand_int__}:fence",
-                                   "{k:__rand_int__}:readers",
+    for name, cmd in (("acquire", ["EVALSHA", sha["acquire"], "2", "k:__rand_int__", "{k:__rand_int__}:fence",
                                    "tok", "30000", "90000"]),
                       ("release", ["EVALSHA", sha["release"], "1", "k:__rand_int__", "tok", "ch"])):
         out = subprocess.run(["taskset", "-c", "1", "redis-benchmark", "-p", str(srv.port), "-c", str(clients),

@@ -127,7 +127,9 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
             auto left =
                 last.holder_ttl - std::chrono::duration_cast<milliseconds>(Clock::now() - last_at);
             std::string holder =
-                last.holder_ttl.count() < 0
+                last.retrying
+                    ? fmt::format("server unreachable, retrying ({})", last.retrying.message())
+                : last.holder_ttl.count() < 0
                     ? "holder set no expiry"
                     : fmt::format("holder's lease ends in {}",
                                   format_duration(std::max(left, milliseconds(0))));
@@ -165,6 +167,44 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
         }
     }
     return lease;
+}
+
+// Connects; with time to wait (--wait D), a server that cannot be reached yet is retried with
+// backoff until D has passed, a signal interrupts, or it answers.
+std::optional<Client> connect_waiting(const RunArgs& a, std::optional<milliseconds> wait,
+                                      const sigset_t& signals, int& exit_code) {
+    auto deadline = Clock::now() + wait.value_or(milliseconds(0));
+    bool tty = isatty(STDERR_FILENO), shown = false;
+    for (unsigned attempt = 0;; ++attempt) {
+        try {
+            auto client = connect(a.url);
+            if (shown) fmt::print(stderr, "\r\033[K");
+            return client;
+        } catch (const ConnectionError& e) {
+            if (!e.retryable() || Clock::now() >= deadline) {
+                if (shown) fmt::print(stderr, "\r\033[K");
+                exit_code = report(e);
+                return std::nullopt;
+            }
+            if (tty) {
+                fmt::print(stderr,
+                           "\r\033[Kdeadbolt: waiting for '{}': server unreachable, "
+                           "retrying ({})",
+                           a.name, e.what());
+                shown = true;
+            }
+        }
+        auto pause = std::min(milliseconds(100 << std::min(attempt, 3U)),
+                              std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+        bool from_us = false;
+        if (int sig = next_signal(signals, std::max(pause, milliseconds(1)), &from_us);
+            forwarded(sig, from_us)) {
+            if (shown) fmt::print(stderr, "\r\033[K");
+            fmt::print(stderr, "deadbolt: interrupted while waiting for '{}'\n", a.name);
+            exit_code = 128 + sig;
+            return std::nullopt;
+        }
+    }
 }
 
 // Starts the command with the lease in its environment; sets exit_code when it cannot.
@@ -335,9 +375,10 @@ int run_command(const RunArgs& a) {
     sigprocmask(SIG_BLOCK, &signals, nullptr);
     signal(SIGPIPE, SIG_IGN);  // a closed stderr must not kill the lock holder
 
-    auto client = connect(a.url);
     int exit_code = kOk;
-    auto lease = acquire(client, a, o, wait, signals, exit_code);
+    auto client = connect_waiting(a, wait, signals, exit_code);
+    if (!client) return exit_code;
+    auto lease = acquire(*client, a, o, wait, signals, exit_code);
     if (!lease) return exit_code;
     std::stop_callback on_lost(lease->stop_token(), [] { kill(getpid(), SIGUSR1); });
 

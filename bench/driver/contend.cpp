@@ -102,14 +102,13 @@ int contend(const Args& a) {
         const auto& rel = detail::release_script();
         raw->cmd({"SCRIPT", "LOAD", std::string(acq.source)});
         raw->cmd({"SCRIPT", "LOAD", std::string(rel.source)});
-        std::string fence = "{" + a.key + "}:fence", readers = "{" + a.key + "}:readers",
-                    chan = "{" + a.key + "}:released",
+        std::string fence = "{" + a.key + "}:fence", chan = "{" + a.key + "}:released",
                     token = "token-" + std::to_string(a.id) + "-0123456789abcdef";
-        s.enter = [&, fence, readers, token](Clock::time_point) {
+        s.enter = [&, fence, token](Clock::time_point) {
             bool ok = false;
             while (!ok && now_ns() < a.until_ns)  // a busy retry: no sleep at all
-                ok = raw->cmd({"EVALSHA", acq.sha1, "3", a.key, fence, readers, token, "30000",
-                               "90000"}) == 1;
+                ok = raw->cmd({"EVALSHA", acq.sha1, "2", a.key, fence, token, "30000", "90000"}) ==
+                     1;
             return ok;
         };
         s.work = rmw;

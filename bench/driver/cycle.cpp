@@ -17,11 +17,11 @@ void raw_cycles(int port, const std::string& key, std::int64_t until, std::vecto
     const auto& rel = detail::release_script();
     c.cmd({"SCRIPT", "LOAD", std::string(acq.source)});
     c.cmd({"SCRIPT", "LOAD", std::string(rel.source)});
-    std::string fence = "{" + key + "}:fence", readers = "{" + key + "}:readers",
-                chan = "{" + key + "}:released", token = "0123456789abcdef0123456789abcdef";
+    std::string fence = "{" + key + "}:fence", chan = "{" + key + "}:released",
+                token = "0123456789abcdef0123456789abcdef";
     while (now_ns() < until) {
         auto t0 = now_ns();
-        c.cmd({"EVALSHA", acq.sha1, "3", key, fence, readers, token, "30000", "90000"});
+        c.cmd({"EVALSHA", acq.sha1, "2", key, fence, token, "30000", "90000"});
         c.cmd({"EVALSHA", rel.sha1, "1", key, token, chan});
         lat.push_back(double(now_ns() - t0) / 1000);
     }

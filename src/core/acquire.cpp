@@ -46,6 +46,16 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     return s;
 }
 
+// What a waiter with time left rides out: the server is away for a moment (restarting,
+// failing over, loading), not refusing us.
+bool rides_out(std::error_code ec) {
+    for (errc e :
+         {errc::connect_failed, errc::connection_lost, errc::timeout, errc::unknown_outcome,
+          errc::readonly, errc::loading, errc::busy, errc::no_quorum, errc::not_replicated})
+        if (ec == make_error_code(e)) return true;
+    return false;
+}
+
 }  // namespace
 
 Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
@@ -131,6 +141,20 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         if (subscribe(Clock::now()).ok()) sub.wait(*until);
     }
 
+    unsigned blips = 0;  // connection errors waited out in a row
+    // True when st is a blip worth waiting out before the deadline: reports it, pauses.
+    auto wait_out = [&](const Status& st) {
+        if (!how.deadline || !rides_out(st.ec) || Clock::now() >= *how.deadline) return false;
+        if (how.on_wait)
+            how.on_wait(WaitInfo{
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
+                std::chrono::milliseconds(0), st.ec});
+        auto pause =
+            jittered_backoff(blips++, std::chrono::milliseconds(50), std::chrono::seconds(1));
+        sleep_until(std::min(Clock::now() + pause, *how.deadline), how.cancel);
+        return true;
+    };
+
     std::vector<std::string_view> args{token, px_s, fence_px_s};
     args.insert(args.end(), spec.args.begin(), spec.args.end());
     for (;;) {
@@ -165,11 +189,23 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             // background, retrying until it would have expired anyway. Not for a fixed owner
             // (ReentrantMutex): if the request never ran, that release would take back a count
             // of the owner's other holdings; its grant, if any, expires by itself.
-            if (st.ec == make_error_code(errc::unknown_outcome) && spec.owner.empty())
+            bool unknown = st.ec == make_error_code(errc::unknown_outcome);
+            if (unknown && spec.owner.empty())
                 cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
+            // A fixed owner's lost grant would make a retry a re-entry: it stops here.
+            if ((!unknown || spec.owner.empty()) && wait_out(st)) {
+                if (unknown) {  // the cleanup must not delete our next grant: a new token
+                    if (queued && spec.abandon)
+                        cleanup(*spec.abandon, spec.abandon_keys, Clock::now() + px);
+                    token = random_token();
+                    if (!spec.grant_prefix.empty()) sub.unsubscribe();  // grants name the token
+                }
+                continue;
+            }
             finish(std::move(st));
             break;
         }
+        blips = 0;
         if (out.acquired) {
             auto valid_until = validity_deadline(sent_at, options.ttl);
             if (c.now() >= valid_until) {
@@ -215,6 +251,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                 // still make a majority, and the subscriber moves to another node. Wake at the
                 // holder's expiry this time, and subscribe again after.
                 sleep_instead = true;
+            } else if (!s.ok() && wait_out(s)) {
+                continue;
             } else if (!s.ok()) {
                 if (s.ec == make_error_code(errc::timeout) && how.deadline &&
                     Clock::now() >= *how.deadline)

@@ -36,7 +36,6 @@ AcquireSpec mutex_spec(std::string_view prefix, std::string_view name, const Mut
     s.kind = &mutex_kind();
     s.op_keys = {s.keys[0]};
     s.queue_key = s.keys[0];
-    s.keys.push_back(aux_key(s.keys[0], "readers"));  // an RWLock's readers exclude a Mutex
     return s;
 }
 
@@ -56,7 +55,6 @@ AcquireSpec fair_spec(std::string_view prefix, std::string_view name, const Mute
     s.refresh = o.waiter_ttl / 3;
     s.abandon = fair_kind().release;  // a waiter that is not the holder leaves the queue
     s.abandon_keys = s.keys;
-    s.keys.push_back(aux_key(main, "readers"));  // an RWLock's readers exclude a FairMutex
     return s;
 }
 
@@ -78,8 +76,8 @@ AcquireSpec read_spec(std::string_view prefix, std::string_view name, const Mute
     s.script = &read_acquire_script();
     s.fenced = false;
     s.kind = &zset_holder_kind();
-    s.op_keys = {s.keys[2]};
-    s.op_args = {"last"};  // writers wait for the last reader only
+    s.op_keys = {s.keys[2], s.keys[0]};  // the readers, and the name's key they hold
+    s.op_args = {"last"};                // writers wait for the last reader only
     return s;
 }
 

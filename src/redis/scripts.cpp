@@ -39,13 +39,16 @@ end
 
 // What holds a lock key (nil when nothing): every kind's acquire and `status` tell the kinds
 // apart the same way. 'lock' is a string token (Mutex, FairMutex, RWLock writer, MultiLock, or a
-// redis-py lock); a latch is a short count; a type no kind uses is named as it is ('list', ...).
+// redis-py lock); 'readers' the mark an RWLock's readers keep there while they hold it; a latch
+// is a short count; a type no kind uses is named as it is ('list', ...).
 constexpr std::string_view kKinds = R"lua(
+local readers_mark = 'deadbolt:rwlock-readers'
 local function kind_of(key)
   local t = redis.call('TYPE', key)['ok']
   if t == 'none' then return nil end
   if t == 'string' then
     local v = redis.call('GET', key)
+    if v == readers_mark then return 'readers' end
     if #v < 20 and string.match(v, '^%d+$') then return 'latch' end
     return 'lock'
   end
@@ -58,9 +61,11 @@ local function kind_of(key)
   return t
 end
 -- Refuses at once, before any write: one name, one kind at a time (readers and exclusive locks
--- excepted: they wait for each other).
+-- excepted: they wait for each other; both are a string under the name, so they cannot meet).
+local function waits_for(found) return found == 'lock' or found == 'readers' end
 local function refuse(key, found, want)
   local words = ({lock = 'an exclusive lock (Mutex, FairMutex, RWLock writer or MultiLock)',
+    readers = 'RWLock readers',
     latch = 'a CountDownLatch', reentrant = 'a ReentrantMutex', leader = 'a LeaderElection',
     rate = 'a RateLimiter', semaphore = 'a Semaphore'})[found] or
     ('a ' .. found .. ' that deadbolt did not write')

@@ -159,6 +159,22 @@ TEST(Cli, FencedSetRefusesAnOlderFence) {
     EXPECT_EQ(srv.raw().cmd({"GET", "row"}).str, "new");
 }
 
+TEST(Cli, RunWithWaitRidesOutAServerThatIsDownOrRestarting) {
+    RedisServer srv;
+    srv.stop();
+    auto run = std::async(std::launch::async, [&] {
+        return cli(srv, {"run", "--wait", "30s", "blip", "--", "echo", "ran"});
+    });
+    std::this_thread::sleep_for(1500ms);  // once, deadbolt gave up here with exit 69
+    srv.start();
+    auto r = run.get();
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("ran"), std::string::npos) << r.out;
+    // Without --wait, a dead server is an error at once.
+    srv.stop();
+    EXPECT_EQ(cli(srv, {"run", "blip", "--", "true"}).rc, 69);
+}
+
 TEST(Cli, OneNameIsOneKindAsFlockUsersExpect) {
     RedisServer srv;
     auto c = deadbolt::Client::connect(srv.url());

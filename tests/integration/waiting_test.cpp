@@ -1,6 +1,8 @@
 // Waiting: woken by the release message, no polling traffic while waiting.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
@@ -153,4 +155,39 @@ TEST(Waiting, ReleaserYieldsToTheWokenWaiterInsteadOfBargingBackIn) {
     // With nobody waiting there is nothing to yield to: the next acquire is immediate.
     again.release();
     EXPECT_TRUE(a.acquire("polite", o, {.deadline = Clock::now()}).valid());
+}
+
+TEST(Waiting, AWaiterWithADeadlineRidesOutAServerRestart) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto waiter = deadbolt::Client::connect(srv.url());
+    auto held = holder.acquire("blip", {.ttl = 20s});
+    std::atomic<int> retries{0};
+    auto got = std::async(std::launch::async, [&] {
+        deadbolt::AcquireOptions how;
+        how.deadline = Clock::now() + 30s;
+        how.on_wait = [&](const deadbolt::WaitInfo& w) {
+            if (w.retrying) ++retries;
+        };
+        return waiter.acquire("blip", {}, how);
+    });
+    std::this_thread::sleep_for(300ms);
+    srv.stop();  // a restart without persistence: the holder's key is gone with it
+    std::this_thread::sleep_for(1s);
+    srv.start();
+    // Before, the first connection error ended the wait (ConnectionError) with 29 s left.
+    auto lease = got.get();
+    EXPECT_TRUE(lease.valid());
+    EXPECT_GT(retries.load(), 0);
+}
+
+TEST(Waiting, WithoutADeadlineAConnectionErrorEndsTheWait) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto waiter = deadbolt::Client::connect(srv.url());
+    auto held = holder.acquire("blip", {.ttl = 20s});
+    auto got = std::async(std::launch::async, [&] { return waiter.acquire("blip"); });
+    std::this_thread::sleep_for(300ms);
+    srv.stop();
+    EXPECT_THROW(got.get(), deadbolt::ConnectionError);
 }

@@ -23,11 +23,10 @@ local function grant(waiter, last, px, waiter_ttl, fence_px, prefix)
 end
 )lua";
 
-// ARGV: token, px, fence_px, waiter_ttl, grant channel prefix. KEYS[5]: an RWLock's readers,
-// which exclude a FairMutex as they exclude a Mutex.
+// ARGV: token, px, fence_px, waiter_ttl, grant channel prefix.
 constexpr std::string_view kAcquire = R"lua(
 local found = kind_of(KEYS[1])
-if found and found ~= 'lock' then return refuse(KEYS[1], found, 'a FairMutex') end
+if found and not waits_for(found) then return refuse(KEYS[1], found, 'a FairMutex') end
 local last = redis.call('GET', KEYS[2])
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
@@ -36,8 +35,7 @@ if holder == ARGV[1] then
 end
 local now = now_ms()
 drop_dead(now)
-local reader = redis.call('ZRANGEBYSCORE', KEYS[5], now + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-if not holder and not reader[1] then
+if not holder then
   local head = redis.call('LINDEX', KEYS[3], 0)
   if not head or head == ARGV[1] then
     if head then
@@ -55,7 +53,6 @@ if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then redis.call('RPUSH', KEYS[3], 
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
-if not holder and reader[1] then return {0, tonumber(reader[2]) - now} end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua";
 

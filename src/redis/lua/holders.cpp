@@ -5,17 +5,22 @@
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: zset, companions. ARGV: token, channel, px, "each" | "last".
+// KEYS: zset, companions. ARGV: token, channel, px, "each" | "last". In "last" mode (readers)
+// the last holder to leave also deletes the companions (the readers' mark on the name).
 constexpr std::string_view kRelease = R"lua(
 local now = now_ms()
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s or tonumber(s) <= now then return 0 end
+local last = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 1
 local woken = 0
-if ARGV[4] == 'each' or redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 1 then
-  woken = redis.call('PUBLISH', ARGV[2], 'released')
-end
+if ARGV[4] == 'each' or last then woken = redis.call('PUBLISH', ARGV[2], 'released') end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if ARGV[4] == 'last' and last then
+  for i = 2, #KEYS do
+    if redis.call('GET', KEYS[i]) == readers_mark then redis.call('DEL', KEYS[i]) end
+  end
+end
 return 1 + woken
 )lua";
 

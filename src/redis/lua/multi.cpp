@@ -12,7 +12,7 @@ local n = #KEYS / 2
 local last, held = {}, nil
 for i = 1, n do
   local found = kind_of(KEYS[2 * i - 1])
-  if found == 'lock' then
+  if waits_for(found) then
     held = held or redis.call('PTTL', KEYS[2 * i - 1])
   elseif found then
     return refuse(KEYS[2 * i - 1], found, 'a MultiLock')

@@ -5,14 +5,13 @@
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: lock, fence, readers (an RWLock's, which a Mutex waits for like its writer does).
-// Everything that can fail (a wrong-typed fence key, TIME refused) runs before the first write.
+// KEYS: lock, fence. Everything that can fail (a wrong-typed fence key, TIME refused) runs
+// before the first write. An RWLock's readers mark the same key, so a Mutex waits for them.
 constexpr std::string_view kAcquire = R"lua(
 redis.replicate_commands()
 local last = redis.call('GET', KEYS[2])
 local t = redis.call('TIME')
-local function grant()
-  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return nil end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local n = last and tonumber(last)
   if n and n + 1 > fence then fence = n + 1 end
@@ -20,19 +19,9 @@ local function grant()
   redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   return {1, fence}
 end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  local granted = grant()
-  if granted then return granted end
-end
 local found = kind_of(KEYS[1])
-if found == 'lock' then return {0, redis.call('PTTL', KEYS[1])} end
-if found then return refuse(KEYS[1], found, 'a Mutex') end
--- Readers hold the name: wait for the first to leave (their last release wakes us).
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local first = redis.call('ZRANGEBYSCORE', KEYS[3], now + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-if first[1] then return {0, tonumber(first[2]) - now} end
-redis.call('DEL', KEYS[3])  -- only readers that expired without a release
-return grant() or {0, redis.call('PTTL', KEYS[1])}
+if not waits_for(found) then return refuse(KEYS[1], found, 'a Mutex') end
+return {0, redis.call('PTTL', KEYS[1])}
 )lua";
 
 constexpr std::string_view kRelease = R"lua(

@@ -6,15 +6,19 @@
 namespace deadbolt::detail {
 namespace {
 
+// Readers mark the name's own key (readers_mark, expiring with the last of them), so every
+// other kind finds it taken: exclusive ones wait, the rest are refused.
 constexpr std::string_view kRead = R"lua(
 local found = kind_of(KEYS[1])
 if found == 'lock' then return {0, redis.call('PTTL', KEYS[1])} end
-if found then return refuse(KEYS[1], found, 'an RWLock reader') end
+if found and found ~= 'readers' then return refuse(KEYS[1], found, 'an RWLock reader') end
 local claim = redis.call('PTTL', KEYS[4])
 if claim ~= -2 then return {0, claim} end
 local now = now_ms()
 -- Before the first write too: a refused PEXPIRE must not leave a reader with no expiry.
 extend_to(KEYS[3], ARGV[2])
+redis.call('SET', KEYS[1], readers_mark, 'NX', 'PX', ARGV[2])
+extend_to(KEYS[1], ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
 extend_to(KEYS[3], ARGV[2])
@@ -29,7 +33,7 @@ local function claim()
   if not c or c == ARGV[1] then redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[4]) end
 end
 local found = kind_of(KEYS[1])
-if found and found ~= 'lock' then return refuse(KEYS[1], found, 'an RWLock writer') end
+if found and not waits_for(found) then return refuse(KEYS[1], found, 'an RWLock writer') end
 if found then
   claim()
   return {0, redis.call('PTTL', KEYS[1])}

@@ -22,6 +22,8 @@ elseif found == 'latch' then
   kind, holders = 'latch', tonumber(redis.call('GET', KEYS[1]))
 elseif found == 'rate' then
   kind = 'rate_limiter'
+elseif found == 'readers' then
+  kind, holders = 'readers', redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
 elseif found then
   return refuse(KEYS[1], found == 'semaphore' and 'zset' or found, 'a lock')
 end
