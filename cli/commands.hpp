@@ -37,10 +37,17 @@ void add_throttle_command(CLI::App& app, ThrottleArgs& a);
 int throttle_command(const ThrottleArgs& a);
 
 struct FencedSetArgs {
-    std::string url, key, value, fence;
+    std::string url, key, value, fence, if_version;
 };
 void add_fenced_set_command(CLI::App& app, FencedSetArgs& a);
 int fenced_set_command(const FencedSetArgs& a);
+
+struct FencedGetArgs {
+    std::string url, key;
+    bool json = false;
+};
+void add_fenced_get_command(CLI::App& app, FencedGetArgs& a);
+int fenced_get_command(const FencedGetArgs& a);
 
 struct AclArgs {
     std::string user = "deadbolt", prefix;

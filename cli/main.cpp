@@ -16,11 +16,13 @@ int main(int argc, char** argv) {
     ThrottleArgs throttle;
     FencedSetArgs fenced;
     AclArgs acl;
+    FencedGetArgs fenced_get;
     add_run_command(app, run);
     add_elect_command(app, elect);
     add_status_command(app, status);
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
+    add_fenced_get_command(app, fenced_get);
     add_acl_command(app, acl);
     try {
         app.parse(argc, argv);
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("status")) return status_command(status);
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);
+        if (app.got_subcommand("fenced-get")) return fenced_get_command(fenced_get);
         if (app.got_subcommand("acl")) return acl_command(acl);
     } catch (const std::exception& e) {
         return report(e);

@@ -304,10 +304,49 @@ LockStatus Client::status(std::string_view name) const {
     return parse_status(r);
 }
 
+namespace {
+
+void check_fenced_key(const detail::ClientImpl& impl, std::string_view key) {
+    if (key.empty())
+        throw UsageError(make_error_code(errc::invalid_argument), "fenced write: empty key");
+    // The guarded data lives in one place; Redlock's nodes are independent copies of nothing.
+    if (impl.nodes->redlock())
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         "fenced writes over redlock:// would reach one node of several "
+                         "independent ones: keep the fenced data on one server (or a Sentinel "
+                         "group or Cluster) and use a Client connected there");
+}
+
+}  // namespace
+
+FencedValue Client::fenced_get(std::string_view key) const {
+    check_fenced_key(*impl_, key);
+    std::string record = detail::fence_record_key(key), version = detail::version_key(key);
+    detail::Reply r;
+    impl_->server
+        ->eval({&detail::fenced_get_script(), {key, record, version}, {}}, r, impl_->deadline())
+        .throw_if_error();
+    FencedValue out;
+    if (r.type != detail::Reply::Type::array || r.elements.size() != 2 ||
+        !detail::to_u64(r.elements[1], out.version))
+        throw ServerError(make_error_code(errc::protocol_error), "unexpected fenced_get reply");
+    if (!r.elements[0].is_nil()) out.value = r.elements[0].str;
+    return out;
+}
+
+FencedResult Client::fenced_cas(std::string_view key, std::string_view value, std::uint64_t fence,
+                                std::uint64_t version) const {
+    return fenced_write(key, value, fence, std::to_string(version));
+}
+
 FencedResult Client::fenced_set(std::string_view key, std::string_view value,
                                 std::uint64_t fence) const {
-    if (key.empty())
-        throw UsageError(make_error_code(errc::invalid_argument), "fenced_set: empty key");
+    return fenced_write(key, value, fence, "");
+}
+
+FencedResult Client::fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                                  std::string_view version) const {
+    check_fenced_key(*impl_, key);
     if (fence == 0)
         throw UsageError(make_error_code(errc::invalid_argument),
                          "fenced_set: fence 0 is not a token; pass lease.fence()");
@@ -316,20 +355,16 @@ FencedResult Client::fenced_set(std::string_view key, std::string_view value,
                          fmt::format("fenced_set: fence {} is out of range: deadbolt's fences are "
                                      "1..{}; pass lease.fence()",
                                      fence, kMaxFence));
-    // The guarded data lives in one place; Redlock's nodes are independent copies of nothing.
-    if (impl_->nodes->redlock())
-        throw UsageError(make_error_code(errc::invalid_argument),
-                         "fenced_set over redlock:// would write to one node of several "
-                         "independent ones: keep the fenced data on one server (or a Sentinel "
-                         "group or Cluster) and call fenced_set on a Client connected there");
-    std::string record = detail::fence_record_key(key);
+    std::string record = detail::fence_record_key(key), versions = detail::version_key(key);
     std::string f = std::to_string(fence);
     detail::Reply r;
     impl_->server
-        ->eval({&detail::fenced_set_script(), {key, record}, {f, value}}, r, impl_->deadline())
+        ->eval({&detail::fenced_set_script(), {key, record, versions}, {f, value, version}}, r,
+               impl_->deadline())
         .throw_if_error();
     FencedResult out;
-    detail::parse_fenced(r, out.accepted, out.highest).throw_if_error();
+    detail::parse_fenced(r, out.accepted, out.highest, out.version).throw_if_error();
+    out.stale_fence = !out.accepted && out.highest > fence;
     return out;
 }
 

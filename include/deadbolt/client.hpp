@@ -37,12 +37,12 @@ struct LockStatus {
     bool held = false;                 ///< The lock key exists.
     std::chrono::milliseconds ttl{0};  ///< Remaining TTL when held; -1 ms = no expiry.
     std::uint64_t last_fence = 0;      ///< Last fencing token handed out; 0 = unknown.
-    std::string kind;  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant", "leader",
-                       ///< "semaphore", or "readers" (RWLock read-held).
-    int holders = 0;   ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
-                       ///< readers or permits.
-    int waiters = 0;   ///< FairMutex waiters queued (other kinds wait without a queue).
-    int permits = 0;   ///< A semaphore's permit count; 0 for other kinds.
+    std::string kind{};  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant",
+                         ///< "leader", "semaphore", or "readers" (RWLock read-held).
+    int holders = 0;  ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
+                      ///< readers or permits.
+    int waiters = 0;  ///< FairMutex waiters queued (other kinds wait without a queue).
+    int permits = 0;  ///< A semaphore's permit count; 0 for other kinds.
     bool writer_waiting = false;  ///< An RWLock writer has claimed the lock and waits.
 };
 
@@ -58,6 +58,16 @@ enum class LockMode {
 struct FencedResult {
     bool accepted = false;      ///< The write happened.
     std::uint64_t highest = 0;  ///< Highest fence the resource has seen after this call.
+    std::uint64_t version = 0;  ///< Writes the key has taken after this call (see fenced_get).
+    /// Refused because a higher fence wrote: this holder is stale and must stop. (Refused
+    /// otherwise: the version moved on; re-read and try again.)
+    bool stale_fence = false;
+};
+
+/// A value read with the version a fenced compare-and-set must name.
+struct FencedValue {
+    std::optional<std::string> value{};  ///< nullopt when the key does not exist.
+    std::uint64_t version = 0;           ///< Fenced writes the key has taken; 0 = none yet.
 };
 
 /// A handle to one Redis server (redis://, rediss://, unix://), a Sentinel-watched primary
@@ -139,6 +149,15 @@ class Client {
     /// is kept beside it, with the key's expiry). Throws ConnectionError / ServerError.
     FencedResult fenced_set(std::string_view key, std::string_view value,
                             std::uint64_t fence) const;
+    /// Reads key's value and version in one step, for fenced_cas. Throws ConnectionError /
+    /// ServerError, UsageError for an empty key or over redlock://.
+    FencedValue fenced_get(std::string_view key) const;
+    /// Writes value to key only if fence >= the highest fence the key has seen *and* nobody
+    /// wrote it (through fenced_set/fenced_cas) since the read that returned version: a
+    /// read-modify-write that loses no update even when two holders overlap. Refused writes
+    /// change nothing (re-read and retry, or stop if the fence is stale). Throws as fenced_set.
+    FencedResult fenced_cas(std::string_view key, std::string_view value, std::uint64_t fence,
+                            std::uint64_t version) const;
 
     /// Round trip to the server; throws ConnectionError when it does not answer.
     void ping() const;
@@ -153,6 +172,8 @@ class Client {
     explicit Client(std::shared_ptr<detail::ClientImpl> impl) : impl_(std::move(impl)) {}
 
   private:
+    FencedResult fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                              std::string_view version) const;
     std::shared_ptr<detail::ClientImpl> impl_;
 };
 

@@ -25,7 +25,7 @@ inline constexpr std::size_t kMaxLeaderValueBytes = std::size_t{1024} * 1024;
 /// Who leads an election now, as the server sees it.
 struct Leader {
     bool elected = false;              ///< Somebody leads.
-    std::string value;                 ///< What the leader proclaimed (an address, an id...).
+    std::string value{};               ///< What the leader proclaimed (an address, an id...).
     std::uint64_t term = 0;            ///< Its term: the fence of its election, higher for
                                        ///< every new leader.
     std::chrono::milliseconds ttl{0};  ///< Until its term ends unless renewed.

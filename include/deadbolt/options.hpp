@@ -23,23 +23,23 @@ inline constexpr milliseconds kMaxTtl{30LL * 24 * 3600 * 1000};
 
 /// TLS settings for rediss:// URLs (also settable as URL query options).
 struct TlsOptions {
-    bool enabled = false;   ///< Set by the rediss:// scheme.
-    std::string ca_file;    ///< PEM CA bundle; empty = the system's default trust store.
-    std::string cert_file;  ///< PEM client certificate for mutual TLS; empty = none.
-    std::string key_file;   ///< PEM private key of cert_file.
-    std::string sni;        ///< Server name sent and verified; empty = the URL's host.
-    bool verify = true;     ///< Verify the server certificate; off only for tests.
+    bool enabled = false;     ///< Set by the rediss:// scheme.
+    std::string ca_file{};    ///< PEM CA bundle; empty = the system's default trust store.
+    std::string cert_file{};  ///< PEM client certificate for mutual TLS; empty = none.
+    std::string key_file{};   ///< PEM private key of cert_file.
+    std::string sni{};        ///< Server name sent and verified; empty = the URL's host.
+    bool verify = true;       ///< Verify the server certificate; off only for tests.
 };
 
 /// How a Client reaches its server. URL fields override these where the URL sets them.
 struct ClientOptions {
     milliseconds connect_timeout{2000};  ///< Deadline for connect + TLS + AUTH + SELECT.
     milliseconds command_timeout{2000};  ///< Deadline for one request's reply.
-    std::string key_prefix;              ///< Prepended to every lock name to form its key.
-    std::string username;                ///< ACL user (AUTH user pass); empty = "default".
-    std::string password;                ///< Password; empty = no AUTH.
+    std::string key_prefix{};            ///< Prepended to every lock name to form its key.
+    std::string username{};              ///< ACL user (AUTH user pass); empty = "default".
+    std::string password{};              ///< Password; empty = no AUTH.
     int db = 0;                          ///< Database selected after connecting.
-    TlsOptions tls;                      ///< TLS settings (rediss:// only).
+    TlsOptions tls{};                    ///< TLS settings (rediss:// only).
     bool keepalive = true;               ///< TCP keepalive on every connection.
     milliseconds reconnect_min{10};      ///< First reconnect backoff; doubles, jittered.
     milliseconds reconnect_max{1000};    ///< Largest reconnect backoff.
@@ -78,7 +78,7 @@ struct MutexOptions {
     milliseconds waiter_ttl{5000};  ///< FairMutex queue places and RWLock writers' claims
                                     ///< last this long unless their waiter refreshes them
                                     ///< (every third of it): a dead waiter is skipped then.
-    LostHandler on_lost;            ///< Called when a lease of this mutex is lost.
+    LostHandler on_lost{};          ///< Called when a lease of this mutex is lost.
 };
 
 }  // namespace deadbolt

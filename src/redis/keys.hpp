@@ -45,5 +45,9 @@ LockKeys lock_keys(std::string_view prefix, std::string_view name);
 inline std::string fence_record_key(std::string_view data_key) {
     return aux_key(data_key, "deadbolt-fence");
 }
+/// Where fenced writes count the writes a data key has taken (its version).
+inline std::string version_key(std::string_view data_key) {
+    return aux_key(data_key, "deadbolt-version");
+}
 
 }  // namespace deadbolt::detail

@@ -46,9 +46,11 @@ Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced) {
     return {};
 }
 
-Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest) {
-    if (r.type != Reply::Type::array || r.elements.size() != 2 ||
-        r.elements[0].type != Reply::Type::integer || !to_u64(r.elements[1], highest))
+Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest,
+                    std::uint64_t& version) {
+    if (r.type != Reply::Type::array || r.elements.size() != 3 ||
+        r.elements[0].type != Reply::Type::integer || !to_u64(r.elements[1], highest) ||
+        !to_u64(r.elements[2], version))
         return unexpected("fenced_set");
     accepted = r.elements[0].integer == 1;
     return {};

@@ -25,7 +25,7 @@ struct AttemptOutcome {
 /// only when !fenced (a shared holding).
 Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced = true);
 /// {1|0, fence} of fenced_set.
-Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest);
+Status parse_fenced(const Reply& r, bool& accepted, std::uint64_t& highest, std::uint64_t& version);
 /// A decimal string or integer reply as uint64 (fences); false if neither.
 bool to_u64(const Reply& r, std::uint64_t& out);
 

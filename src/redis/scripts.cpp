@@ -74,18 +74,30 @@ local function refuse(key, found, want)
 end
 )lua";
 
-// The record inherits the data key's TTL so it lives exactly as long as what it guards.
+// KEYS: data, record (highest fence), version (writes taken). ARGV: fence, value, and the
+// version the writer read ('' = any). The record and version inherit the data key's TTL, so
+// they live exactly as long as what they guard. Returns {accepted, highest, version}.
 constexpr std::string_view kFencedSet = R"lua(
 local high = redis.call('GET', KEYS[2])
-if high and tonumber(high) > tonumber(ARGV[1]) then return {0, high} end
+local version = tonumber(redis.call('GET', KEYS[3]) or '0')
+if high and tonumber(high) > tonumber(ARGV[1]) then return {0, high, version} end
+if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= version then return {0, high or '0', version} end
 local ttl = redis.call('PTTL', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+version = version + 1
 if ttl > 0 then
   redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+  redis.call('SET', KEYS[3], version, 'PX', ttl)
 else
   redis.call('SET', KEYS[2], ARGV[1])
+  redis.call('SET', KEYS[3], version)
 end
-return {1, ARGV[1]}
+return {1, ARGV[1], version}
+)lua";
+
+// KEYS: data, record, version. Returns {value or false, version}, read together.
+constexpr std::string_view kFencedGet = R"lua(
+return {redis.call('GET', KEYS[1]), tonumber(redis.call('GET', KEYS[3]) or '0')}
 )lua";
 
 void encode_script(std::string& out, std::string_view verb, std::string_view body,
@@ -155,6 +167,11 @@ std::string sha1_hex(std::string_view data) {
 
 const Script& fenced_set_script() {
     static const Script s = make_script("fenced_set", std::string(kFencedSet));
+    return s;
+}
+
+const Script& fenced_get_script() {
+    static const Script s = make_script("fenced_get", std::string(kFencedGet));
     return s;
 }
 

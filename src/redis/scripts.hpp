@@ -110,9 +110,12 @@ const Script& latch_count_down_script();
 /// holders, waiters, permits, writer waiting 0/1}; see LockStatus.
 const Script& status_script();
 
-/// Write if fence >= highest seen. KEYS: data, record. ARGV: fence, value.
-/// Returns {1, fence} or {0, highest}.
+/// Write if fence >= highest seen and (unless ARGV[3] is empty) the version is still ARGV[3].
+/// KEYS: data, record, version. ARGV: fence, value, expected version or "".
+/// Returns {1, fence, new version} or {0, highest, version}.
 const Script& fenced_set_script();
+/// KEYS: data, record, version. Returns {value or nil, version}.
+const Script& fenced_get_script();
 /// RateLimiter token bucket. KEYS: bucket. ARGV: rate, per_ms, burst, n (0 = look only).
 /// Returns {allowed 0/1, ms until n tokens, whole tokens left}.
 const Script& rate_take_script();

@@ -191,6 +191,26 @@ TEST(Cli, OneNameIsOneKindAsFlockUsersExpect) {
     EXPECT_EQ(r.out.find("delete"), std::string::npos) << r.out;
 }
 
+TEST(Cli, FencedGetAndSetIfVersionMakeAReadModifyWriteForTheShell) {
+    RedisServer srv;
+    auto sh = [&](const std::string& script) {
+        std::string out;
+        int rc = deadbolt::test::run_command(
+            {"sh", "-c", script}, &out,
+            {"DEADBOLT_URL=" + srv.url(), "D=" + std::string(DEADBOLT_CLI)});
+        return Result{rc, out};
+    };
+    srv.raw().cmd({"SET", "n", "it's 41"});
+    auto r = sh("eval \"$($D fenced-get n)\"; echo \"[$DEADBOLT_VERSION] [$DEADBOLT_VALUE]\"");
+    EXPECT_EQ(r.out, "[0] [it's 41]\n") << r.out;
+    EXPECT_EQ(sh("$D fenced-set --fence 7 --if-version 0 n 42").rc, 0);
+    auto stale = sh("$D fenced-set --fence 8 --if-version 0 n 43");
+    EXPECT_EQ(stale.rc, 65);
+    EXPECT_NE(stale.out.find("changed since version 0 (now 1)"), std::string::npos) << stale.out;
+    EXPECT_EQ(sh("$D fenced-set --fence 8 --if-version x n 43").rc, 64);
+    EXPECT_EQ(srv.raw().cmd({"GET", "n"}).str, "42");
+}
+
 TEST(Cli, FencedSetTakesOnlyFencesDeadboltIssues) {
     RedisServer srv;
     // Each would once have been read as some number and written (a clamped 2^64-1 would then

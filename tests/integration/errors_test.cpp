@@ -30,8 +30,9 @@ void expect_error(F f, errc e, const std::string& mention = "") {
         ADD_FAILURE() << "no exception; expected " << deadbolt::make_error_code(e).message();
     } catch (const E& ex) {
         EXPECT_EQ(ex.code(), e) << ex.what();
-        if (!mention.empty())
+        if (!mention.empty()) {
             EXPECT_NE(std::string(ex.what()).find(mention), std::string::npos) << ex.what();
+        }
     } catch (const std::exception& ex) {
         ADD_FAILURE() << "wrong exception type: " << ex.what();
     }

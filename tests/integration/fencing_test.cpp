@@ -80,3 +80,46 @@ TEST(Fencing, FencedSetKeepsDataTtlOnRecord) {
     EXPECT_GT(raw.cmd({"PTTL", "cache"}).integer, 50000);
     EXPECT_GT(raw.cmd({"PTTL", "{cache}:deadbolt-fence"}).integer, 50000);
 }
+
+TEST(Fencing, CompareAndSetLosesNoUpdateWhenTwoHoldersOverlap) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    const std::uint64_t older = 100, newer = 200;  // two holders that overlap (fences ordered)
+    // The newer writes first: the older one's write is stale, whatever it read.
+    auto a = c.fenced_get("n");
+    auto b = c.fenced_get("n");
+    EXPECT_FALSE(a.value);
+    EXPECT_EQ(a.version, 0u);
+    EXPECT_TRUE(c.fenced_cas("n", "1", newer, b.version).accepted);
+    auto late = c.fenced_cas("n", "1", older, a.version);
+    EXPECT_FALSE(late.accepted);
+    EXPECT_TRUE(late.stale_fence);
+    // The older writes first: the newer one read a version that moved, so its update of the
+    // old value is refused (a plain fenced_set would accept it: one update lost).
+    a = c.fenced_get("m");
+    b = c.fenced_get("m");
+    EXPECT_TRUE(c.fenced_cas("m", "1", older, a.version).accepted);
+    auto moved = c.fenced_cas("m", "1", newer, b.version);
+    EXPECT_FALSE(moved.accepted);
+    EXPECT_FALSE(moved.stale_fence);
+    EXPECT_EQ(moved.version, 1u);
+    b = c.fenced_get("m");  // read again, write again: both updates kept
+    EXPECT_EQ(*b.value, "1");
+    EXPECT_TRUE(c.fenced_cas("m", "2", newer, b.version).accepted);
+    EXPECT_EQ(srv.raw().cmd({"GET", "m"}).str, "2");
+    // A blind fenced_set moves the version too.
+    auto before = c.fenced_get("m");
+    EXPECT_TRUE(c.fenced_set("m", "9", newer).accepted);
+    EXPECT_FALSE(c.fenced_cas("m", "3", newer, before.version).accepted);
+}
+
+TEST(Fencing, TheVersionLivesAsLongAsTheData) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto raw = srv.raw();
+    raw.cmd({"SET", "cache", "v0", "PX", "60000"});
+    ASSERT_TRUE(c.fenced_cas("cache", "v1", 5, 0).accepted);
+    EXPECT_GT(raw.cmd({"PTTL", "{cache}:deadbolt-version"}).integer, 50000);
+    ASSERT_TRUE(c.fenced_cas("forever", "v1", 5, 0).accepted);
+    EXPECT_EQ(raw.cmd({"PTTL", "{forever}:deadbolt-version"}).integer, -1);
+}

@@ -128,8 +128,8 @@ TEST(Kinds, EveryPairOnOneNameWaitsOrIsRefusedWithTheKindInPlace) {
             std::string what = held_name + " holds, " + want_name + " tries";
             bool both_read = held_name == "RWLock reader" && want_name == "RWLock reader";
             bool wait = held_name == want_name ||
-                        (exclusive_family(held_name) || held_name == "RWLock reader") &&
-                            (exclusive_family(want_name) || want_name == "RWLock reader");
+                        ((exclusive_family(held_name) || held_name == "RWLock reader") &&
+                         (exclusive_family(want_name) || want_name == "RWLock reader"));
             try {
                 Outcome o = want.attempt(other, name);
                 EXPECT_TRUE(wait) << what << ": not refused";

@@ -34,11 +34,13 @@ TEST(Replies, MalformedAcquireIsProtocolError) {
 
 TEST(Replies, Fenced) {
     bool ok = false;
-    std::uint64_t hi = 0;
-    ASSERT_TRUE(parse_fenced(arr({integer(0), str("99")}), ok, hi).ok());
+    std::uint64_t hi = 0, version = 0;
+    ASSERT_TRUE(parse_fenced(arr({integer(0), str("99"), integer(4)}), ok, hi, version).ok());
     EXPECT_FALSE(ok);
     EXPECT_EQ(hi, 99u);
-    EXPECT_FALSE(parse_fenced(arr({integer(0)}), ok, hi).ok());
+    EXPECT_EQ(version, 4u);
+    EXPECT_FALSE(parse_fenced(arr({integer(0), str("99")}), ok, hi, version).ok());
+    EXPECT_FALSE(parse_fenced(arr({integer(0)}), ok, hi, version).ok());
 }
 
 TEST(Replies, ServerErrorsMapToTheirOwnCodes) {

@@ -54,16 +54,28 @@ int run_worker(const WorkerConfig& c) {
         ok.invoked = invoked;
         record(ok);
         c.holding->store(1);
-        auto* r = static_cast<redisReply*>(redisCommand(data, "GET register"));
-        long long v = r && r->type == REDIS_REPLY_STRING ? std::atoll(r->str) : 0;
-        if (r) freeReplyObject(r);
+        // Fenced: the value and its version together, for a compare-and-set that loses no
+        // update even where holders overlap.
+        long long v = 0;
+        std::uint64_t version = 0;
+        redisReply* r = nullptr;
+        if (c.fenced) {
+            auto read = fenced_data->fenced_get("register");
+            v = read.value ? std::atoll(read.value->c_str()) : 0;
+            version = read.version;
+        } else {
+            r = static_cast<redisReply*>(redisCommand(data, "GET register"));
+            v = r && r->type == REDIS_REPLY_STRING ? std::atoll(r->str) : 0;
+            if (r) freeReplyObject(r);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(rng() % (c.hold.count() + 1)));
         Event w{Event::Kind::write, 0, 0, h->fence};
         w.value = v + 1;
         w.invoked = now_ns();
         if (c.fenced) {
             w.accepted =
-                fenced_data->fenced_set("register", std::to_string(v + 1), h->fence).accepted;
+                fenced_data->fenced_cas("register", std::to_string(v + 1), h->fence, version)
+                    .accepted;
         } else {
             r = static_cast<redisReply*>(redisCommand(data, "SET register %lld", v + 1));
             w.accepted = r && r->type == REDIS_REPLY_STATUS;

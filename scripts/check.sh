@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The checks CI runs after the README's test command (each can be run alone):
+#   scripts/check.sh tidy       clang-tidy (the repo's .clang-tidy) over every translation unit
+#   scripts/check.sh sanitize   unit + integration tests built with AddressSanitizer and UBSan
+#   scripts/check.sh            both
+# Warnings are errors in CI's own build already (scripts/setup.sh with CI=true).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stages=("$@")
+((${#stages[@]})) || stages=(tidy sanitize)
+
+need() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+for stage in "${stages[@]}"; do
+  case "$stage" in
+    tidy)
+      need clang-tidy
+      scripts/setup.sh >/dev/null  # compile_commands.json of the normal build
+      echo "check: clang-tidy over every translation unit"
+      files=$(git ls-files 'src/*.cpp' 'cli/*.cpp' 'tests/*.cpp' 'tools/*.cpp' 'bench/*.cpp')
+      # shellcheck disable=SC2086
+      printf '%s\n' $files | xargs -P "$(nproc)" -n 4 clang-tidy -p build --quiet \
+          --warnings-as-errors='*' 2> >(grep -v "warnings generated" >&2)
+      echo "check: clang-tidy clean"
+      ;;
+    sanitize)
+      echo "check: unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+      cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DDEADBOLT_SANITIZE=address,undefined -DDEADBOLT_BUILD_BENCH=OFF >/dev/null
+      cmake --build build-asan -j"$(nproc)" --target unit_tests integration_tests rmw_worker \
+            deadbolt-cli deadbolt_clock_shim
+      (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+         ctest -L 'unit|integration' -E InstallAndConsume --output-on-failure -j2 --timeout 300)
+      ;;
+    *) echo "check: unknown stage '$stage' (tidy, sanitize)" >&2; exit 64 ;;
+  esac
+done
