@@ -13,9 +13,12 @@ struct RunArgs {
     std::string url, name, ttl = "30s", wait, lock_delay = "0s", max_hold = "0s",
                            kill_grace = "10s";
     bool no_wait = false, shared = false, write = false, fair = false;
-    int permits = 0;     // > 0: take a slot of a semaphore of this many permits
-    bool elect = false;  // campaign in the election NAME instead of locking it
-    std::string value;   // what the leader proclaims
+    int permits = 0;         // > 0: take a slot of a semaphore of this many permits
+    bool elect = false;      // campaign in the election NAME instead of locking it
+    std::string value;       // what the leader proclaims
+    bool observe = false;    // elect: print the leader and every change instead of campaigning
+    std::string shell;       // run -c: the command as one shell string
+    int conflict_exit = 75;  // exit code when the lock is not obtained (flock -E)
     std::vector<std::string> command;
 };
 void add_run_command(CLI::App& app, RunArgs& a);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 namespace deadbolt::cli {
 
@@ -14,10 +16,16 @@ const char* const kExitCodesHelp =
 
 std::chrono::milliseconds duration_arg(const std::string& option, const std::string& value) {
     std::string why;
-    auto d = parse_duration(value, &why);
+    // A bare number is seconds, as flock -w takes it.
+    bool bare = !value.empty() && value.find_first_not_of("0123456789.") == std::string::npos;
+    auto d = parse_duration(bare ? value + "s" : value, &why);
     if (!d) throw UsageProblem(fmt::format("{}: {}", option, why));
     return *d;
 }
+
+namespace {
+std::string password_file;  // --password-file of the subcommand that runs
+}  // namespace
 
 void add_url_option(CLI::App& cmd, std::string& url) {
     const char* env = std::getenv("DEADBOLT_URL");
@@ -26,12 +34,45 @@ void add_url_option(CLI::App& cmd, std::string& url) {
                    "Server URL: redis://[user:pass@]host[:port][/db], rediss://..., "
                    "unix:///path.sock, redlock://host:port,host:port,host:port "
                    "(default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
+    cmd.add_option("--password-file", password_file,
+                   "Read the password from this file's first line (or set $DEADBOLT_PASSWORD) "
+                   "instead of putting it in the URL, where `ps` shows it");
 }
 
 deadbolt::Client connect(const std::string& url) {
-    auto client = Client::connect(url);
+    ClientOptions o;
+    if (!password_file.empty()) {
+        std::ifstream in(password_file);
+        if (!in || !std::getline(in, o.password))
+            throw UsageProblem(fmt::format("--password-file: cannot read '{}'", password_file));
+    } else if (const char* pw = std::getenv("DEADBOLT_PASSWORD"); pw && *pw) {
+        o.password = pw;
+    }
+    auto client = Client::connect(url, o);
     for (const auto& w : client.warnings()) fmt::print(stderr, "deadbolt: warning: {}\n", w);
     return client;
+}
+
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
+    auto distance = [](const std::string& a, const std::string& b) {
+        std::vector<std::size_t> row(b.size() + 1);
+        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            std::size_t diag = row[0];
+            row[0] = i;
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                std::size_t up = row[j];
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+                diag = up;
+            }
+        }
+        return row[b.size()];
+    };
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+    for (const auto& c : candidates)
+        if (auto d = distance(word, c); d < best_d) best_d = d, best = c;
+    return best;
 }
 
 int report(const std::exception& e) {

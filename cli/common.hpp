@@ -34,10 +34,15 @@ struct UsageProblem : std::runtime_error {
 /// Parses a duration option value or throws UsageProblem naming the option.
 std::chrono::milliseconds duration_arg(const std::string& option, const std::string& value);
 
-/// Adds --url (default $DEADBOLT_URL or redis://127.0.0.1:6379) to cmd.
+/// Adds --url (default $DEADBOLT_URL or redis://127.0.0.1:6379) and --password-file to cmd.
 void add_url_option(CLI::App& cmd, std::string& url);
 /// Client::connect(url), with its warnings (an even Redlock node count, a node down) on stderr.
+/// The password may come from --password-file or $DEADBOLT_PASSWORD instead of the URL, so it
+/// does not show in `ps`.
 deadbolt::Client connect(const std::string& url);
+
+/// The closest of candidates to word (for "did you mean"), or empty when none is close.
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
 
 /// Maps a deadbolt exception to an exit code, after printing "deadbolt: <what>".
 int report(const std::exception& e);

@@ -2,12 +2,41 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "commands.hpp"
 #include "common.hpp"
+
+namespace {
+
+// The nearest subcommand or option to the first word CLI11 could not place.
+std::string did_you_mean(CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> commands;
+    for (const auto* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+    if (argc < 2) return {};
+    std::string first = argv[1];
+    CLI::App* sub = nullptr;
+    for (auto* s : app.get_subcommands({}))
+        if (s->get_name() == first) sub = s;
+    if (!sub) return first.rfind('-', 0) == 0 ? "" : deadbolt::cli::nearest(first, commands);
+    std::vector<std::string> options;
+    for (const auto* o : sub->get_options())
+        for (const auto& n : o->get_lnames()) options.push_back("--" + n);
+    for (int i = 2; i < argc && std::string(argv[i]) != "--"; ++i) {
+        std::string w = argv[i];
+        w = w.substr(0, w.find('='));
+        if (w.rfind("--", 0) == 0 && std::find(options.begin(), options.end(), w) == options.end())
+            return deadbolt::cli::nearest(w, options);
+    }
+    return {};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace deadbolt::cli;
     CLI::App app{"deadbolt: distributed locks with fencing tokens on Redis"};
+    app.set_version_flag("--version", std::string("deadbolt ") + DEADBOLT_VERSION);
     app.require_subcommand(1);
     app.footer(kExitCodesHelp);
     RunArgs run;
@@ -30,8 +59,12 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
     } catch (const CLI::ParseError& e) {
         app.exit(e);
+        if (auto hint = did_you_mean(app, argc, argv); !hint.empty())
+            fmt::print(stderr, "did you mean '{}'?\n", hint);
         return kUsage;
     }
     try {

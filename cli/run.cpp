@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -156,7 +157,7 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
                            wait && wait->count() > 0
                                ? fmt::format(" (waited {})", format_duration(*wait))
                                : "");
-                exit_code = kNotObtained;
+                exit_code = a.conflict_exit;
                 return std::nullopt;
             }
             exit_code = report(e);
@@ -320,8 +321,10 @@ void add_elect_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--value", a.value,
                     "What the leader proclaims to observers (e.g. its address; default: "
                     "hostname:pid)");
+    cmd->add_flag("--observe", a.observe,
+                  "Print the leader and every change until interrupted (like etcdctl elect -l)");
     cmd->add_option("NAME", a.name, "Election name")->required();
-    cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)")->required();
+    cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)");
     cmd->footer(
         std::string("Waits until elected, runs the command, and resigns when it ends. If the "
                     "term is lost, the command is stopped (exit 70). DEADBOLT_FENCE holds the "
@@ -346,8 +349,13 @@ void add_run_command(CLI::App& app, RunArgs& a) {
     shared->excludes(write)->excludes(fair)->excludes(permits);
     write->excludes(fair)->excludes(permits);
     fair->excludes(permits);
+    cmd->add_option("-c,--command", a.shell, "Run this shell command (sh -c), like flock -c");
+    cmd->add_option("-E,--conflict-exit-code", a.conflict_exit,
+                    "Exit with this code when the lock is not obtained (default 75), like "
+                    "flock -E, so the command's own codes can be told apart")
+        ->check(CLI::Range(0, 255));
     cmd->add_option("NAME", a.name, "Lock name")->required();
-    cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)")->required();
+    cmd->add_option("COMMAND", a.command, "Command and its arguments (after --)");
     cmd->footer(
         std::string(
             "The command gets DEADBOLT_NAME, DEADBOLT_FENCE (fencing token, strictly "
@@ -360,7 +368,44 @@ void add_run_command(CLI::App& app, RunArgs& a) {
         kExitCodesHelp);
 }
 
-int run_command(const RunArgs& a) {
+namespace {
+
+// elect --observe: the leader now, then each change, one line each, until interrupted.
+int observe_command(const RunArgs& a) {
+    auto client = connect(a.url);
+    auto election = client.election(a.name);
+    auto print = [&](const Leader& l) {
+        if (l.elected)
+            fmt::print("{}: leader '{}' (term {})\n", a.name, l.value, l.term);
+        else
+            fmt::print("{}: no leader\n", a.name);
+        std::fflush(stdout);
+    };
+    auto seen = election->leader();
+    print(seen);
+    for (;;) {
+        auto now = election->observe(seen);
+        if (!now.same_as(seen)) print(now);
+        seen = now;
+    }
+}
+
+}  // namespace
+
+int run_command(const RunArgs& given) {
+    if (given.observe) {
+        if (!given.command.empty())
+            throw UsageProblem("elect --observe runs no command: drop the command");
+        return observe_command(given);
+    }
+    RunArgs a = given;
+    if (!a.shell.empty() && !a.command.empty())
+        throw UsageProblem("give the command after -- or as -c 'shell command', not both");
+    if (!a.shell.empty()) a.command = {"sh", "-c", a.shell};
+    if (a.command.empty())
+        throw UsageProblem(
+            "no command: give it after -- (deadbolt run NAME -- CMD ARGS...) or "
+            "as -c 'shell command'");
     MutexOptions o;
     o.ttl = duration_arg("--ttl", a.ttl);
     o.lock_delay = duration_arg("--lock-delay", a.lock_delay);

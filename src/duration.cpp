@@ -37,6 +37,18 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, s
             }
             n = n * 10 + (text[i++] - '0');
         }
+        // A fraction ("1.5s"): up to 9 digits, scaled once the unit is known.
+        std::int64_t frac = 0, frac_scale = 1;
+        if (i < text.size() && text[i] == '.' && i > start) {
+            ++i;
+            while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+                if (frac_scale < 1000000000) {
+                    frac = frac * 10 + (text[i] - '0');
+                    frac_scale *= 10;
+                }
+                ++i;
+            }
+        }
         if (i == start) {
             fail(why, fmt::format("'{}' is not a duration: write a non-negative number with a "
                                   "unit, e.g. 500ms, 30s, 5m",
@@ -47,7 +59,8 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, s
         while (i < text.size() && (text[i] < '0' || text[i] > '9')) ++i;
         std::string_view unit = text.substr(unit_start, i - unit_start);
         if (unit.empty()) {
-            fail(why, fmt::format("duration '{}' has no unit: write e.g. {}s or {}ms", text, n, n));
+            fail(why, fmt::format("duration '{}' has no unit: write e.g. {}s or {}ms", text,
+                                  text.substr(start), text.substr(start)));
             return std::nullopt;
         }
         const Unit* found = nullptr;
@@ -62,7 +75,7 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, s
             fail(why, fmt::format("duration '{}' is too large", text));
             return std::nullopt;
         }
-        total_us += n * found->us;
+        total_us += n * found->us + frac * found->us / frac_scale;
     }
     // Round up so "1us" is not silently zero.
     return std::chrono::milliseconds((total_us + 999) / 1000);

@@ -149,8 +149,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
             how.on_wait(WaitInfo{
                 std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
                 std::chrono::milliseconds(0), st.ec});
-        auto pause =
-            jittered_backoff(blips++, std::chrono::milliseconds(50), std::chrono::seconds(1));
+        auto pause = jittered_backoff(blips++, std::chrono::milliseconds(50),
+                                      std::chrono::milliseconds(250));
         sleep_until(std::min(Clock::now() + pause, *how.deadline), how.cancel);
         return true;
     };

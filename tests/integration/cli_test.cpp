@@ -108,9 +108,9 @@ TEST(Cli, UsageServerAndExecErrors) {
     RedisServer srv;
     EXPECT_EQ(cli(srv, {}).rc, 64);
     EXPECT_EQ(cli(srv, {"run", "x"}).rc, 64);  // no command
-    auto bad = cli(srv, {"run", "--ttl", "30", "x", "--", "true"});
+    auto bad = cli(srv, {"run", "--ttl", "30y", "x", "--", "true"});
     EXPECT_EQ(bad.rc, 64);
-    EXPECT_NE(bad.out.find("no unit"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("unknown unit 'y'"), std::string::npos) << bad.out;
     EXPECT_EQ(cli(srv, {"run", "--ttl", "0s", "x", "--", "true"}).rc, 64);
     EXPECT_EQ(cli(srv, {"run", "--url", "nope://x", "x", "--", "true"}).rc, 64);
     auto down = cli(srv, {"run", "--url",
@@ -124,6 +124,9 @@ TEST(Cli, UsageServerAndExecErrors) {
     deadbolt::test::run_command({"sh", "-c", "echo data > " + plain + "; chmod 644 " + plain});
     EXPECT_EQ(cli(srv, {"run", "x", "--", plain}).rc, 126);
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "x"}).integer, 0);
+    // flock's habit: a bare number is seconds; fractions work.
+    EXPECT_EQ(cli(srv, {"run", "--ttl", "30", "--wait", "1.5", "x", "--", "true"}).rc, 0);
+    EXPECT_EQ(cli(srv, {"run", "--ttl", "2.5s", "x", "--", "true"}).rc, 0);
     auto help = cli(srv, {"run", "--help"});
     EXPECT_EQ(help.rc, 0);
     EXPECT_NE(help.out.find("Examples"), std::string::npos);

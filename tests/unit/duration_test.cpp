@@ -16,6 +16,12 @@ TEST(Duration, Units) {
     EXPECT_EQ(parse_duration("0s"), milliseconds(0));
     EXPECT_EQ(parse_duration("1500us"), milliseconds(2));  // rounded up, never silently 0
     EXPECT_EQ(parse_duration("1us"), milliseconds(1));
+    EXPECT_EQ(parse_duration("1.5s"), milliseconds(1500));
+    EXPECT_EQ(parse_duration("0.25m"), milliseconds(15000));
+    EXPECT_EQ(parse_duration("2.0005s"), milliseconds(2001));  // rounded up
+    EXPECT_EQ(parse_duration("1m0.5s"), milliseconds(60500));
+    EXPECT_FALSE(parse_duration(".5s"));
+    EXPECT_FALSE(parse_duration("1..5s"));
 }
 
 TEST(Duration, RejectsWithReason) {
@@ -32,7 +38,7 @@ TEST(Duration, RejectsWithReason) {
     EXPECT_FALSE(parse_duration("99999999999999999999s", &why));
     EXPECT_NE(why.find("too large"), std::string::npos);
     EXPECT_FALSE(parse_duration("9223372036854775s", &why));  // overflows in µs
-    EXPECT_FALSE(parse_duration("1.5s", &why));
+    EXPECT_FALSE(parse_duration("1.5.5s", &why));
 }
 
 TEST(Duration, Format) {
