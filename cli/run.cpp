@@ -225,6 +225,7 @@ pid_t spawn(const RunArgs& a, const Lease& lease, bool take_terminal, int& exit_
         env_store.emplace_back(kv);
     }
     std::vector<char*> envp;
+    envp.reserve(env_store.size() + 1);
     for (auto& kv : env_store) envp.push_back(kv.data());
     envp.push_back(nullptr);
     std::vector<char*> argv;

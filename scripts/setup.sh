@@ -16,7 +16,7 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
+  echo "setup: installing ${#missing[@]} Debian packages (a few minutes on a fresh machine): ${missing[*]}" >&2
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
@@ -28,4 +28,17 @@ fi
 werror=OFF
 [ -n "${CI:-}" ] && werror=ON
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEADBOLT_WERROR=$werror >/dev/null
-cmake --build build -j"$(nproc)"
+[ -f build/deadbolt ] || echo "setup: building deadbolt and its tests into ./build (about 5 minutes on 2 cores)" >&2
+if [ -t 2 ]; then
+  # One live line of progress on a terminal; anything else ninja says (errors) passes through.
+  cmake --build build -j"$(nproc)" | while IFS= read -r line; do
+    case "$line" in
+      "["[0-9]*/*"]"*) printf '\r\033[Ksetup: building %s' "${line%%]*}]" >&2 ;;
+      *) printf '\r\033[K%s\n' "$line" >&2 ;;
+    esac
+  done
+  printf '\r\033[K' >&2
+else
+  cmake --build build -j"$(nproc)"
+fi
+echo "setup: done: the CLI is build/deadbolt, the library build/libdeadbolt.so" >&2

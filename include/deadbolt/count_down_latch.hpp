@@ -44,13 +44,15 @@ class CountDownLatch {
         return wait_until_impl(clock::now() + std::chrono::ceil<clock::duration>(d), {});
     }
     /// Waits until deadline (none = forever) or until cancel is requested; true if open.
-    bool wait_until(std::optional<clock::time_point> deadline, std::stop_token cancel) const {
-        return wait_until_impl(deadline, std::move(cancel));
+    bool wait_until(std::optional<clock::time_point> deadline,
+                    const std::stop_token& cancel) const {
+        return wait_until_impl(deadline, cancel);
     }
     const std::string& name() const noexcept { return name_; }
 
   private:
-    bool wait_until_impl(std::optional<clock::time_point> deadline, std::stop_token cancel) const;
+    bool wait_until_impl(std::optional<clock::time_point> deadline,
+                         const std::stop_token& cancel) const;
 
     std::shared_ptr<detail::ClientImpl> client_;
     std::string name_;

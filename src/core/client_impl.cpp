@@ -13,7 +13,8 @@ std::shared_ptr<Server> one_server(const std::shared_ptr<Connection>& c) {
 
 }  // namespace
 
-ClientImpl::ClientImpl(Endpoint e) : ClientImpl(e, std::make_shared<Connection>(e), {}, {}) {}
+ClientImpl::ClientImpl(const Endpoint& e)
+    : ClientImpl(e, std::make_shared<Connection>(e), {}, {}) {}
 
 ClientImpl::ClientImpl(std::vector<Endpoint> redlock, bool fencing)
     : ClientImpl(redlock.front(), {}, {}, std::make_shared<Nodes>(redlock, fencing)) {}

@@ -24,7 +24,7 @@ namespace deadbolt::detail {
 
 struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     /// A client of one server.
-    explicit ClientImpl(Endpoint e);
+    explicit ClientImpl(const Endpoint& e);
     /// A Redlock client over these independent masters (the first one's options rule).
     ClientImpl(std::vector<Endpoint> redlock, bool fencing);
     /// A Redis Cluster client (seeds[0]'s options rule); the cluster's map is read already.

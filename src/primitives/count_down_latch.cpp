@@ -59,7 +59,7 @@ std::int64_t CountDownLatch::count() const {
 }
 
 bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
-                                     std::stop_token cancel) const {
+                                     const std::stop_token& cancel) const {
     auto& c = *client_;
     std::string key = key_of(c, name_);
     std::string channel = detail::aux_key(key, "opened");

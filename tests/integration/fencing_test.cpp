@@ -8,7 +8,6 @@
 using namespace std::chrono_literals;
 using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
-using deadbolt::test::wait_for;
 using Clock = std::chrono::steady_clock;
 
 TEST(Fencing, StrictlyIncreasingOverThousandAcquisitions) {

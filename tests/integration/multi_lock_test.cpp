@@ -8,7 +8,6 @@
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
-using deadbolt::test::RawReply;
 using deadbolt::test::RedisServer;
 
 template class std::unique_lock<deadbolt::MultiLock>;

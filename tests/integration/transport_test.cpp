@@ -14,7 +14,6 @@ using deadbolt::errc;
 using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
 using deadbolt::test::run_command;
-using deadbolt::test::wait_for;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -19,7 +19,7 @@ TEST(Keys, SlotsMatchRedisCluster) {
 }
 
 TEST(Keys, AuxKeysShareTheLockSlot) {
-    for (std::string name :
+    for (const std::string& name :
          std::vector<std::string>{"a", "orders:42", "{tenant}:job", "a b", "ü",
                                   std::string("x\0y", 3), "{}", "}{", "{a", "a}"}) {
         auto k = lock_keys("app:", name);
@@ -34,7 +34,7 @@ TEST(Keys, AuxKeysShareTheLockSlot) {
 
 TEST(Keys, DistinctNamesGiveDistinctKeys) {
     std::set<std::string> locks, fences;
-    for (std::string name :
+    for (const std::string& name :
          std::vector<std::string>{"a", "a ", "a:b", "a\nb", std::string("a\0b", 3),
                                   std::string("a\0c", 3), "{a}b", "{a}c"}) {
         auto k = lock_keys("", name);
