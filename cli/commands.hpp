@@ -31,6 +31,8 @@ struct StatusArgs {
 };
 void add_status_command(CLI::App& app, StatusArgs& a);
 int status_command(const StatusArgs& a);
+void add_force_unlock_command(CLI::App& app, StatusArgs& a);
+int force_unlock_command(const StatusArgs& a);
 
 struct ThrottleArgs {
     std::string url, key, window;

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     RunArgs run;
     RunArgs elect;
     StatusArgs status;
+    StatusArgs force_unlock;
     ThrottleArgs throttle;
     FencedSetArgs fenced;
     AclArgs acl;
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     add_run_command(app, run);
     add_elect_command(app, elect);
     add_status_command(app, status);
+    add_force_unlock_command(app, force_unlock);
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
     add_fenced_get_command(app, fenced_get);
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("run")) return run_command(run);
         if (app.got_subcommand("elect")) return run_command(elect);
         if (app.got_subcommand("status")) return status_command(status);
+        if (app.got_subcommand("force-unlock")) return force_unlock_command(force_unlock);
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);
         if (app.got_subcommand("fenced-get")) return fenced_get_command(fenced_get);

@@ -58,3 +58,28 @@ int status_command(const StatusArgs& a) {
 }
 
 }  // namespace deadbolt::cli
+
+namespace deadbolt::cli {
+
+void add_force_unlock_command(CLI::App& app, StatusArgs& a) {
+    auto* cmd = app.add_subcommand(
+        "force-unlock", "Free NAME whatever holds it; its holders report the loss (exit 70)");
+    add_url_option(*cmd, a.url);
+    cmd->add_option("NAME", a.name, "Lock name")->required();
+    cmd->footer(std::string("Waiters are woken at once. Each evicted holder finds the lock gone "
+                            "at its next renewal (its `deadbolt run` stops the command and "
+                            "exits 70); later holders get higher fences.\n") +
+                kExitCodesHelp);
+}
+
+int force_unlock_command(const StatusArgs& a) {
+    auto client = connect(a.url);
+    auto was = client.force_unlock(a.name);
+    if (was == "free")
+        fmt::print("{}: was not held\n", a.name);
+    else
+        fmt::print("{}: freed (it was held as {})\n", a.name, was);
+    return kOk;
+}
+
+}  // namespace deadbolt::cli

@@ -339,6 +339,27 @@ FencedResult Client::fenced_cas(std::string_view key, std::string_view value, st
     return fenced_write(key, value, fence, std::to_string(version));
 }
 
+std::string Client::force_unlock(std::string_view name) const {
+    detail::validate_name(name).throw_if_error();
+    single_server_only(*impl_, "force_unlock",
+                       "a majority of independent nodes would have to agree on an eviction");
+    const std::string main = impl_->ep.options.key_prefix + std::string(name);
+    std::vector<std::string> keys = {main,
+                                     detail::aux_key(main, "fence"),
+                                     detail::aux_key(main, "queue"),
+                                     detail::aux_key(main, "readers"),
+                                     detail::aux_key(main, "claim"),
+                                     detail::aux_key(main, "limit")};
+    std::string released = detail::aux_key(main, "released");
+    std::string observe = detail::observe_channel(impl_->ep.options.key_prefix, name);
+    detail::Reply r;
+    impl_->server
+        ->eval({&detail::force_unlock_script(), {keys.begin(), keys.end()}, {released, observe}}, r,
+               impl_->deadline())
+        .throw_if_error();
+    return r.str == "lock" ? "mutex" : r.str;
+}
+
 FencedResult Client::fenced_set(std::string_view key, std::string_view value,
                                 std::uint64_t fence) const {
     return fenced_write(key, value, fence, "");

@@ -39,10 +39,10 @@ struct LockStatus {
     std::uint64_t last_fence = 0;      ///< Last fencing token handed out; 0 = unknown.
     std::string kind{};  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant",
                          ///< "leader", "semaphore", or "readers" (RWLock read-held).
-    int holders = 0;  ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
-                      ///< readers or permits.
-    int waiters = 0;  ///< FairMutex waiters queued (other kinds wait without a queue).
-    int permits = 0;  ///< A semaphore's permit count; 0 for other kinds.
+    int holders = 0;     ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
+                         ///< readers or permits.
+    int waiters = 0;     ///< FairMutex waiters queued (other kinds wait without a queue).
+    int permits = 0;     ///< A semaphore's permit count; 0 for other kinds.
     bool writer_waiting = false;  ///< An RWLock writer has claimed the lock and waits.
 };
 
@@ -144,6 +144,13 @@ class Client {
 
     /// The lock's state on the server. Throws ConnectionError / ServerError / UsageError.
     LockStatus status(std::string_view name) const;
+    /// Frees name whatever holds it (an operator's tool, as Redisson's forceUnlock): waiters
+    /// are woken, each evicted holder reports the loss at its next renewal (on_lost, the stop
+    /// token), and later grants get higher fences, so a resource fenced by a new holder
+    /// refuses the old one's writes. Returns what held it ("mutex", "readers", "reentrant",
+    /// "leader", "semaphore") or "free". Throws ServerError(wrong_type) for a latch, a rate
+    /// limiter or foreign data, UsageError over redlock://, ConnectionError.
+    std::string force_unlock(std::string_view name) const;
 
     /// Writes value to key only if fence >= the highest fence the key has seen (the highest
     /// is kept beside it, with the key's expiry). Throws ConnectionError / ServerError.

@@ -30,7 +30,7 @@ const std::vector<const Script*>& all_scripts() {
             &semaphore_acquire_script(), &multi_acquire_script(), &campaign_script(),
             &proclaim_script(),          &leader_read_script(),   &latch_set_script(),
             &latch_count_down_script(),  &status_script(),        &fenced_set_script(),
-            &fenced_get_script(),        &rate_take_script()};
+            &fenced_get_script(),        &rate_take_script(),     &force_unlock_script()};
         for (const LeaseKind* k : {&mutex_kind(), &reentrant_kind(), &fair_kind(),
                                    &zset_holder_kind(), &multi_kind(), &leader_kind()})
             add_kind(v, *k);

@@ -109,6 +109,9 @@ const Script& latch_count_down_script();
 /// KEYS: main, fence, queue, readers, claim, limit. Returns {kind, pttl, last fence or false,
 /// holders, waiters, permits, writer waiting 0/1}; see LockStatus.
 const Script& status_script();
+/// KEYS as status_script; ARGV: release channel, observe channel. Returns what it freed
+/// ('lock', 'readers', 'reentrant', 'leader', 'semaphore') or 'free'.
+const Script& force_unlock_script();
 
 /// Write if fence >= highest seen and (unless ARGV[3] is empty) the version is still ARGV[3].
 /// KEYS: data, record, version. ARGV: fence, value, expected version or "".

@@ -94,3 +94,30 @@ TEST(CliHabits, ElectObservePrintsTheLeaderAndEveryChange) {
     auto d = at("sched: no leader", c2);
     EXPECT_NE(d, std::string::npos) << out;
 }
+
+TEST(CliHabits, ForceUnlockFreesTheNameWakesAWaiterAndTheEvictedHolderExits70) {
+    RedisServer srv;
+    auto holder = std::async(std::launch::async, [&] {
+        return cli(srv.url(), {"run", "--ttl", "3s", "job", "--", "sleep", "30"});
+    });
+    auto c = deadbolt::Client::connect(srv.url());
+    for (int i = 0; i < 500 && !c.status("job").held; ++i) std::this_thread::sleep_for(10ms);
+    const auto evicted_fence = c.status("job").last_fence;
+    ASSERT_GT(evicted_fence, 0u);
+    auto waiter = std::async(std::launch::async, [&] {
+        return cli(srv.url(), {"run", "--wait", "20s", "-c", "echo $DEADBOLT_FENCE", "job"});
+    });
+    std::this_thread::sleep_for(300ms);
+    auto freed = cli(srv.url(), {"force-unlock", "job"});
+    EXPECT_EQ(freed.rc, 0) << freed.out;
+    EXPECT_EQ(freed.out, "job: freed (it was held as mutex)\n");
+    auto w = waiter.get();  // woken by the release message: the holder renews and never expires
+    EXPECT_EQ(w.rc, 0) << w.out;
+    EXPECT_GT(std::stoull(w.out), evicted_fence);
+    auto h = holder.get();
+    EXPECT_EQ(h.rc, 70) << h.out;
+    EXPECT_NE(h.out.find("lost"), std::string::npos) << h.out;
+    EXPECT_EQ(cli(srv.url(), {"force-unlock", "job"}).out, "job: was not held\n");
+    ASSERT_TRUE(c.latch("gate").try_set_count(2));
+    EXPECT_EQ(cli(srv.url(), {"force-unlock", "gate"}).rc, 69);  // not a lock: refused
+}

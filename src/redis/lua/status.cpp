@@ -37,7 +37,36 @@ return {kind, pttl, redis.call('GET', KEYS[2]), holders, redis.call('LLEN', KEYS
         redis.call('EXISTS', KEYS[5])}
 )lua";
 
+// KEYS: main, fence, queue, readers, claim, limit (as status). ARGV: release channel, observe
+// channel. Frees the name whatever holds it (Redisson's forceUnlock): waiters are woken, and
+// each holder finds its key gone at its next renewal and reports the loss. The fence counter
+// stays, so every later grant's fence is higher than the evicted holder's.
+constexpr std::string_view kForceUnlock = R"lua(
+local found = kind_of(KEYS[1])
+if not found then
+  if redis.call('EXISTS', KEYS[4]) == 0 then return 'free' end
+  found = 'readers'  -- readers whose mark expired before their set
+end
+if found == 'latch' or found == 'rate' then
+  return refuse(KEYS[1], found, 'force-unlock (locks only)')
+end
+if found ~= 'lock' and found ~= 'readers' and found ~= 'reentrant' and found ~= 'leader' and
+   not (found == 'semaphore' and redis.call('EXISTS', KEYS[6]) == 1) then
+  return refuse(KEYS[1], found == 'semaphore' and 'zset' or found, 'force-unlock')
+end
+redis.call('PUBLISH', ARGV[2], 'resigned')
+redis.call('PUBLISH', ARGV[1], 'released')
+redis.call('DEL', KEYS[1])
+if found == 'readers' then redis.call('DEL', KEYS[4]) end
+return found
+)lua";
+
 }  // namespace
+
+const Script& force_unlock_script() {
+    static const Script s = make_script("force_unlock", with_helpers(kForceUnlock));
+    return s;
+}
 
 const Script& status_script() {
     static const Script s = make_script("status", with_helpers(kStatus));
