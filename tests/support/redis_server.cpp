@@ -54,7 +54,11 @@ RawReply convert(const redisReply* r) {
 Raw::Raw(const std::string& host, std::uint16_t port, const std::string& password) {
     timeval tv{5, 0};
     c_ = redisConnectWithTimeout(host.c_str(), port, tv);
-    if (!c_ || c_->err) throw std::runtime_error("test Raw: cannot connect to redis");
+    if (!c_ || c_->err) {
+        if (c_) redisFree(c_);  // the constructor throws: no destructor will
+        c_ = nullptr;
+        throw std::runtime_error("test Raw: cannot connect to redis");
+    }
     redisSetTimeout(c_, tv);
     if (!password.empty()) cmd({"AUTH", password});
 }
