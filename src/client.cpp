@@ -276,17 +276,22 @@ LockStatus parse_status(const detail::Reply& r) {
     return s;
 }
 
+// Every key any kind keeps under a name, in the order status and force_unlock take them:
+// main, fence, queue, readers, claim, limit.
+std::vector<std::string> every_key_of(std::string_view prefix, std::string_view name) {
+    std::string main = std::string(prefix) + std::string(name);
+    std::vector<std::string> keys = {main};
+    for (const char* suffix : {"fence", "queue", "readers", "claim", "limit"})
+        keys.push_back(detail::aux_key(main, suffix));
+    return keys;
+}
+
 }  // namespace
 
 LockStatus Client::status(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
-    auto spec = detail::fair_spec(impl_->ep.options.key_prefix, name, {});
-    std::string readers = detail::aux_key(spec.keys[0], "readers");
-    std::string claim = detail::aux_key(spec.keys[0], "claim");
-    std::string limit = detail::aux_key(spec.keys[0], "limit");
-    detail::ScriptCall call{&detail::status_script(),
-                            {spec.keys[0], spec.keys[1], spec.keys[2], readers, claim, limit},
-                            {}};
+    auto keys = every_key_of(impl_->ep.options.key_prefix, name);
+    detail::ScriptCall call{&detail::status_script(), {keys.begin(), keys.end()}, {}};
     if (impl_->nodes->redlock()) {
         auto results = impl_->nodes->everywhere({&call, 1}, impl_->deadline());
         impl_->nodes->need_majority(results, "").throw_if_error();
@@ -343,14 +348,8 @@ std::string Client::force_unlock(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
     single_server_only(*impl_, "force_unlock",
                        "a majority of independent nodes would have to agree on an eviction");
-    const std::string main = impl_->ep.options.key_prefix + std::string(name);
-    std::vector<std::string> keys = {main,
-                                     detail::aux_key(main, "fence"),
-                                     detail::aux_key(main, "queue"),
-                                     detail::aux_key(main, "readers"),
-                                     detail::aux_key(main, "claim"),
-                                     detail::aux_key(main, "limit")};
-    std::string released = detail::aux_key(main, "released");
+    auto keys = every_key_of(impl_->ep.options.key_prefix, name);
+    std::string released = detail::aux_key(keys.front(), "released");
     std::string observe = detail::observe_channel(impl_->ep.options.key_prefix, name);
     detail::Reply r;
     impl_->server
