@@ -28,11 +28,20 @@ int run_command(const RunArgs& a);
 struct StatusArgs {
     std::string url, name;
     bool json = false;
+    bool quiet = false;
 };
 void add_status_command(CLI::App& app, StatusArgs& a);
 int status_command(const StatusArgs& a);
 void add_force_unlock_command(CLI::App& app, StatusArgs& a);
 int force_unlock_command(const StatusArgs& a);
+
+struct ListArgs {
+    std::string url, pattern = "*";
+    bool json = false;
+    bool all = false;  // also plain strings and numbers deadbolt did not write
+};
+void add_list_command(CLI::App& app, ListArgs& a);
+int list_command(const ListArgs& a);
 
 struct ThrottleArgs {
     std::string url, key, window;

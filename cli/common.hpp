@@ -14,6 +14,7 @@ namespace deadbolt::cli {
 /// Exit codes of the deadbolt tool (a child's own code is passed through by `run`).
 enum Exit : int {
     kOk = 0,
+    kFree = 1,          ///< status: the lock is free; list: no lock matched
     kUsage = 64,        ///< bad arguments (sysexits EX_USAGE)
     kStaleFence = 65,   ///< fenced-set refused: a higher fence already wrote (EX_DATAERR)
     kServer = 69,       ///< cannot connect, or the server refused (EX_UNAVAILABLE)

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     RunArgs elect;
     StatusArgs status;
     StatusArgs force_unlock;
+    ListArgs list;
     ThrottleArgs throttle;
     FencedSetArgs fenced;
     AclArgs acl;
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     add_run_command(app, run);
     add_elect_command(app, elect);
     add_status_command(app, status);
+    add_list_command(app, list);
     add_force_unlock_command(app, force_unlock);
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("run")) return run_command(run);
         if (app.got_subcommand("elect")) return run_command(elect);
         if (app.got_subcommand("status")) return status_command(status);
+        if (app.got_subcommand("list")) return list_command(list);
         if (app.got_subcommand("force-unlock")) return force_unlock_command(force_unlock);
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);

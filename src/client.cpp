@@ -260,57 +260,6 @@ Lease Client::acquire(std::string_view name, LockMode mode, const MutexOptions& 
 
 namespace {
 
-LockStatus parse_status(const detail::Reply& r) {
-    if (r.type != detail::Reply::Type::array || r.elements.size() != 7)
-        throw ServerError(make_error_code(errc::protocol_error), "unexpected status reply");
-    const auto& e = r.elements;
-    LockStatus s;
-    s.kind = e[0].str;
-    s.held = s.kind != "free";
-    s.ttl = std::chrono::milliseconds(s.held ? e[1].integer : 0);
-    if (!e[2].is_nil() && !detail::to_u64(e[2], s.last_fence)) s.last_fence = 0;
-    s.holders = static_cast<int>(e[3].integer);
-    s.waiters = static_cast<int>(e[4].integer);
-    s.permits = static_cast<int>(e[5].integer);
-    s.writer_waiting = e[6].integer == 1;
-    return s;
-}
-
-// Every key any kind keeps under a name, in the order status and force_unlock take them:
-// main, fence, queue, readers, claim, limit.
-std::vector<std::string> every_key_of(std::string_view prefix, std::string_view name) {
-    std::string main = std::string(prefix) + std::string(name);
-    std::vector<std::string> keys = {main};
-    for (const char* suffix : {"fence", "queue", "readers", "claim", "limit"})
-        keys.push_back(detail::aux_key(main, suffix));
-    return keys;
-}
-
-}  // namespace
-
-LockStatus Client::status(std::string_view name) const {
-    detail::validate_name(name).throw_if_error();
-    auto keys = every_key_of(impl_->ep.options.key_prefix, name);
-    detail::ScriptCall call{&detail::status_script(), {keys.begin(), keys.end()}, {}};
-    if (impl_->nodes->redlock()) {
-        auto results = impl_->nodes->everywhere({&call, 1}, impl_->deadline());
-        impl_->nodes->need_majority(results, "").throw_if_error();
-        std::vector<LockStatus> per_node;
-        for (const auto& r : results) {
-            if (!r.status.ok()) continue;
-            if (r.replies.front().is_error())
-                detail::from_server_error(r.replies.front().str).throw_if_error();
-            per_node.push_back(parse_status(r.replies.front()));
-        }
-        return detail::majority_status(per_node, static_cast<int>(impl_->nodes->size()));
-    }
-    detail::Reply r;
-    impl_->server->eval(call, r, impl_->deadline()).throw_if_error();
-    return parse_status(r);
-}
-
-namespace {
-
 void check_fenced_key(const detail::ClientImpl& impl, std::string_view key) {
     if (key.empty())
         throw UsageError(make_error_code(errc::invalid_argument), "fenced write: empty key");
@@ -348,7 +297,7 @@ std::string Client::force_unlock(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
     single_server_only(*impl_, "force_unlock",
                        "a majority of independent nodes would have to agree on an eviction");
-    auto keys = every_key_of(impl_->ep.options.key_prefix, name);
+    auto keys = detail::every_key_of(impl_->ep.options.key_prefix, name);
     std::string released = detail::aux_key(keys.front(), "released");
     std::string observe = detail::observe_channel(impl_->ep.options.key_prefix, name);
     detail::Reply r;

@@ -32,6 +32,17 @@ namespace detail {
 struct ClientImpl;
 }
 
+/// Who holds a lock, as far as the server can tell: deadbolt's tokens name their host and
+/// process; a holder another tool wrote (a redis-py lock) has an empty host.
+struct Holder {
+    std::string host{};  ///< The holder's host name; empty when deadbolt did not write it.
+    int pid = 0;         ///< Its process id on that host; 0 when unknown.
+    /// When it was granted, by the server's clock (its fence is the grant's time in
+    /// microseconds); empty for semaphore permits and readers, which carry no fence.
+    std::optional<std::chrono::system_clock::time_point> since{};
+    std::chrono::milliseconds ttl{0};  ///< Its remaining time; -1 ms = no expiry.
+};
+
 /// A lock's state as the server sees it now (one round trip, a snapshot).
 struct LockStatus {
     bool held = false;                 ///< The lock key exists.
@@ -44,6 +55,18 @@ struct LockStatus {
     int waiters = 0;     ///< FairMutex waiters queued (other kinds wait without a queue).
     int permits = 0;     ///< A semaphore's permit count; 0 for other kinds.
     bool writer_waiting = false;  ///< An RWLock writer has claimed the lock and waits.
+    /// The holders (at most kMaxListedHolders of them, soonest to expire last).
+    std::vector<Holder> held_by{};
+    std::string value{};  ///< A LeaderElection's value (what the leader proclaimed).
+};
+
+/// LockStatus::held_by lists at most this many holders (LockStatus::holders counts them all).
+inline constexpr int kMaxListedHolders = 100;
+
+/// A lock found by Client::list.
+struct ListedLock {
+    std::string name{};   ///< Its name (the key without the client's prefix).
+    LockStatus status{};  ///< Its state when it was listed.
 };
 
 /// What Client::acquire takes under a name.
@@ -144,6 +167,14 @@ class Client {
 
     /// The lock's state on the server. Throws ConnectionError / ServerError / UsageError.
     LockStatus status(std::string_view name) const;
+    /// The held locks whose names match the glob pattern (Redis MATCH syntax; "*" = all),
+    /// found by SCAN under the client's prefix on every node (never KEYS, so the server stays
+    /// responsive), sorted by name. Plain strings and numbers another tool wrote look like
+    /// redis-py locks and latches: they are listed only with include_foreign. Throws
+    /// ConnectionError / ServerError (a node refused SCAN: grant it), UsageError for an
+    /// empty pattern.
+    std::vector<ListedLock> list(std::string_view pattern = "*",
+                                 bool include_foreign = false) const;
     /// Frees name whatever holds it (an operator's tool, as Redisson's forceUnlock): waiters
     /// are woken, each evicted holder reports the loss at its next renewal (on_lost, the stop
     /// token), and later grants get higher fences, so a resource fenced by a new holder

@@ -42,7 +42,7 @@ class Lease {
 
     /// The lock name as given by the caller.
     const std::string& name() const;
-    /// The random owner token stored in the lock key (128 bits, hex).
+    /// The owner token stored in the lock key: "host:pid:" and 128 random bits in hex.
     const std::string& token() const;
     /// Fencing token: strictly greater than every earlier acquisition's of this name. For a
     /// MultiLock, the fence of its first name (see fences()).

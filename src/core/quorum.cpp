@@ -98,17 +98,23 @@ LockStatus majority_status(const std::vector<LockStatus>& answered, int n) {
     LockStatus out;
     out.kind = "free";
     std::vector<std::chrono::milliseconds> ttls;
+    // Who holds it: as the node that saw the highest fence says (the latest grant).
+    const LockStatus* latest = nullptr;
     for (const auto& s : answered) {
         out.last_fence = std::max(out.last_fence, s.last_fence);
-        if (s.held) ttls.push_back(s.ttl);
+        if (!s.held) continue;
+        ttls.push_back(s.ttl);
+        if (!latest || s.last_fence > latest->last_fence) latest = &s;
     }
     auto need = static_cast<std::size_t>(majority(n));
-    if (ttls.size() < need) return out;
+    if (!latest || ttls.size() < need) return out;
     out.held = true;
     out.kind = "mutex";
     for (const auto& s : answered)
         if (s.held) out.kind = s.kind;  // the nodes agree on what the key is
     out.holders = 1;
+    out.held_by = latest->held_by;
+    out.value = latest->value;
     // Held until all but need - 1 of these keys expire: the need-th longest TTL (no expiry
     // counts as the longest).
     std::sort(ttls.begin(), ttls.end(),

@@ -44,7 +44,8 @@ std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> re
 
 /// A Redlock lock's status from the nodes that answered (n in all): held when a majority of
 /// n hold it, until enough of their keys expire that fewer than a majority do; the highest
-/// fence any node saw. Per-node detail (waiters, permits) does not apply.
+/// fence any node saw; the holder as the node with that fence names it. Per-node detail
+/// (waiters, permits) does not apply.
 LockStatus majority_status(const std::vector<LockStatus>& answered, int n);
 
 /// An election's leader from the nodes that answered (n in all): the leader whose term a

@@ -1,15 +1,34 @@
 #include "core/token.hpp"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <stdexcept>
 
 namespace deadbolt::detail {
+namespace {
 
-std::string random_token() {
-    unsigned char bytes[16];
+constexpr std::size_t kRandomHex = 32;
+
+// The host name as a token may carry it: no ':' (the separator) and nothing a channel pattern
+// or a terminal would read specially.
+std::string token_host() {
+    char buf[256] = {};
+    std::string host = gethostname(buf, sizeof buf - 1) == 0 ? buf : "";
+    if (host.size() > 64) host.resize(64);
+    for (auto& ch : host) {
+        bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                     (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
+        if (!plain) ch = '_';
+    }
+    return host.empty() ? "unknown" : host;
+}
+
+std::string random_hex() {
+    unsigned char bytes[kRandomHex / 2];
     std::size_t got = 0;
     while (got < sizeof bytes) {
         ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
@@ -20,12 +39,43 @@ std::string random_token() {
         got += static_cast<std::size_t>(n);
     }
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string out(32, '0');
-    for (std::size_t i = 0; i < 16; ++i) {
+    std::string out(kRandomHex, '0');
+    for (std::size_t i = 0; i < sizeof bytes; ++i) {
         out[2 * i] = kHex[bytes[i] >> 4];
         out[2 * i + 1] = kHex[bytes[i] & 15];
     }
     return out;
+}
+
+// The next ':'-separated field of rest, consumed.
+std::string_view take_field(std::string_view& rest) {
+    auto colon = rest.find(':');
+    auto field = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+    return field;
+}
+
+}  // namespace
+
+std::string random_token() {
+    // Host names do not change under a running process; the pid does across fork().
+    static const std::string host = token_host();
+    return host + ':' + std::to_string(getpid()) + ':' + random_hex();
+}
+
+std::optional<TokenOrigin> token_origin(std::string_view token) {
+    std::string_view rest = token;
+    auto host = take_field(rest);
+    auto pid_s = take_field(rest);
+    auto hex = take_field(rest);
+    TokenOrigin o{std::string(host), 0};
+    auto [end, ec] = std::from_chars(pid_s.data(), pid_s.data() + pid_s.size(), o.pid);
+    bool is_hex = hex.size() == kRandomHex &&
+                  hex.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+    if (host.empty() || ec != std::errc{} || end != pid_s.data() + pid_s.size() || o.pid <= 0 ||
+        !is_hex)
+        return std::nullopt;
+    return o;
 }
 
 }  // namespace deadbolt::detail

@@ -108,6 +108,18 @@ std::vector<NodeAddress> Cluster::nodes() const {
     return out;
 }
 
+std::vector<std::shared_ptr<Connection>> Cluster::primaries() {
+    std::lock_guard lk(m_);
+    std::vector<std::shared_ptr<Connection>> out;
+    std::vector<NodeAddress> seen;
+    for (const auto& r : ranges_) {
+        if (std::find(seen.begin(), seen.end(), r.master) != seen.end()) continue;
+        seen.push_back(r.master);
+        out.push_back(connection_locked(r.master));
+    }
+    return out;
+}
+
 Status Cluster::read_map(Connection& c, Clock::time_point deadline) {
     Reply r;
     Status st = detail::command(c, {"CLUSTER", "SLOTS"}, r, deadline);

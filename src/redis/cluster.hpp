@@ -49,6 +49,7 @@ class Cluster final : public Server, public std::enable_shared_from_this<Cluster
     Status confirm_replicated(std::span<const ScriptCall> calls,
                               Clock::time_point deadline) override;
     Status ping(Clock::time_point deadline) override;
+    std::vector<std::shared_ptr<Connection>> primaries() override;
 
   private:
     struct Request;  // one call or pipeline bound for one slot

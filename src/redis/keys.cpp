@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace deadbolt::detail {
 namespace {
@@ -69,6 +70,35 @@ std::string aux_key(std::string_view main, std::string_view suffix) {
     return out;
 }
 
+bool is_aux_key(std::string_view key) {
+    for (std::string_view suffix : {"fence", "queue", "readers", "claim", "limit", "alive",
+                                    "deadbolt-fence", "deadbolt-version"}) {
+        if (key.size() <= suffix.size() + 1 || !key.ends_with(suffix) ||
+            key[key.size() - suffix.size() - 1] != ':')
+            continue;
+        auto head = key.substr(0, key.size() - suffix.size() - 1);
+        // aux_key's three shapes: the main key itself (it has a tag), "{main}", "{tag}main".
+        std::vector<std::string_view> mains{head};
+        if (head.size() > 2 && head.front() == '{' && head.back() == '}')
+            mains.push_back(head.substr(1, head.size() - 2));
+        if (auto close = head.find('}'); head.front() == '{' && close != std::string_view::npos)
+            mains.push_back(head.substr(close + 1));
+        for (auto main : mains)
+            if (!main.empty() && aux_key(main, suffix) == key) return true;
+    }
+    return false;
+}
+
+std::string glob_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char ch : s) {
+        if (ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '\\') out += '\\';
+        out += ch;
+    }
+    return out;
+}
+
 LockKeys lock_keys(std::string_view prefix, std::string_view name) {
     LockKeys k;
     k.lock.reserve(prefix.size() + name.size());
@@ -77,6 +107,14 @@ LockKeys lock_keys(std::string_view prefix, std::string_view name) {
     k.fence = aux_key(k.lock, "fence");
     k.channel = aux_key(k.lock, "released");
     return k;
+}
+
+std::vector<std::string> every_key_of(std::string_view prefix, std::string_view name) {
+    std::string main = std::string(prefix) + std::string(name);
+    std::vector<std::string> keys = {main};
+    for (const char* suffix : {"fence", "queue", "readers", "claim", "limit"})
+        keys.push_back(aux_key(main, suffix));
+    return keys;
 }
 
 }  // namespace deadbolt::detail

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace deadbolt::detail {
 
@@ -32,6 +33,14 @@ std::string slot_tag(std::uint16_t slot);
 /// suffix.
 std::string aux_key(std::string_view main, std::string_view suffix);
 
+/// True when key is an auxiliary key some lock keeps beside its own (aux_key of a known
+/// suffix), so a listing of locks skips it. A lock whose own name has that shape (a hash-tagged
+/// "x:fence") is taken for one: the two cannot be told apart.
+bool is_aux_key(std::string_view key);
+
+/// s with the glob characters of Redis MATCH (*, ?, [, ], \) escaped, to match s literally.
+std::string glob_escape(std::string_view s);
+
 /// The keys of one lock.
 struct LockKeys {
     std::string lock;     // prefix + name: holds the owner token (redis-py compatible)
@@ -40,6 +49,10 @@ struct LockKeys {
 };
 
 LockKeys lock_keys(std::string_view prefix, std::string_view name);
+
+/// Every key any kind keeps under a name, in the order status and force_unlock take them:
+/// main, fence, queue, readers, claim, limit.
+std::vector<std::string> every_key_of(std::string_view prefix, std::string_view name);
 
 /// Where fenced_set keeps the highest fence a data key has seen.
 inline std::string fence_record_key(std::string_view data_key) {

@@ -33,6 +33,8 @@ class Server {
                                       Clock::time_point deadline) = 0;
     /// Checks every server answers PING; the error names the one that did not.
     virtual Status ping(Clock::time_point deadline) = 0;
+    /// Every server that holds keys now (a cluster's masters of the last map), e.g. to SCAN.
+    virtual std::vector<std::shared_ptr<Connection>> primaries() = 0;
 
     /// One script; an error reply becomes the Status.
     Status eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline);
@@ -53,6 +55,7 @@ class OneServer final : public Server {
     Status confirm_replicated(std::span<const ScriptCall> calls,
                               Clock::time_point deadline) override;
     Status ping(Clock::time_point deadline) override;
+    std::vector<std::shared_ptr<Connection>> primaries() override { return {conn_}; }
 
   private:
     std::shared_ptr<Connection> conn_;

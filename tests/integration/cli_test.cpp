@@ -1,5 +1,6 @@
 // The deadbolt CLI: run/status/throttle/fenced-set and their exit codes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <future>
@@ -33,17 +34,19 @@ Result cli(const RedisServer& srv, std::vector<std::string> args) {
 TEST(Cli, RunPassesLeaseInEnvironmentAndExitCode) {
     RedisServer srv;
     auto r = cli(srv, {"run", "job", "--", "sh", "-c",
-                       "echo $DEADBOLT_NAME $DEADBOLT_FENCE ${#DEADBOLT_TOKEN}; exit 3"});
+                       "echo $DEADBOLT_NAME $DEADBOLT_FENCE $DEADBOLT_TOKEN; exit 3"});
     EXPECT_EQ(r.rc, 3) << r.out;
-    std::string name, fence;
-    int token_len = 0;
-    std::istringstream(r.out) >> name >> fence >> token_len;
+    std::string name, fence, token;
+    std::istringstream(r.out) >> name >> fence >> token;
     EXPECT_EQ(name, "job");
     EXPECT_GT(std::stoull(fence), 0u);
-    EXPECT_EQ(token_len, 32);
+    // host:pid: and 128 random bits
+    auto random = token.substr(token.rfind(':') + 1);
+    EXPECT_EQ(random.size(), 32u) << token;
+    EXPECT_EQ(random.find_first_not_of("0123456789abcdef"), std::string::npos) << token;
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "job"}).integer, 0);  // released after the child
     auto s = cli(srv, {"status", "--json", "job"});
-    EXPECT_EQ(s.rc, 0);
+    EXPECT_EQ(s.rc, 1) << "free";
     EXPECT_NE(s.out.find("\"held\":false"), std::string::npos) << s.out;
     EXPECT_NE(s.out.find("\"last_fence\":" + fence), std::string::npos) << s.out;
 }
@@ -340,7 +343,8 @@ TEST(Cli, RunOverRedlockHoldsAMajorityAndWarnsOfAnEvenCount) {
         "job"};
     std::string out;
     EXPECT_EQ(deadbolt::test::run_command(run, &out), 0) << out;
-    EXPECT_EQ(out.size(), 33u) << out;  // the token, held on node b while the command ran
+    // The token (host:pid: and 32 hex digits), held on node b while the command ran.
+    EXPECT_EQ(out.rfind(':'), out.size() - 34) << out;
     EXPECT_EQ(a.raw().cmd({"EXISTS", "job"}).integer, 0);  // released everywhere after
     run[3] = url({&a, &b, &c, &d});
     run[5] = "--";
@@ -359,11 +363,56 @@ TEST(Cli, RunAndStatusOverACluster) {
                                     "GET",         "job"};
     std::string out;
     EXPECT_EQ(deadbolt::test::run_command(run, &out), 0) << out;
-    EXPECT_EQ(out.size(), 33u) << out;  // the token, on the master of job's slot
+    // The token, on the master of job's slot: host:pid: and 32 hex digits.
+    EXPECT_GT(out.size(), 33u) << out;
+    EXPECT_EQ(out.rfind(':'), out.size() - 34) << out;
     EXPECT_EQ(cluster.node(m).raw().cmd({"EXISTS", "job"}).integer, 0);  // released after
     EXPECT_EQ(
         deadbolt::test::run_command({DEADBOLT_CLI, "status", "--url", cluster.url(), "job"}, &out),
-        0)
+        1)
         << out;
     EXPECT_NE(out.find("free"), std::string::npos) << out;
+}
+
+TEST(Cli, StatusNamesTheHolderAndExitsOneWhenFreeAndListShowsHeldLocks) {
+    RedisServer srv;
+    auto holder = std::async(std::launch::async, [&] {
+        return cli(srv, {"run", "job", "--", "sleep", "2"});
+    });
+    auto raw = srv.raw();
+    for (auto until = Clock::now() + 10s;
+         Clock::now() < until && raw.cmd({"EXISTS", "job"}).integer == 0;)
+        std::this_thread::sleep_for(10ms);
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    // The holder is the `deadbolt run` process, not this test.
+    auto s = cli(srv, {"status", "job"});
+    EXPECT_EQ(s.rc, 0) << s.out;
+    EXPECT_NE(s.out.find(std::string("held by ") + host + " pid "), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find(" UTC ("), std::string::npos) << s.out;
+    EXPECT_EQ(s.out.find(" pid " + std::to_string(getpid()) + ","), std::string::npos) << s.out;
+    auto j = cli(srv, {"status", "--json", "job"});
+    EXPECT_NE(j.out.find(std::string("\"held_by\":[{\"host\":\"") + host + "\",\"pid\":"),
+              std::string::npos)
+        << j.out;
+    EXPECT_NE(j.out.find("\"since\":\"20"), std::string::npos) << j.out;
+    auto q = cli(srv, {"status", "-q", "job"});
+    EXPECT_EQ(q.rc, 0);
+    EXPECT_EQ(q.out, "");
+
+    auto l = cli(srv, {"list"});
+    EXPECT_EQ(l.rc, 0) << l.out;
+    EXPECT_EQ(l.out.rfind("NAME ", 0), 0u) << l.out;
+    EXPECT_NE(l.out.find("\njob "), std::string::npos) << l.out;
+    EXPECT_NE(l.out.find(" mutex "), std::string::npos) << l.out;
+    auto lj = cli(srv, {"list", "--json", "j*"});
+    EXPECT_EQ(lj.out.rfind("[{", 0), 0u) << lj.out;
+    EXPECT_NE(lj.out.find("\"name\":\"job\""), std::string::npos) << lj.out;
+    EXPECT_EQ(cli(srv, {"list", "x*"}).rc, 1) << "nothing matched";
+
+    EXPECT_EQ(holder.get().rc, 0);
+    auto free = cli(srv, {"status", "-q", "job"});
+    EXPECT_EQ(free.rc, 1);
+    EXPECT_EQ(free.out, "");
+    EXPECT_EQ(cli(srv, {"status", "job"}).rc, 1);
 }

@@ -53,6 +53,11 @@ TEST(Cluster, LocksLandOnTheMasterOfTheirSlot) {
         EXPECT_GT(leases.back().fence(), 0u);
     }
     EXPECT_EQ(masters.size(), 3u);
+    // Listed from every master, in name order.
+    std::vector<std::string> listed;
+    for (const auto& l : client.list("spread-*")) listed.push_back(l.name);
+    std::set<std::string> sorted(names.begin(), names.end());
+    EXPECT_EQ(listed, std::vector<std::string>(sorted.begin(), sorted.end()));
     // Renewed on every master (one pipeline per master), checked, and released everywhere.
     for (auto& l : leases) {
         l.extend(20s);

@@ -1,6 +1,7 @@
 // Redlock over real independent redis-servers: majority, release everywhere, the two-round
 // fence, renewal by majority, and the node sets it refuses.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -52,15 +53,22 @@ TEST(Redlock, StatusIsTheMajoritysView) {
     EXPECT_TRUE(s.held);
     EXPECT_EQ(s.last_fence, lease.fence());
     EXPECT_GT(s.ttl.count(), 0);
+    ASSERT_EQ(s.held_by.size(), 1u);
+    EXPECT_EQ(s.held_by.front().pid, getpid());
+    EXPECT_TRUE(s.held_by.front().since.has_value());
     // One node loses the key: still a majority. Two: no longer held.
     c[0].raw().cmd({"DEL", "job"});
     EXPECT_TRUE(client.status("job").held);
+    ASSERT_EQ(client.list().size(), 1u);
+    EXPECT_EQ(client.list().front().name, "job");
     c[1].raw().cmd({"DEL", "job"});
     EXPECT_FALSE(client.status("job").held);
+    EXPECT_TRUE(client.list().empty());
     // Fewer than a majority answering is an error, not "free".
     c[0].stop();
     c[1].stop();
     EXPECT_EQ(code_of([&] { client.status("job"); }), errc::no_quorum);
+    EXPECT_NE(code_of([&] { client.list(); }), errc{});
 }
 
 TEST(Redlock, FencesRiseAcrossClients) {

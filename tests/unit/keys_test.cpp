@@ -55,3 +55,31 @@ TEST(Keys, SpansSlotsWhenAnyKeyHashesElsewhere) {
     EXPECT_FALSE(spans_slots(std::vector<std::string_view>{"{x}a", "{x}b", "x"}));
     EXPECT_FALSE(spans_slots(std::vector<std::string>{}));
 }
+
+TEST(Keys, AuxKeysOfEveryShapeAreToldFromLockKeys) {
+    // Every auxiliary key of every shape of main key is one; the main keys are not.
+    for (std::string main : {"job", "app:{7}:job", "a}b", "{x}", "{}y"}) {
+        EXPECT_FALSE(is_aux_key(main)) << main;
+        for (const char* suffix : {"fence", "queue", "readers", "claim", "limit", "alive",
+                                   "deadbolt-fence", "deadbolt-version"})
+            EXPECT_TRUE(is_aux_key(aux_key(main, suffix))) << aux_key(main, suffix);
+    }
+    // Channels are not keys; names that only end like one are locks.
+    EXPECT_FALSE(is_aux_key(aux_key("job", "released")));
+    EXPECT_FALSE(is_aux_key("job:fence"));
+    EXPECT_FALSE(is_aux_key("{job}:fencer"));
+    EXPECT_FALSE(is_aux_key(":fence"));
+    EXPECT_FALSE(is_aux_key("{}:fence"));
+}
+
+TEST(Keys, GlobEscapeMatchesLiterally) {
+    EXPECT_EQ(glob_escape("app:"), "app:");
+    EXPECT_EQ(glob_escape("a*b?c[d]e\\f"), "a\\*b\\?c\\[d\\]e\\\\f");
+}
+
+TEST(Keys, EveryKeyOfANameInStatusOrder) {
+    EXPECT_EQ(
+        every_key_of("app:", "job"),
+        (std::vector<std::string>{"app:job", "{app:job}:fence", "{app:job}:queue",
+                                  "{app:job}:readers", "{app:job}:claim", "{app:job}:limit"}));
+}

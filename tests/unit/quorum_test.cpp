@@ -111,6 +111,14 @@ TEST(Quorum, ALockIsHeldWhileAMajorityOfNodesHoldIt) {
     // A key with no expiry counts as the longest.
     s = majority_status({held(-1, 1), held(200, 1)}, 3);
     EXPECT_EQ(s.ttl, 200ms);
+    // The holder is the one the node with the latest grant (highest fence) names.
+    auto a = held(500, 7), b = held(400, 8), c = held(300, 6);
+    a.held_by = {{"web-1", 11, std::nullopt, 500ms}};
+    b.held_by = {{"web-2", 22, std::nullopt, 400ms}};
+    c.held_by = {{"web-3", 33, std::nullopt, 300ms}};
+    s = majority_status({a, b, c}, 3);
+    ASSERT_EQ(s.held_by.size(), 1u);
+    EXPECT_EQ(s.held_by.front().host, "web-2");
 }
 
 TEST(Quorum, AnElectionsLeaderIsTheOneAMajorityAgreesOn) {

@@ -1,0 +1,41 @@
+// Owner tokens name their host and process; status reads them back, and nothing else.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "core/token.hpp"
+
+using deadbolt::detail::random_token;
+using deadbolt::detail::token_origin;
+
+TEST(Token, NamesThisHostAndProcessAndIsUnique) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; ++i) EXPECT_TRUE(seen.insert(random_token()).second);
+    auto t = random_token();
+    auto origin = token_origin(t);
+    ASSERT_TRUE(origin);
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    EXPECT_EQ(origin->host, host);
+    EXPECT_EQ(origin->pid, getpid());
+    // 128 random bits at the end, whatever the host's name.
+    EXPECT_EQ(t.substr(t.rfind(':') + 1).find_first_not_of("0123456789abcdef"), std::string::npos);
+    EXPECT_EQ(t.size() - t.rfind(':') - 1, 32u);
+}
+
+TEST(Token, OriginOfWhatDeadboltDidNotMakeIsUnknown) {
+    const std::string hex(32, 'f');
+    EXPECT_TRUE(token_origin("web-3:4121:" + hex));
+    EXPECT_TRUE(token_origin("web-3:4121:" + hex + ":140234"));  // a reentrant owner's thread
+    EXPECT_FALSE(token_origin(hex));                             // redis-py's uuid hex
+    EXPECT_FALSE(token_origin(""));
+    EXPECT_FALSE(token_origin(":4121:" + hex));
+    EXPECT_FALSE(token_origin("web-3::" + hex));
+    EXPECT_FALSE(token_origin("web-3:0:" + hex));
+    EXPECT_FALSE(token_origin("web-3:-5:" + hex));
+    EXPECT_FALSE(token_origin("web-3:41x:" + hex));
+    EXPECT_FALSE(token_origin("web-3:4121:" + hex.substr(1)));
+    EXPECT_FALSE(token_origin("web-3:4121:" + std::string(32, 'F')));
+    EXPECT_FALSE(token_origin("my-service-owner"));  // an owner name the application chose
+}
