@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "core/backoff.hpp"
+#include <random>
+
+#include "core/acquire_fsm.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
 #include "core/multi_slots.hpp"
@@ -19,9 +21,6 @@
 
 namespace deadbolt::detail {
 namespace {
-
-// A key with no expiry (set by another tool) never frees by itself; look again this often.
-constexpr std::chrono::milliseconds kNoExpiryRecheck{1000};
 
 std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
                                        const AcquireSpec& spec, std::string token,
@@ -44,16 +43,6 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->acquired_at = sent_at;
     s->set_valid_until(valid_until);
     return s;
-}
-
-// What a waiter with time left rides out: the server is away for a moment (restarting,
-// failing over, loading), not refusing us.
-bool rides_out(std::error_code ec) {
-    for (errc e :
-         {errc::connect_failed, errc::connection_lost, errc::timeout, errc::unknown_outcome,
-          errc::readonly, errc::loading, errc::busy, errc::no_quorum, errc::not_replicated})
-        if (ec == make_error_code(e)) return true;
-    return false;
 }
 
 }  // namespace
@@ -89,6 +78,20 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
     auto px = options.ttl + options.lock_delay;
     std::string px_s = std::to_string(px.count());
     std::string fence_px_s = std::to_string((px + std::chrono::minutes(1)).count());
+    AcquireFsm fsm(AcquireRules{.name = spec.name,
+                                .ttl = options.ttl,
+                                .px = px,
+                                .deadline = how.deadline,
+                                .refresh = spec.refresh,
+                                .wait_jitter = options.wait_jitter,
+                                .fixed_owner = !spec.owner.empty(),
+                                .abandons = spec.abandon != nullptr,
+                                .wakes_by_token = !spec.grant_prefix.empty(),
+                                .can_sleep_instead = c.nodes->redlock() || c.cluster != nullptr,
+                                .yield_until = c.handoffs.yield_until(spec.channel),
+                                .seed = std::random_device{}()},
+                   started);
+    Subscription sub(c.subscriber());
     // A FairMutex waiter sleeps on its own grant channel; the others on every release channel
     // of what they want (several for a MultiLock).
     auto channels = [&] {
@@ -101,181 +104,89 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
         }
         return out;
     };
-    Subscription sub(c.subscriber());
-    bool queued = false;         // the server may know us as a waiter (queue entry, writer's claim)
-    bool sleep_instead = false;  // Redlock without release messages: timed waits
     auto cleanup = [&](const Script& script, const std::vector<std::string>& keys,
-                       Clock::time_point give_up) {
-        c.renewer->add_cleanup(lease_call(script, keys, token, spec.channel, px, spec.op_args),
-                               give_up);
-    };
-    // Now, so that what follows does not meet it; in the background only when the server
-    // cannot be reached now.
-    auto cleanup_now = [&](const Script& script, const std::vector<std::string>& keys,
-                           Clock::time_point give_up) {
+                       const Step::Cleanup& how_) {
         auto call = lease_call(script, keys, token, spec.channel, px, spec.op_args);
         Reply r;
-        if (!c.nodes->eval(call.view(), r, c.deadline()).ok())
-            c.renewer->add_cleanup(std::move(call), give_up);
-    };
-    auto finish = [&](Status st) {
-        sub.unsubscribe();
-        // The caller's next attempt must not meet its own queue entry or claim.
-        if (queued && spec.abandon)
-            cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
-        status = std::move(st);
-    };
-
-    auto subscribe = [&](Clock::time_point now) {
-        // Subscribe first, then try again: a release between our attempt and the
-        // subscription would otherwise go unnoticed.
-        auto sub_deadline = now + c.ep.options.command_timeout;
-        if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
-        return sub.subscribe(channels(), sub_deadline, how.cancel);
-    };
-
-    // We just released this lock to waiting clients: give the one that was woken a moment to
-    // take it rather than barging back in ahead of it (which starves other processes).
-    if (auto until = c.handoffs.yield_until(spec.channel)) {
-        if (how.deadline) until = std::min(*until, *how.deadline);
-        if (subscribe(Clock::now()).ok()) sub.wait(*until);
-    }
-
-    unsigned blips = 0;  // connection errors waited out in a row
-    // True when st is a blip worth waiting out before the deadline: reports it, pauses.
-    auto wait_out = [&](const Status& st) {
-        if (!how.deadline || !rides_out(st.ec) || Clock::now() >= *how.deadline) return false;
-        if (how.on_wait)
-            how.on_wait(WaitInfo{
-                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
-                std::chrono::milliseconds(0), st.ec});
-        auto pause = jittered_backoff(blips++, std::chrono::milliseconds(50),
-                                      std::chrono::milliseconds(250));
-        sleep_until(std::min(Clock::now() + pause, *how.deadline), how.cancel);
-        return true;
+        // Now, so that what follows does not meet it; in the background only when the server
+        // cannot be reached now.
+        if (!how_.now || !c.nodes->eval(call.view(), r, c.deadline()).ok())
+            c.renewer->add_cleanup(std::move(call), how_.give_up);
     };
 
     std::vector<std::string_view> args{token, px_s, fence_px_s};
     args.insert(args.end(), spec.args.begin(), spec.args.end());
-    for (;;) {
-        if (how.cancel.stop_requested()) {
-            finish(Status::error(errc::cancelled, "cancelled while waiting for the lock"));
-            break;
-        }
-        auto sent_at = c.now();
+    AttemptOutcome out;
+    Clock::time_point sent_at{};  // of the last attempt: a lease's validity counts from there
+    auto now = Clock::now();
+    for (Step step = fsm.start(now);;) {
+        if (step.release) cleanup(*spec.kind->release, spec.op_keys, *step.release);
+        if (step.abandon) cleanup(*spec.abandon, spec.abandon_keys, *step.abandon);
+        if (step.new_token) token = random_token();
+        if (step.unsubscribe) sub.unsubscribe();
+        if (step.report && how.on_wait) how.on_wait(*step.report);
         args[0] = token;
         ScriptCall call{spec.script, {spec.keys.begin(), spec.keys.end()}, args};
-        AttemptOutcome out;
-        Status st;
-        if (c.nodes->redlock()) {
-            st = redlock_attempt(c, spec, call, px, sent_at, out);
-        } else if (multi_spans_slots(c, spec)) {
-            st = multi_slots_attempt(c, spec, call, px, sent_at, out);
-        } else {
-            Reply reply;
-            st = c.server->eval(call, reply, c.deadline());
-            if (st.ok()) st = parse_acquire(reply, out, spec.fenced);
-        }
-        // A failed attempt may have left its release to the background (a node that did not
-        // answer): the next attempt must not share its token, or that release would delete
-        // the next grant. A writer's claim names the old token: drop it, the next attempt
-        // claims afresh.
-        if (st.ok() && out.cleanup_pending && spec.owner.empty()) {
-            if (spec.abandon) cleanup_now(*spec.abandon, spec.abandon_keys, Clock::now() + px);
-            token = random_token();
-        }
-        if (!st.ok()) {
-            // After a lost reply we may hold the lock unknowingly: release it in the
-            // background, retrying until it would have expired anyway. Not for a fixed owner
-            // (ReentrantMutex): if the request never ran, that release would take back a count
-            // of the owner's other holdings; its grant, if any, expires by itself.
-            bool unknown = st.ec == make_error_code(errc::unknown_outcome);
-            if (unknown && spec.owner.empty())
-                cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
-            // A fixed owner's lost grant would make a retry a re-entry: it stops here.
-            if ((!unknown || spec.owner.empty()) && wait_out(st)) {
-                if (unknown) {  // the cleanup must not delete our next grant: a new token
-                    if (queued && spec.abandon)
-                        cleanup(*spec.abandon, spec.abandon_keys, Clock::now() + px);
-                    token = random_token();
-                    if (!spec.grant_prefix.empty()) sub.unsubscribe();  // grants name the token
+        switch (step.next) {
+            case Next::attempt: {
+                if (how.cancel.stop_requested()) {
+                    step = fsm.cancelled(Clock::now());
+                    break;
                 }
-                continue;
-            }
-            finish(std::move(st));
-            break;
-        }
-        blips = 0;
-        if (out.acquired) {
-            auto valid_until = validity_deadline(sent_at, options.ttl);
-            if (c.now() >= valid_until) {
-                // The reply came too late to leave any validity (a stalled link): nobody may
-                // act on this grant, so free it in the background and try afresh with a new
-                // token (the cleanup must not delete our next acquisition). Its fence is unused.
-                cleanup(*spec.kind->release, spec.op_keys, sent_at + px);
-                if (spec.owner.empty()) {
-                    token = random_token();
-                    if (!spec.grant_prefix.empty()) sub.unsubscribe();  // grants name the token
+                Attempted a;
+                a.sent_at = sent_at = c.now();
+                out = {};
+                if (c.nodes->redlock()) {
+                    a.status = redlock_attempt(c, spec, call, px, a.sent_at, out);
+                } else if (multi_spans_slots(c, spec)) {
+                    a.status = multi_slots_attempt(c, spec, call, px, a.sent_at, out);
+                } else {
+                    Reply reply;
+                    a.status = c.server->eval(call, reply, c.deadline());
+                    if (a.status.ok()) a.status = parse_acquire(reply, out, spec.fenced);
                 }
-                continue;
-            }
-            if (Status rs = c.server->confirm_replicated({&call, 1}, c.deadline()); !rs.ok()) {
-                // Held on the primary only: a failover could hand it to someone else.
-                cleanup_now(*spec.kind->release, spec.op_keys, sent_at + px);
-                finish(std::move(rs));
+                a.replied_at = c.now();
+                a.acquired = out.acquired;
+                a.pttl = out.pttl;
+                a.cleanup_pending = out.cleanup_pending;
+                step = fsm.attempted(a, Clock::now());
                 break;
             }
-            sub.unsubscribe();
-            auto s =
-                make_state(client, spec, std::move(token), out.fence, px, sent_at, valid_until);
-            s->fences = std::move(out.fences);
-            c.renewer->add(s);
-            status = {};
-            return Lease(std::move(s));
-        }
-        queued = true;
-        auto now = Clock::now();
-        if (how.on_wait)
-            how.on_wait(WaitInfo{
-                std::chrono::duration_cast<std::chrono::milliseconds>(now - started), out.pttl});
-        if (how.deadline && now >= *how.deadline) {
-            finish(Status::error(errc::not_acquired,
-                                 fmt::format("lock '{}' is held by someone else (expires in {} ms)",
-                                             spec.name, out.pttl.count())));
-            break;
-        }
-        if (!sub.active() && !sleep_instead) {
-            if (Status s = subscribe(now); !s.ok() && (c.nodes->redlock() || c.cluster) &&
-                                           s.ec != make_error_code(errc::cancelled)) {
-                // The node that carries release messages is down: the other Redlock nodes may
-                // still make a majority, and the subscriber moves to another node. Wake at the
-                // holder's expiry this time, and subscribe again after.
-                sleep_instead = true;
-            } else if (!s.ok() && wait_out(s)) {
-                continue;
-            } else if (!s.ok()) {
-                if (s.ec == make_error_code(errc::timeout) && how.deadline &&
-                    Clock::now() >= *how.deadline)
-                    s = Status::error(errc::not_acquired,
-                                      fmt::format("lock '{}' is held by someone else", spec.name));
-                finish(std::move(s));
+            case Next::subscribe: {
+                // Subscribe first, then try again: a release between our attempt and the
+                // subscription would otherwise go unnoticed.
+                now = Clock::now();
+                auto until = now + c.ep.options.command_timeout;
+                if (how.deadline) until = std::min(until, *how.deadline);
+                step = fsm.subscribed(sub.subscribe(channels(), until, how.cancel), Clock::now());
                 break;
             }
-            continue;
-        }
-        auto wake = out.pttl.count() < 0 ? now + kNoExpiryRecheck
-                                         : now + out.pttl + random_jitter(options.wait_jitter);
-        if (spec.refresh.count() > 0) wake = std::min(wake, now + spec.refresh);
-        if (how.deadline) wake = std::min(wake, *how.deadline);
-        if (sleep_instead) {
-            sleep_until(wake, how.cancel);
-            sleep_instead = false;  // the subscriber has moved to another node by now: subscribe
-        } else {
-            sub.wait(wake);
+            case Next::wait:
+                sub.wait(step.until);
+                step = fsm.waited(Clock::now());
+                break;
+            case Next::sleep:
+                sleep_until(step.until, how.cancel);
+                step = fsm.waited(Clock::now());
+                break;
+            case Next::confirm:
+                step = fsm.confirmed(c.server->confirm_replicated({&call, 1}, c.deadline()),
+                                     Clock::now());
+                break;
+            case Next::granted: {
+                auto s =
+                    make_state(client, spec, std::move(token), out.fence, px, sent_at, step.until);
+                s->fences = std::move(out.fences);
+                c.renewer->add(s);
+                status = {};
+                return Lease(std::move(s));
+            }
+            case Next::failed:
+                status = std::move(step.status);
+                if (!spec.queue_key.empty()) c.local.leave(spec.queue_key);
+                return {};
         }
     }
-    if (!spec.queue_key.empty()) c.local.leave(spec.queue_key);
-    return {};
 }
 
 }  // namespace deadbolt::detail
