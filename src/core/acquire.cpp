@@ -11,11 +11,10 @@
 #include "core/lease_state.hpp"
 #include "core/multi_slots.hpp"
 #include "core/redlock.hpp"
-#include "core/threads.hpp"
 #include "core/token.hpp"
 #include "core/validity.hpp"
+#include "core/wakeups.hpp"
 #include "deadbolt/client.hpp"
-#include "net/subscription.hpp"
 #include "redis/commands.hpp"
 #include "redis/replies.hpp"
 
@@ -91,7 +90,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                                 .yield_until = c.handoffs.yield_until(spec.channel),
                                 .seed = std::random_device{}()},
                    started);
-    Subscription sub(c.subscriber());
+    Wakeups wake(c, how);
     // A FairMutex waiter sleeps on its own grant channel; the others on every release channel
     // of what they want (several for a MultiLock).
     auto channels = [&] {
@@ -118,15 +117,15 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
     args.insert(args.end(), spec.args.begin(), spec.args.end());
     AttemptOutcome out;
     Clock::time_point sent_at{};  // of the last attempt: a lease's validity counts from there
-    auto now = Clock::now();
-    for (Step step = fsm.start(now);;) {
+    for (Step step = fsm.start(Clock::now());;) {
         if (step.release) cleanup(*spec.kind->release, spec.op_keys, *step.release);
         if (step.abandon) cleanup(*spec.abandon, spec.abandon_keys, *step.abandon);
         if (step.new_token) token = random_token();
-        if (step.unsubscribe) sub.unsubscribe();
+        if (step.unsubscribe) wake.unsubscribe();
         if (step.report && how.on_wait) how.on_wait(*step.report);
         args[0] = token;
         ScriptCall call{spec.script, {spec.keys.begin(), spec.keys.end()}, args};
+        if (wake.drive(step, fsm, channels)) continue;
         switch (step.next) {
             case Next::attempt: {
                 if (how.cancel.stop_requested()) {
@@ -152,22 +151,9 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                 step = fsm.attempted(a, Clock::now());
                 break;
             }
-            case Next::subscribe: {
-                // Subscribe first, then try again: a release between our attempt and the
-                // subscription would otherwise go unnoticed.
-                now = Clock::now();
-                auto until = now + c.ep.options.command_timeout;
-                if (how.deadline) until = std::min(until, *how.deadline);
-                step = fsm.subscribed(sub.subscribe(channels(), until, how.cancel), Clock::now());
-                break;
-            }
+            case Next::subscribe:  // wake.drive's
             case Next::wait:
-                sub.wait(step.until);
-                step = fsm.waited(Clock::now());
-                break;
             case Next::sleep:
-                sleep_until(step.until, how.cancel);
-                step = fsm.waited(Clock::now());
                 break;
             case Next::confirm:
                 step = fsm.confirmed(c.server->confirm_replicated({&call, 1}, c.deadline()),

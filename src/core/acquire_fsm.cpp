@@ -10,8 +10,6 @@
 namespace deadbolt::detail {
 namespace {
 
-// A key with no expiry (set by another tool) never frees by itself; look again this often.
-constexpr std::chrono::milliseconds kNoExpiryRecheck{1000};
 // Pauses between rides over a blip: short at first, never long (the server may be back).
 constexpr std::chrono::milliseconds kBlipFirst{50};
 constexpr std::chrono::milliseconds kBlipMost{250};
@@ -108,6 +106,12 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
         return finish(std::move(s), a.status, now);
     }
     blips_ = 0;
+    if (a.acquired && rules_.look_only) {
+        s.unsubscribe = subscribed_;
+        subscribed_ = false;
+        s.next = Next::granted;
+        return s;
+    }
     if (a.acquired) {
         auto valid_until = validity_deadline(a.sent_at, rules_.ttl);
         if (a.replied_at >= valid_until) {
@@ -139,12 +143,18 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
         s.next = Next::subscribe;  // then try again: a release in between would go unnoticed
         return s;
     }
-    auto wake = a.pttl.count() < 0
-                    ? now + kNoExpiryRecheck
-                    : now + a.pttl +
-                          std::chrono::milliseconds(static_cast<std::int64_t>(
-                              uniform() * static_cast<double>(rules_.wait_jitter.count() + 1)));
+    // A key with no expiry (set by another tool) never frees by itself. One with an expiry
+    // may free without a message: wake just after it, spread by the jitter.
+    auto wake = Clock::time_point::max();
+    if (a.pttl.count() >= 0)
+        wake = now + a.pttl + std::chrono::milliseconds(1) +
+               std::chrono::milliseconds(static_cast<std::int64_t>(
+                   uniform() * static_cast<double>(rules_.wait_jitter.count() + 1)));
+    else if (rules_.no_expiry_recheck.count() > 0)
+        wake = now + rules_.no_expiry_recheck;
     if (rules_.refresh.count() > 0) wake = std::min(wake, now + rules_.refresh);
+    if (sleep_instead_ && rules_.unarmed_recheck.count() > 0)
+        wake = std::min(wake, now + rules_.unarmed_recheck);
     s.until = capped(wake);
     // Without wake-ups this once (the subscriber moves to another node meanwhile): a timed
     // sleep, and subscribe again after.

@@ -2,6 +2,8 @@
 // the driver does what each Step says and feeds back what happened. Every decision of waiting
 // for a lock (validity, late grants, cleanup after an unknown outcome, riding out a blip,
 // deadline, cancellation) lives here once, and unit tests reach every branch with no server.
+// Waiting for anything else that is announced (a latch opening, a new leader) is the same
+// machine with look_only set.
 #pragma once
 
 #include <chrono>
@@ -30,7 +32,14 @@ struct AcquireRules {
     bool wakes_by_token = false;     // wake-ups are addressed to the token (a FairMutex grant)
     bool can_sleep_instead = false;  // wake-ups may be away for a moment (Redlock, Cluster)
     std::optional<Clock::time_point> yield_until{};  // we just handed this lock over: wait first
-    std::uint64_t seed = 0;                          // for jitter and backoff
+    // A look, not a claim (a latch's opening, an election's change): an attempt that finds
+    // what it waits for is the end, with no validity, replication or cleanup.
+    bool look_only = false;
+    // A holder with no expiry: look again this often (0 = wait for a message alone).
+    std::chrono::milliseconds no_expiry_recheck{1000};
+    // Without wake-ups: look again at least this often (0 = at the holder's expiry).
+    std::chrono::milliseconds unarmed_recheck{0};
+    std::uint64_t seed = 0;  // for jitter and backoff
 };
 
 /// What an attempt came back with.

@@ -4,6 +4,8 @@
 
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
+#include "core/watch.hpp"
+#include "deadbolt/acquire_options.hpp"
 #include "deadbolt/error.hpp"
 #include "redis/commands.hpp"
 #include "redis/keys.hpp"
@@ -11,6 +13,9 @@
 
 namespace deadbolt {
 namespace {
+
+// Without opening messages (a cluster's message node down): look again this often.
+constexpr std::chrono::milliseconds kUnarmedRecheck{1000};
 
 std::string key_of(const detail::ClientImpl& c, const std::string& name) {
     return c.ep.options.key_prefix + name;
@@ -62,33 +67,20 @@ bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
                                      const std::stop_token& cancel) const {
     auto& c = *client_;
     std::string key = key_of(c, name_);
-    std::string channel = detail::aux_key(key, "opened");
-    std::uint64_t seq = 0;
-    auto sub_deadline = clock::now() + c.ep.options.command_timeout;
-    if (deadline) sub_deadline = std::min(sub_deadline, *deadline);
-    // Subscribe before looking, so an opening between the look and the wait is not missed.
-    c.subscriber().subscribe(channel, sub_deadline, &seq).throw_if_error();
-    struct Unsub {
-        detail::ClientImpl& c;
-        const std::string& ch;
-        ~Unsub() { c.subscriber().unsubscribe(ch); }
-    } unsub{c, channel};
-    std::optional<std::stop_callback<std::function<void()>>> on_cancel;
-    if (cancel.stop_possible())
-        on_cancel.emplace(cancel, [&c, &channel] { c.subscriber().poke(channel); });
-    for (;;) {
+    // An expiring latch opens without a message: the watch wakes at its expiry too.
+    auto look = [&](detail::Look& found) {
         std::vector<detail::Reply> r;
-        c.server->pipeline(key, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline()).throw_if_error();
-        if (r[0].integer == 0) return true;
-        if (cancel.stop_requested()) return false;
-        auto now = clock::now();
-        if (deadline && now >= *deadline) return false;
-        // An expiring latch opens without a message: wake at its expiry too.
-        auto wake = r[1].integer >= 0 ? now + std::chrono::milliseconds(r[1].integer + 1)
-                                      : clock::time_point::max();
-        if (deadline) wake = std::min(wake, *deadline);
-        seq = c.subscriber().wait(channel, seq, wake);
-    }
+        auto st = c.server->pipeline(key, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline());
+        if (st.ok()) {
+            found.done = r[0].integer == 0;
+            found.ttl = std::chrono::milliseconds(r[1].integer < 0 ? -1 : r[1].integer);
+        }
+        return st;
+    };
+    AcquireOptions how;
+    how.deadline = deadline;
+    how.cancel = cancel;
+    return detail::watch(c, {detail::aux_key(key, "opened")}, look, how, kUnarmedRecheck);
 }
 
 }  // namespace deadbolt

@@ -6,6 +6,7 @@
 #include "core/quorum.hpp"
 #include "core/threads.hpp"
 #include "core/validity.hpp"
+#include "core/watch.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
 #include "net/subscription.hpp"
@@ -85,73 +86,65 @@ namespace {
 constexpr std::chrono::milliseconds kUnsubscribedRecheck{1000};
 
 // One node's {value, term, pttl} (or {}) as a Leader.
-Leader parse_leader(const detail::Reply& r) {
-    Leader out;
-    if (r.type != detail::Reply::Type::array)
-        throw ServerError(make_error_code(errc::protocol_error), "unexpected leader reply");
-    if (r.elements.empty()) return out;
-    if (r.elements.size() != 3 || !detail::to_u64(r.elements[1], out.term))
-        throw ServerError(make_error_code(errc::protocol_error), "unexpected leader reply");
+detail::Status parse_leader(const detail::Reply& r, Leader& out) {
+    out = {};
+    if (r.is_error()) return detail::from_server_error(r.str);
+    if (r.type != detail::Reply::Type::array ||
+        (!r.elements.empty() &&
+         (r.elements.size() != 3 || !detail::to_u64(r.elements[1], out.term))))
+        return detail::Status::error(errc::protocol_error, "unexpected leader reply");
+    if (r.elements.empty()) return {};
     out.elected = true;
     out.value = r.elements[0].str;
     out.ttl = std::chrono::milliseconds(r.elements[2].integer);
-    return out;
+    return {};
+}
+
+// The leader now, as leader() tells it, with errors as a Status.
+detail::Status read_leader(detail::ClientImpl& c, const std::string& name, Leader& out) {
+    std::string key = c.ep.options.key_prefix + name;
+    detail::ScriptCall call{&detail::leader_read_script(), {key}, {}};
+    if (c.nodes->redlock()) {
+        // Each node knows only its own copy: the leader is the one a majority agrees on.
+        auto results = c.nodes->everywhere({&call, 1}, c.deadline());
+        if (auto st =
+                c.nodes->need_majority(results, ": check that the nodes are up and reachable");
+            !st.ok())
+            return st;
+        std::vector<Leader> seen;
+        for (const auto& r : results) {
+            Leader one;
+            if (r.status.ok() && parse_leader(r.replies.front(), one).ok())
+                seen.push_back(std::move(one));
+        }
+        out = detail::majority_leader(seen, static_cast<int>(c.nodes->size()));
+        return {};
+    }
+    detail::Reply r;
+    if (auto st = c.server->eval(call, r, c.deadline()); !st.ok()) return st;
+    return parse_leader(r, out);
 }
 
 }  // namespace
 
 Leader LeaderElection::leader() const {
-    auto& c = *client_;
-    std::string key = c.ep.options.key_prefix + name_;
-    detail::ScriptCall call{&detail::leader_read_script(), {key}, {}};
-    if (c.nodes->redlock()) {
-        // Each node knows only its own copy: the leader is the one a majority agrees on.
-        auto results = c.nodes->everywhere({&call, 1}, c.deadline());
-        c.nodes->need_majority(results, ": check that the nodes are up and reachable")
-            .throw_if_error();
-        std::vector<Leader> seen;
-        for (const auto& r : results)
-            if (r.status.ok() && !r.replies.front().is_error())
-                seen.push_back(parse_leader(r.replies.front()));
-        return detail::majority_leader(seen, static_cast<int>(c.nodes->size()));
-    }
-    detail::Reply r;
-    c.server->eval(call, r, c.deadline()).throw_if_error();
-    return parse_leader(r);
+    Leader out;
+    read_leader(*client_, name_, out).throw_if_error();
+    return out;
 }
 
 Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) const {
-    auto& c = *client_;
-    detail::Subscription sub(c.subscriber());
-    // Subscribe before looking, so a change between the look and the wait is not missed.
-    auto subscribe = [&] {
-        auto sub_deadline = clock::now() + c.ep.options.command_timeout;
-        if (how.deadline) sub_deadline = std::min(sub_deadline, *how.deadline);
-        detail::Status st = sub.subscribe({detail::observe_channel(c.ep.options.key_prefix, name_)},
-                                          sub_deadline, how.cancel);
-        // Redlock's messages come from its first node: when that one is down the others
-        // still elect, so look again now and then instead of failing.
-        if (!st.ok() && (!c.nodes->redlock() || st.ec == make_error_code(errc::cancelled)))
-            st.throw_if_error();
-        return st.ok();
+    Leader now;
+    // A leader that dies without resigning publishes nothing: the watch wakes at its expiry.
+    auto look = [&](detail::Look& found) {
+        auto st = read_leader(*client_, name_, now);
+        found.done = st.ok() && !now.same_as(seen);
+        found.ttl = now.elected && now.ttl.count() >= 0 ? now.ttl : std::chrono::milliseconds(-1);
+        return st;
     };
-    bool subscribed = subscribe();
-    for (;;) {
-        Leader now = leader();
-        if (!now.same_as(seen) || how.cancel.stop_requested()) return now;
-        auto t = clock::now();
-        if (how.deadline && t >= *how.deadline) return now;
-        // A leader that dies without resigning publishes nothing: wake at its expiry too.
-        auto wake = now.elected && now.ttl.count() >= 0 ? t + now.ttl + std::chrono::milliseconds(1)
-                                                        : clock::time_point::max();
-        if (how.deadline) wake = std::min(wake, *how.deadline);
-        if (subscribed) {
-            sub.wait(wake);
-        } else {
-            detail::sleep_until(std::min(wake, t + kUnsubscribedRecheck), how.cancel);
-            subscribed = subscribe();
-        }
-    }
+    detail::watch(*client_, {detail::observe_channel(client_->ep.options.key_prefix, name_)}, look,
+                  how, kUnsubscribedRecheck);
+    return now;
 }
 
 }  // namespace deadbolt

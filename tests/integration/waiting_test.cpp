@@ -1,6 +1,7 @@
 // Waiting: woken by the release message, no polling traffic while waiting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -190,4 +191,32 @@ TEST(Waiting, WithoutADeadlineAConnectionErrorEndsTheWait) {
     std::this_thread::sleep_for(300ms);
     srv.stop();
     EXPECT_THROW(got.get(), deadbolt::ConnectionError);
+}
+
+namespace {
+
+// Connections srv has now (this inspection's own included).
+int connections(RedisServer& srv) {
+    auto list = srv.raw().cmd({"CLIENT", "LIST"}).str;
+    return static_cast<int>(std::count(list.begin(), list.end(), '\n'));
+}
+
+}  // namespace
+
+TEST(Waiting, ALockTakenAtOnceStartsNoSubscriberAndTheFirstRealWaitDoes) {
+    RedisServer srv;
+    auto a = deadbolt::Client::connect(srv.url());
+    const int before = connections(srv);
+    for (int i = 0; i < 3; ++i) a.acquire("free-" + std::to_string(i)).release();
+    EXPECT_TRUE(a.latch("open").wait_for(10ms)) << "a latch that is open needs no wait";
+    EXPECT_EQ(connections(srv), before) << "nothing waited, so no subscriber connected";
+    auto held = a.acquire("busy");
+    auto b = deadbolt::Client::connect(srv.url());
+    const int with_b = connections(srv);
+    std::thread waiter([&] { b.acquire("busy", {}, {.deadline = Clock::now() + 20s}); });
+    for (auto until = Clock::now() + 10s; Clock::now() < until && connections(srv) == with_b;)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(connections(srv), with_b + 1) << "the waiter's subscriber connected";
+    held.release();
+    waiter.join();
 }

@@ -94,7 +94,7 @@ TEST(AcquireFsm, RefusedSubscribesThenLooksAgainThenWaitsUntilTheHolderExpires) 
     EXPECT_TRUE(m.armed());
     s = m.attempted(refused(2990ms), t0 + 7ms);
     EXPECT_EQ(s.next, Next::wait);
-    EXPECT_EQ(s.until, t0 + 7ms + 2990ms);  // no jitter asked for
+    EXPECT_EQ(s.until, t0 + 7ms + 2990ms + 1ms);  // just after it expires; no jitter asked
     // Woken by a release: look again; granted this time, and the wake-up is dropped.
     s = m.waited(t0 + 100ms);
     EXPECT_EQ(s.next, Next::attempt);
@@ -114,8 +114,8 @@ TEST(AcquireFsm, WaitJitterAndRefreshAndNoExpiryBoundTheWait) {
     m.attempted(refused(1000ms), t0);
     m.subscribed({}, t0);
     auto s = m.attempted(refused(100ms), t0);
-    EXPECT_GE(s.until, t0 + 100ms);
-    EXPECT_LE(s.until, t0 + 151ms);
+    EXPECT_GE(s.until, t0 + 101ms);
+    EXPECT_LE(s.until, t0 + 152ms);
     s = m.attempted(refused(5000ms), t0);  // refresh comes first
     EXPECT_EQ(s.until, t0 + 200ms);
     AcquireFsm plain(rules(), t0);
@@ -278,7 +278,7 @@ TEST(AcquireFsm, WithoutWakeUpsRedlockAndClusterSleepOnceThenSubscribeAgain) {
     EXPECT_EQ(s.next, Next::attempt);
     s = m.attempted(refused(400ms), t0);
     EXPECT_EQ(s.next, Next::sleep);
-    EXPECT_EQ(s.until, t0 + 400ms);
+    EXPECT_EQ(s.until, t0 + 401ms);
     m.waited(t0 + 400ms);
     s = m.attempted(refused(400ms), t0 + 400ms);
     EXPECT_EQ(s.next, Next::subscribe);
@@ -332,4 +332,39 @@ TEST(AcquireFsm, AfterAHandoffItYieldsToTheWokenWaiterFirst) {
     EXPECT_EQ(failing.subscribed(Status::error(errc::timeout, "x"), t0).next, Next::attempt);
     AcquireFsm over(r, t0 + 60ms);
     EXPECT_EQ(over.start(t0 + 60ms).next, Next::attempt);
+}
+
+TEST(AcquireFsm, ALookEndsWhenItFindsWhatItWaitsForWithNothingToConfirm) {
+    auto r = rules();
+    r.look_only = true;
+    r.no_expiry_recheck = 0ms;
+    AcquireFsm m(r, t0);
+    m.start(t0);
+    auto s = m.attempted(refused(-1ms), t0);  // not yet, and nothing expires
+    EXPECT_EQ(s.next, Next::subscribe);
+    m.subscribed({}, t0);
+    s = m.attempted(refused(-1ms), t0);
+    EXPECT_EQ(s.next, Next::wait);
+    EXPECT_EQ(s.until, Clock::time_point::max()) << "a message alone can end this wait";
+    Attempted seen;
+    seen.acquired = true;  // a look's "done" may come at any time: no validity to judge
+    s = m.attempted(seen, t0 + 1h);
+    EXPECT_EQ(s.next, Next::granted);
+    EXPECT_TRUE(s.unsubscribe);
+    EXPECT_FALSE(s.release);
+}
+
+TEST(AcquireFsm, WithoutWakeUpsALookRechecksAtItsOwnPace) {
+    auto r = rules();
+    r.look_only = true;
+    r.no_expiry_recheck = 0ms;
+    r.can_sleep_instead = true;
+    r.unarmed_recheck = 1s;
+    AcquireFsm m(r, t0);
+    m.start(t0);
+    m.attempted(refused(30000ms), t0);
+    m.subscribed(Status::error(errc::connect_failed, "first node down"), t0);
+    auto s = m.attempted(refused(30000ms), t0);
+    EXPECT_EQ(s.next, Next::sleep);
+    EXPECT_EQ(s.until, t0 + 1s) << "not the leader's whole term";
 }
