@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/client_impl.hpp"
+#include "core/events.hpp"
 #include "core/lease_state.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
@@ -19,6 +20,10 @@ void LeaseState::mark_lost(std::error_code why) noexcept {
     if (lost.exchange(true)) return;
     stop.request_stop();
     leave_local_queue();
+    if (client)
+        tell(client->ep.options.observer,
+             LockEvent{
+                 .kind = LockEventKind::lost, .name = name, .primitive = primitive, .error = why});
     if (options.on_lost) {
         try {
             options.on_lost(name, why);
@@ -31,6 +36,7 @@ void LeaseState::mark_lost(std::error_code why) noexcept {
 Status LeaseState::release() noexcept {
     if (released.exchange(true)) return {};
     Status st;
+    auto started = Clock::now();
     try {
         client->renewer->remove(this);
         Reply r;
@@ -53,6 +59,11 @@ Status LeaseState::release() noexcept {
         st = Status::error(errc::server_error, ex.what());
     }
     leave_local_queue();
+    tell(client->ep.options.observer, LockEvent{.kind = LockEventKind::released,
+                                                .name = name,
+                                                .primitive = primitive,
+                                                .took = micros(Clock::now() - started),
+                                                .error = st.ec});
     return st;
 }
 

@@ -6,6 +6,7 @@
 #include "deadbolt/count_down_latch.hpp"
 #include "deadbolt/duration.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/events.hpp"
 #include "deadbolt/fair_mutex.hpp"
 #include "deadbolt/fence.hpp"
 #include "deadbolt/leader_election.hpp"

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "deadbolt/events.hpp"
+
 namespace deadbolt {
 
 using std::chrono::milliseconds;
@@ -54,6 +56,8 @@ struct ClientOptions {
     /// For fault injection: a clock that runs slow makes the client overestimate its
     /// validity, as a host whose clock drifts would (Lease::valid_until() is on this clock).
     std::function<std::chrono::steady_clock::time_point()> clock;
+    /// Hears what happens to every lock of the client (events.hpp); empty = nobody.
+    LockObserver observer{};
 };
 
 /// Called once when a lease is lost (renewal refused, key gone, validity ran out, unlock

@@ -8,6 +8,7 @@
 
 #include "core/acquire_fsm.hpp"
 #include "core/client_impl.hpp"
+#include "core/events.hpp"
 #include "core/lease_state.hpp"
 #include "core/multi_slots.hpp"
 #include "core/redlock.hpp"
@@ -116,13 +117,24 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
     std::vector<std::string_view> args{token, px_s, fence_px_s};
     args.insert(args.end(), spec.args.begin(), spec.args.end());
     AttemptOutcome out;
-    Clock::time_point sent_at{};  // of the last attempt: a lease's validity counts from there
+    Clock::time_point sent_at{};       // of the last attempt: a lease's validity counts from there
+    std::chrono::microseconds took{};  // the last attempt's round trip
+    auto tell_event = [&](LockEventKind kind, std::error_code error, std::uint64_t fence = 0) {
+        if (!c.ep.options.observer) return;
+        tell(
+            c.ep.options.observer,
+            LockEvent{kind, spec.name, spec.primitive, took,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
+                      fence, error});
+    };
     for (Step step = fsm.start(Clock::now());;) {
         if (step.release) cleanup(*spec.kind->release, spec.op_keys, *step.release);
         if (step.abandon) cleanup(*spec.abandon, spec.abandon_keys, *step.abandon);
         if (step.new_token) token = random_token();
         if (step.unsubscribe) wake.unsubscribe();
         if (step.report && how.on_wait) how.on_wait(*step.report);
+        if (step.report && step.report->retrying)
+            tell_event(LockEventKind::retrying, step.report->retrying);
         args[0] = token;
         ScriptCall call{spec.script, {spec.keys.begin(), spec.keys.end()}, args};
         if (wake.drive(step, fsm, channels)) continue;
@@ -145,9 +157,14 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                     if (a.status.ok()) a.status = parse_acquire(reply, out, spec.fenced);
                 }
                 a.replied_at = c.now();
+                took = micros(a.replied_at - a.sent_at);
                 a.acquired = out.acquired;
                 a.pttl = out.pttl;
                 a.cleanup_pending = out.cleanup_pending;
+                if (a.status.ec == make_error_code(errc::unknown_outcome))
+                    tell_event(LockEventKind::unknown_outcome, a.status.ec);
+                else if (a.status.ok() && !a.acquired)
+                    tell_event(LockEventKind::refused, {});
                 step = fsm.attempted(a, Clock::now());
                 break;
             }
@@ -163,11 +180,14 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const AcquireSpec
                 auto s =
                     make_state(client, spec, std::move(token), out.fence, px, sent_at, step.until);
                 s->fences = std::move(out.fences);
+                s->primitive = spec.primitive;
+                tell_event(LockEventKind::granted, {}, s->fence);
                 c.renewer->add(s);
                 status = {};
                 return Lease(std::move(s));
             }
             case Next::failed:
+                tell_event(LockEventKind::gave_up, step.status.ec);
                 status = std::move(step.status);
                 if (!spec.queue_key.empty()) c.local.leave(spec.queue_key);
                 return {};

@@ -23,9 +23,10 @@ namespace deadbolt::detail {
 struct ClientImpl;
 
 struct AcquireSpec {
-    std::string name;                // the caller's name: messages and Lease::name()
-    MutexOptions options;            // ttl, renewal, lock_delay, jitter, on_lost
-    const Script* script = nullptr;  // KEYS: keys; ARGV: token, px, fence_px, args...
+    std::string name;                 // the caller's name: messages and Lease::name()
+    const char* primitive = "mutex";  // what events call it (LockEvent::primitive)
+    MutexOptions options;             // ttl, renewal, lock_delay, jitter, on_lost
+    const Script* script = nullptr;   // KEYS: keys; ARGV: token, px, fence_px, args...
     std::vector<std::string> keys;
     std::vector<std::string> args;
     bool fenced = true;               // grants carry a fence (exclusive holdings)

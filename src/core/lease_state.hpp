@@ -27,6 +27,7 @@ inline Clock::time_point now_on(const LeaseClock& clock) {
 struct LeaseState {
     std::shared_ptr<ClientImpl> client;
     std::string name;
+    const char* primitive = "mutex";   // LockEvent::primitive
     const LeaseKind* kind = nullptr;   // the scripts that renew, release and check it
     std::vector<std::string> op_keys;  // KEYS of kind's scripts
     std::vector<std::string> op_args;  // ARGV of kind's scripts after {token, channel, px}

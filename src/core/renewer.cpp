@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/backoff.hpp"
+#include "core/client_impl.hpp"
+#include "core/events.hpp"
 #include "core/quorum.hpp"
 #include "core/threads.hpp"
 #include "core/validity.hpp"
@@ -225,6 +227,7 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
         // Unconfirmed by enough replicas: leave validity where it was and retry soon.
         if (st.ok()) st = nodes_->confirm_replicated(calls, Clock::now() + command_timeout_);
         std::vector<std::shared_ptr<LeaseState>> refused;
+        std::vector<std::pair<std::shared_ptr<LeaseState>, Status>> told;  // renewed or failed
         {
             std::lock_guard lk(m_);
             for (std::size_t i = begin; i < end; ++i) {
@@ -239,6 +242,7 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                 if (r && r->type == Reply::Type::integer && r->integer == 1 && in_time) {
                     l->set_valid_until(validity_deadline(sent_at, l->options.ttl));
                     schedule_locked(e, sent_at + period(l->options));
+                    told.emplace_back(l, Status{});
                 } else if (r && r->type == Reply::Type::integer && r->integer != 1) {
                     refused.push_back(l);
                     leases_.erase(it);
@@ -247,10 +251,21 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                     auto retry = now_on(clock_) +
                                  std::max(period(l->options) / 10, std::chrono::milliseconds(20));
                     schedule_locked(e, std::min(retry, l->valid_until()));
+                    told.emplace_back(
+                        l, st.ok() ? Status::error(errc::protocol_error, "unexpected renewal reply")
+                                   : st);
                 }
             }
         }
         for (auto& l : refused) l->mark_lost(make_error_code(errc::not_owner));
+        auto took = micros(now_on(clock_) - sent_at);
+        for (auto& [l, why] : told)  // outside m_: an observer may take its time
+            tell(l->client->ep.options.observer,
+                 LockEvent{.kind = why.ok() ? LockEventKind::renewed : LockEventKind::renew_failed,
+                           .name = l->name,
+                           .primitive = l->primitive,
+                           .took = took,
+                           .error = why.ec});
     }
 }
 

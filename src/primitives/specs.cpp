@@ -47,6 +47,7 @@ AcquireSpec fair_spec(std::string_view prefix, std::string_view name, const Mute
     s.grant_prefix = aux_key(main, "granted") + ":";
     s.script = &fair_acquire_script();
     s.args = {ms(o.waiter_ttl), s.grant_prefix};
+    s.primitive = "fair";
     s.kind = &fair_kind();
     s.op_keys = s.keys;
     auto fence_px = o.ttl + o.lock_delay + std::chrono::minutes(1);
@@ -62,6 +63,7 @@ AcquireSpec write_spec(std::string_view prefix, std::string_view name, const Mut
     AcquireSpec s = rwlock_base(prefix, name, o);
     s.script = &write_acquire_script();
     s.args = {ms(o.waiter_ttl)};
+    s.primitive = "write";
     s.kind = &mutex_kind();
     s.op_keys = {s.keys[0]};
     s.queue_key = s.keys[0];
@@ -75,6 +77,7 @@ AcquireSpec read_spec(std::string_view prefix, std::string_view name, const Mute
     AcquireSpec s = rwlock_base(prefix, name, o);
     s.script = &read_acquire_script();
     s.fenced = false;
+    s.primitive = "read";
     s.kind = &zset_holder_kind();
     s.op_keys = {s.keys[2], s.keys[0]};  // the readers, and the name's key they hold
     s.op_args = {"last"};                // writers wait for the last reader only
@@ -85,6 +88,7 @@ AcquireSpec reentrant_spec(std::string_view prefix, std::string_view name, const
                            std::string_view owner) {
     AcquireSpec s = base(prefix, name, o);
     s.script = &reentrant_acquire_script();
+    s.primitive = "reentrant";
     s.kind = &reentrant_kind();
     s.op_keys = {s.keys[0]};
     s.owner = std::string(owner);
@@ -98,6 +102,7 @@ AcquireSpec semaphore_spec(std::string_view prefix, std::string_view name, const
     s.script = &semaphore_acquire_script();
     s.args = {std::to_string(permits)};
     s.fenced = false;
+    s.primitive = "semaphore";
     s.kind = &zset_holder_kind();
     s.op_keys = s.keys;
     s.op_args = {"each"};  // any release frees a permit for a waiter
@@ -120,6 +125,7 @@ AcquireSpec multi_spec(std::string_view prefix, const std::vector<std::string>& 
     s.channel = s.op_args.front();
     s.extra_channels.assign(s.op_args.begin() + 1, s.op_args.end());
     s.script = &multi_acquire_script();
+    s.primitive = "multi";
     s.kind = &multi_kind();
     return s;
 }
@@ -134,6 +140,7 @@ AcquireSpec election_spec(std::string_view prefix, std::string_view name, const 
     std::string observe = observe_channel(prefix, name);
     s.script = &campaign_script();
     s.args = {std::string(value), observe};
+    s.primitive = "leader";
     s.kind = &leader_kind();
     s.op_keys = {s.keys[0]};
     s.op_args = {observe};
