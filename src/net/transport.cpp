@@ -76,23 +76,31 @@ Status Transport::open(const Endpoint& ep, Clock::time_point deadline) {
 }
 
 Status Transport::connect_tcp(const Endpoint& ep, Clock::time_point deadline) {
-    asio::ip::tcp::resolver resolver(io_);
-    asio::ip::tcp::resolver::results_type results;
-    Done resolved;
-    resolver.async_resolve(ep.host, std::to_string(ep.port),
-                           [&](const std::error_code& e, asio::ip::tcp::resolver::results_type r) {
-                               results = std::move(r);
-                               resolved.handler()(e);
-                           });
-    if (!await(io_, deadline, resolved, [&] { resolver.cancel(); }))
-        return timed_out(ep, "resolving the host");
-    if (resolved.ec)
-        return Status::error(errc::connect_failed, fmt::format("cannot resolve host '{}': {}",
-                                                               ep.host, resolved.ec.message()));
+    std::vector<asio::ip::tcp::endpoint> targets;
+    std::error_code not_numeric;
+    auto address = asio::ip::make_address(ep.host, not_numeric);
+    if (!not_numeric) {
+        // An address needs no resolver, and so no resolver thread in this process.
+        targets.emplace_back(address, ep.port);
+    } else {
+        asio::ip::tcp::resolver resolver(io_);
+        Done resolved;
+        resolver.async_resolve(
+            ep.host, std::to_string(ep.port),
+            [&](const std::error_code& e, const asio::ip::tcp::resolver::results_type& r) {
+                for (const auto& entry : r) targets.push_back(entry.endpoint());
+                resolved.handler()(e);
+            });
+        if (!await(io_, deadline, resolved, [&] { resolver.cancel(); }))
+            return timed_out(ep, "resolving the host");
+        if (resolved.ec)
+            return Status::error(errc::connect_failed, fmt::format("cannot resolve host '{}': {}",
+                                                                   ep.host, resolved.ec.message()));
+    }
     asio::ip::tcp::socket sock(io_);
     std::error_code ignored;
     Done connected;
-    asio::async_connect(sock, results, connected.handler());
+    asio::async_connect(sock, targets, connected.handler());
     if (!await(io_, deadline, connected, [&] { sock.close(ignored); }))
         return timed_out(ep, "connecting");
     if (connected.ec)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <future>
 #include <thread>
 
@@ -219,4 +220,27 @@ TEST(Waiting, ALockTakenAtOnceStartsNoSubscriberAndTheFirstRealWaitDoes) {
     EXPECT_EQ(connections(srv), with_b + 1) << "the waiter's subscriber connected";
     held.release();
     waiter.join();
+}
+
+namespace {
+
+int threads_of_this_process() {
+    int n = 0;
+    for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task"))
+        ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST(Waiting, ThreadsStartOnlyWhenNeeded) {
+    RedisServer srv;
+    const int before = threads_of_this_process();
+    auto c = deadbolt::Client::connect(srv.url());  // an address: no resolver thread
+    EXPECT_EQ(threads_of_this_process(), before);
+    c.acquire("job").release();  // the renewer starts with the first lease
+    EXPECT_TRUE(c.latch("open").wait_for(10ms));
+    EXPECT_EQ(threads_of_this_process(), before + 1) << "no subscriber without a wait";
+    // A host name is still resolved (on Asio's resolver thread).
+    deadbolt::Client::connect("redis://localhost:" + std::to_string(srv.port())).ping();
 }
