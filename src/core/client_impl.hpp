@@ -1,6 +1,7 @@
 // ClientImpl: the shared state behind Client handles, Mutexes and Leases.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -46,6 +47,19 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
 
     Endpoint ep;
     std::string id;  // random per client: the default owner prefix of reentrant locks
+
+    /// Holdings of reentrant locks under their default owner (key, owner), counted across
+    /// this client's handles: they share reentrancy in one thread, as Redisson's do, and a
+    /// holding the server shows that is not counted here is a leftover, not a re-entry.
+    /// Adds delta and returns the count.
+    int reentrant_holds(const std::string& key, const std::string& owner, int delta) {
+        std::lock_guard lk(reentrant_m_);
+        auto& n = reentrant_holds_[key + '\0' + owner];
+        n += delta;
+        int now = n;
+        if (n <= 0) reentrant_holds_.erase(key + '\0' + owner);
+        return now;
+    }
     std::shared_ptr<Connection>
         conn;                        // the single server, the first Redlock node; none on a cluster
     std::shared_ptr<Server> server;  // where keyed commands go: conn, or the cluster
@@ -59,6 +73,9 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
 
   private:
+    std::mutex reentrant_m_;
+    std::map<std::string, int> reentrant_holds_;
+
     ClientImpl(Endpoint e, std::shared_ptr<Connection> c, std::shared_ptr<Server> s,
                std::shared_ptr<Nodes> n);
 

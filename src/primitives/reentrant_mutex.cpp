@@ -24,8 +24,12 @@ ReentrantMutex::~ReentrantMutex() {
         held.swap(held_);
     }
     // Latest holding first, as the owner would have unlocked them.
-    for (auto& [owner, leases] : held)
+    for (auto& [owner, leases] : held) {
+        if (owner_.empty())
+            client_->reentrant_holds(client_->ep.options.key_prefix + name_, owner,
+                                     -static_cast<int>(leases.size()));
         while (!leases.empty()) leases.pop_back();
+    }
 }
 
 std::string ReentrantMutex::owner() const {
@@ -37,12 +41,20 @@ std::string ReentrantMutex::owner() const {
 bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec) {
     std::string who = owner();
     auto spec = detail::reentrant_spec(client_->ep.options.key_prefix, name_, options_, who);
-    {
+    const std::string& key = spec.keys.front();
+    if (owner_.empty()) {
+        // Only this client uses its default owner: if none of its handles holds the lock, a
+        // holding of ours on the server is a leftover (a grant whose reply was lost, data
+        // rolled back by a restart or failover) and gets a new holding and a new fence.
+        spec.reentry = client_->reentrant_holds(key, who, 0) > 0;
+        if (!spec.reentry) spec.args = {"fresh"};
+    } else {
         std::lock_guard lk(m_);
         spec.reentry = held_.contains(who);
     }
     Lease l;
     if (!detail::take(client_, spec, deadline, l, ec)) return false;
+    if (owner_.empty()) client_->reentrant_holds(key, who, 1);
     std::lock_guard lk(m_);
     held_[who].push_back(std::move(l));
     return true;
@@ -74,6 +86,8 @@ void ReentrantMutex::unlock() noexcept {
         last.emplace(std::move(it->second.back()));
         it->second.pop_back();
         if (it->second.empty()) held_.erase(it);
+        if (owner_.empty())
+            client_->reentrant_holds(client_->ep.options.key_prefix + name_, who, -1);
     } catch (...) {
         return;  // owner() could not allocate: nothing was taken out
     }

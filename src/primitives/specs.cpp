@@ -88,6 +88,7 @@ AcquireSpec reentrant_spec(std::string_view prefix, std::string_view name, const
                            std::string_view owner) {
     AcquireSpec s = base(prefix, name, o);
     s.script = &reentrant_acquire_script();
+    s.args = {"again"};  // "fresh": this client does not hold it, whatever the server says
     s.primitive = "reentrant";
     s.kind = &reentrant_kind();
     s.op_keys = {s.keys[0]};

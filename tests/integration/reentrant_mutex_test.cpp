@@ -61,6 +61,41 @@ TEST(ReentrantMutex, TwoHandlesOfOneOwnerIdAgreeOnTheCount) {
     other->unlock();
 }
 
+TEST(ReentrantMutex, HandlesOfOneClientShareReentryInOneThread) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto a = c.reentrant_mutex("re");
+    auto b = c.reentrant_mutex("re");  // as Redisson's RLocks of one client
+    a->lock();
+    ASSERT_TRUE(b->try_lock());
+    EXPECT_EQ(b->lease().fence(), a->lease().fence()) << "one holding, entered twice";
+    EXPECT_EQ(srv.raw().cmd({"HGET", "re", a->owner()}).str, "2");
+    a->unlock();
+    EXPECT_EQ(srv.raw().cmd({"HGET", "re", a->owner()}).str, "1");
+    b->unlock();
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "re"}).integer, 0);
+}
+
+// The torture's restart and failover nemeses found it: data rolled back to a snapshot that
+// shows our owner holding was taken for a re-entry, and the old fence was handed out again.
+TEST(ReentrantMutex, AHoldingOfOursTheServerRolledBackIsNotAReentry) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto m = c.reentrant_mutex("re");
+    auto raw = srv.raw();
+    m->lock();
+    const auto first = m->lease().fence();
+    auto snapshot = raw.cmd({"DUMP", "re"}).str;
+    m->unlock();
+    raw.cmd({"RESTORE", "re", "30000", snapshot});  // as a restart from an older RDB would
+    m->lock();
+    EXPECT_GT(m->lease().fence(), first) << "a new holding gets a new fence";
+    EXPECT_EQ(m->hold_count(), 1u);
+    EXPECT_EQ(raw.cmd({"HGET", "re", m->owner()}).str, "1");
+    m->unlock();
+    EXPECT_EQ(raw.cmd({"EXISTS", "re"}).integer, 0) << "one unlock frees it";
+}
+
 TEST(ReentrantMutex, DeadHolderExpiresAndLossIsSignalled) {
     RedisServer srv;
     auto a = deadbolt::Client::connect(srv.url());

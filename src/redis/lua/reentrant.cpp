@@ -6,10 +6,14 @@ namespace deadbolt::detail {
 namespace {
 
 // The fence is issued on the first acquisition only; re-entries return it unchanged, as
-// {2, fence} so that Redlock does not mistake a re-entry for a new holding to fence.
+// {2, fence} so that Redlock does not mistake a re-entry for a new holding to fence. ARGV[4]
+// "fresh": the caller holds nothing under this owner, so a holding of the owner found here is
+// a leftover (a lost reply, a rollback) and is replaced by a new one with a new fence.
 constexpr std::string_view kAcquire = R"lua(
 local last = redis.call('GET', KEYS[2])
-if redis.call('EXISTS', KEYS[1]) == 0 then
+local leftover = ARGV[4] == 'fresh' and redis.call('TYPE', KEYS[1])['ok'] == 'hash' and
+                 redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if redis.call('EXISTS', KEYS[1]) == 0 or leftover then
   local fence = next_fence(last, KEYS[2], ARGV[3])
   redis.call('HSET', KEYS[1], ARGV[1], 1, '', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
