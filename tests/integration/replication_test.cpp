@@ -73,7 +73,9 @@ TEST(SyncReplicas, TooFewAcknowledgementsFailTheAcquireAndLeaveNothing) {
 
 TEST(SyncReplicas, UnconfirmedRenewalsLetTheLeaseRunOutAndSignalIt) {
     Replicated s;
-    auto client = deadbolt::Client::connect(s.url("sync_replicas=2&sync_timeout=400ms"));
+    // 1 s: a healthy replica on a loaded machine answers (400 ms once failed the acquire
+    // under a parallel build); a paused one still lets the 1.5 s lease run out.
+    auto client = deadbolt::Client::connect(s.url("sync_replicas=2&sync_timeout=1s"));
     auto m = client.mutex("job", {.ttl = 1500ms});
     m.lock();
     auto& lease = m.lease();

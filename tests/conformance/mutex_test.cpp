@@ -1,0 +1,119 @@
+// Mutex conformance: what every backend must do for an exclusive lock, run against each.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "backends.hpp"
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace deadbolt::conformance {
+
+template <class B>
+class MutexContract : public ::testing::Test {
+  protected:
+    B& backend = shared<B>();
+    // A name of this test's own: the backend is shared by the suite.
+    std::string name(const std::string& what) {
+        return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ":" +
+               what;
+    }
+    Client connect(const ClientOptions& o = {}) { return Client::connect(backend.url(), o); }
+};
+
+using Backends = ::testing::Types<OneServer, Sentinel, Cluster, Redlock>;
+TYPED_TEST_SUITE(MutexContract, Backends, BackendName);
+
+TYPED_TEST(MutexContract, ExcludesOtherClientsUntilReleased) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    auto held = a.acquire(n);
+    EXPECT_THROW(b.acquire(n, {}, {.deadline = Clock::now()}), LockError);
+    held.release();
+    auto next = b.acquire(n, {}, {.deadline = Clock::now()});
+    EXPECT_GT(next.fence(), held.fence());
+}
+
+TYPED_TEST(MutexContract, FencesStrictlyIncreaseAcrossClients) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    std::uint64_t last = 0;
+    for (int i = 0; i < 20; ++i) {
+        auto l = (i % 2 ? a : b).acquire(n);
+        EXPECT_GT(l.fence(), last) << i;
+        last = l.fence();
+    }
+}
+
+TYPED_TEST(MutexContract, AWaiterIsWokenByTheReleaseNotByTheTtl) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    auto held = a.acquire(n, {.ttl = 60s});
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(200ms);
+        held.release();
+    });
+    // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
+    auto got = b.acquire(n, {}, {.deadline = Clock::now() + 20s});
+    releaser.join();
+    EXPECT_TRUE(got.valid());
+}
+
+TYPED_TEST(MutexContract, AnExpiredHolderFreesTheLock) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    auto dead = a.acquire(n, {.ttl = 300ms, .auto_renew = false});
+    auto got = b.acquire(n, {}, {.deadline = Clock::now() + 10s});
+    EXPECT_GT(got.fence(), dead.fence());
+}
+
+TYPED_TEST(MutexContract, ALossFiresTheStopTokenAndOnLostOnce) {
+    auto n = this->name("job");
+    std::atomic<int> lost{0};
+    auto a = this->connect();
+    auto held =
+        a.acquire(n, {.ttl = 600ms, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    this->backend.take_away(n);
+    EXPECT_TRUE(test::eventually([&] { return held.stop_token().stop_requested(); }));
+    std::this_thread::sleep_for(300ms);  // further renewals must not report it again
+    EXPECT_EQ(lost.load(), 1);
+    EXPECT_TRUE(held.lost());
+}
+
+TYPED_TEST(MutexContract, ACancelledWaitEndsAtOnce) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    auto held = a.acquire(n, {.ttl = 60s});
+    std::stop_source stop;
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(100ms);
+        stop.request_stop();
+    });
+    auto t0 = Clock::now();
+    try {
+        b.acquire(n, {}, {.cancel = stop.get_token()});
+        ADD_FAILURE() << "acquired a held lock";
+    } catch (const LockError& e) {
+        EXPECT_EQ(e.code(), errc::cancelled);
+    }
+    canceller.join();
+    EXPECT_LT(Clock::now() - t0, 10s);
+}
+
+TYPED_TEST(MutexContract, BadInputIsAUsageErrorAndWritesNothing) {
+    auto a = this->connect();
+    EXPECT_THROW(a.acquire(""), UsageError);
+    EXPECT_THROW(a.acquire(std::string(kMaxNameBytes + 1, 'x')), UsageError);
+    EXPECT_THROW(a.acquire(this->name("job"), {.ttl = 0ms}), UsageError);
+    EXPECT_FALSE(a.status(this->name("job")).held);
+    // Binary names are names.
+    auto bin = this->name(std::string("a\0b\xff", 4));
+    auto l = a.acquire(bin);
+    EXPECT_TRUE(a.status(bin).held);
+}
+
+}  // namespace deadbolt::conformance
