@@ -2,20 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "backends/redis/acl.hpp"
+#include "backends/redis/commands.hpp"
+#include "backends/redis/keys.hpp"
+#include "backends/redis/net/url.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/specs.hpp"
+#include "backends/redis/topology/redlock.hpp"
+#include "backends/redis/topology/redlock_setup.hpp"
 #include "core/client_impl.hpp"
 #include "core/quorum.hpp"
-#include "core/redlock.hpp"
-#include "core/redlock_setup.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/fence.hpp"
-#include "net/url.hpp"
-#include "primitives/specs.hpp"
 #include "primitives/take.hpp"
-#include "redis/acl.hpp"
-#include "redis/commands.hpp"
-#include "redis/keys.hpp"
-#include "redis/replies.hpp"
 
 namespace deadbolt {
 
@@ -192,8 +192,7 @@ MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions option
 
 Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOptions& options,
                           const AcquireOptions& how) const {
-    return detail::take(impl_, detail::multi_spec(impl_->ep.options.key_prefix, names, options),
-                        how, nullptr);
+    return detail::take(impl_, detail::multi_spec_of(names, options), how, nullptr);
 }
 
 RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
@@ -215,9 +214,7 @@ std::unique_ptr<LeaderElection> Client::election(std::string_view name,
 Lease Client::campaign(std::string_view name, std::string_view value, const MutexOptions& options,
                        const AcquireOptions& how) const {
     detail::validate_leader_value(value).throw_if_error();
-    return detail::take(impl_,
-                        detail::election_spec(impl_->ep.options.key_prefix, name, options, value),
-                        how, nullptr);
+    return detail::take(impl_, detail::leader_spec(name, options, value), how, nullptr);
 }
 
 CountDownLatch Client::latch(std::string_view name) const {
@@ -230,28 +227,30 @@ CountDownLatch Client::latch(std::string_view name) const {
 
 Lease Client::acquire(std::string_view name, const MutexOptions& options,
                       const AcquireOptions& how) const {
-    return detail::take(impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options), how,
+    return detail::take(impl_, detail::spec_of(detail::Shape::exclusive, name, options), how,
                         nullptr);
 }
 
 Lease Client::acquire(std::string_view name, const MutexOptions& options, const AcquireOptions& how,
                       std::error_code& ec) const noexcept {
     return detail::without_throwing(ec, [&] {
-        return detail::take(impl_, detail::mutex_spec(impl_->ep.options.key_prefix, name, options),
-                            how, &ec);
+        return detail::take(impl_, detail::spec_of(detail::Shape::exclusive, name, options), how,
+                            &ec);
     });
 }
 
 Lease Client::acquire(std::string_view name, LockMode mode, const MutexOptions& options,
                       const AcquireOptions& how) const {
-    const auto& prefix = impl_->ep.options.key_prefix;
+    auto take = [&](detail::Shape shape) {
+        return detail::take(impl_, detail::spec_of(shape, name, options), how, nullptr);
+    };
     switch (mode) {
         case LockMode::fair:
-            return detail::take(impl_, detail::fair_spec(prefix, name, options), how, nullptr);
+            return take(detail::Shape::fair);
         case LockMode::shared:
-            return detail::take(impl_, detail::read_spec(prefix, name, options), how, nullptr);
+            return take(detail::Shape::read);
         case LockMode::write:
-            return detail::take(impl_, detail::write_spec(prefix, name, options), how, nullptr);
+            return take(detail::Shape::write);
         case LockMode::exclusive:
             break;
     }

@@ -7,13 +7,12 @@
 #include "core/lease_state.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
-#include "redis/commands.hpp"
 
 namespace deadbolt {
 namespace detail {
 
 void LeaseState::leave_local_queue() noexcept {
-    if (!left_queue.exchange(true)) client->local.leave(queue_key);
+    if (!left_queue.exchange(true)) client->local.leave(local_line);
 }
 
 void LeaseState::mark_lost(std::error_code why) noexcept {
@@ -38,19 +37,19 @@ Status LeaseState::release() noexcept {
     Status st;
     auto started = Clock::now();
     try {
-        client->renewer->remove(this);
-        Reply r;
-        auto call = op(*kind->release, px);
-        st = client->nodes->eval(call.view(), r, client->lease_deadline(options.ttl));
-        // Not known to be done: the key may still hold our token. Delete it in the background
-        // once the server answers again, so waiters need not sit out the whole TTL.
-        if (!st.ok() && is_retryable(st.ec))
-            client->renewer->add_cleanup(std::move(call), valid_until() + px);
-        // 1 + the number of clients the release message woke.
-        if (st.ok() && r.type == Reply::Type::integer && r.integer > 1 &&
-            kind->yield_after_release && options.handoff_grace.count() > 0)
-            client->handoffs.note(channel, Clock::now() + options.handoff_grace);
-        if (st.ok() && !(r.type == Reply::Type::integer && r.integer >= 1))
+        ClientImpl& c = *client;
+        c.renewer->remove(this);
+        const Holding* h = holding.get();
+        Verdict v = c.store->release({&h, 1}, c.store->deadline_for(options.ttl)).front();
+        // Not known to be done: the engine may still hold it for us. Release it in the
+        // background once the engine answers again, so waiters need not sit out the TTL.
+        if (v.is == Verdict::Is::unknown && is_retryable(v.status.ec))
+            c.renewer->add_cleanup(holding, valid_until() + px);
+        if (v.is == Verdict::Is::yes && v.woke > 0 && hands_off &&
+            options.handoff_grace.count() > 0)
+            c.handoffs.note(handoff_key, Clock::now() + options.handoff_grace);
+        if (v.is == Verdict::Is::unknown) st = std::move(v.status);
+        if (v.is == Verdict::Is::no)
             st = Status::error(errc::not_owner,
                                fmt::format("lock '{}' was no longer ours at release: it expired "
                                            "or was taken; fence {} may have been overtaken",
@@ -71,25 +70,20 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
     if (Status st = validate_ttl(ttl, "extend ttl"); !st.ok()) return st;
     if (released) return Status::error(errc::not_owner, "the lease was released");
     try {
-        auto sent_at = client->now();
-        Reply r;
-        auto call = op(*kind->extend, ttl + options.lock_delay);
-        Status st = client->nodes->eval(call.view(), r, client->lease_deadline(ttl));
-        if (!st.ok()) return st;
-        if (r.type == Reply::Type::integer && r.integer == 1 && client->nodes->redlock() &&
-            client->now() >= valid_until()) {
-            // A majority that answered after validity ran out is too late (see Renewer).
+        ClientImpl& c = *client;
+        auto sent_at = c.now();
+        Renewal r{holding.get(), ttl + options.lock_delay};
+        Verdict v = c.store->extend({&r, 1}, c.store->deadline_for(ttl)).front();
+        // Not answered, or not confirmed by enough replicas: the old validity stands.
+        if (v.is == Verdict::Is::unknown) return v.status;
+        if (v.is == Verdict::Is::yes && c.store->late_yes_is_lost() && c.now() >= valid_until()) {
             mark_lost(make_error_code(errc::timeout));
             return Status::error(errc::not_owner,
-                                 fmt::format("lock '{}': the Redlock majority confirmed the "
-                                             "extension only after the lease's validity ended",
+                                 fmt::format("lock '{}': the majority confirmed the extension "
+                                             "only after the lease's validity ended",
                                              name));
         }
-        if (r.type == Reply::Type::integer && r.integer == 1) {
-            // Not confirmed by enough replicas: the old validity stands.
-            auto view = call.view();
-            if (st = client->nodes->confirm_replicated({&view, 1}, client->deadline()); !st.ok())
-                return st;
+        if (v.is == Verdict::Is::yes) {
             set_valid_until(validity_deadline(sent_at, ttl));
             return {};
         }
@@ -104,25 +98,14 @@ Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
 Status LeaseState::is_current(bool& current) const noexcept {
     current = false;
     try {
-        Reply r;
-        Status st = client->nodes->eval(op(*kind->check, px).view(), r,
-                                        client->lease_deadline(options.ttl));
-        if (!st.ok()) return st;
-        current = r.type == Reply::Type::integer && r.integer == 1;
+        const Holding* h = holding.get();
+        Verdict v = client->store->check({&h, 1}, client->store->deadline_for(options.ttl)).front();
+        if (v.is == Verdict::Is::unknown) return v.status;
+        current = v.is == Verdict::Is::yes;
         return {};
     } catch (const std::exception& ex) {
         return Status::error(errc::server_error, ex.what());
     }
-}
-
-ScriptCall LeaseState::view(const Script& script, const std::string& px_s) const {
-    ScriptCall c{&script, {op_keys.begin(), op_keys.end()}, {token, channel, px_s}};
-    c.args.insert(c.args.end(), op_args.begin(), op_args.end());
-    return c;
-}
-
-OwnedCall LeaseState::op(const Script& script, std::chrono::milliseconds px) const {
-    return lease_call(script, op_keys, token, channel, px, op_args);
 }
 
 }  // namespace detail

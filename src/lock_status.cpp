@@ -3,16 +3,16 @@
 
 #include <set>
 
+#include "backends/redis/commands.hpp"
+#include "backends/redis/keys.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/scripts.hpp"
 #include "core/client_impl.hpp"
 #include "core/quorum.hpp"
 #include "core/token.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
-#include "redis/commands.hpp"
-#include "redis/keys.hpp"
-#include "redis/replies.hpp"
-#include "redis/scripts.hpp"
 
 namespace deadbolt {
 namespace {

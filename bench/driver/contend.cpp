@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
+#include "backends/redis/scripts.hpp"
 #include "deadbolt/deadbolt.hpp"
-#include "redis/scripts.hpp"
 #include "scenarios.hpp"
 
 namespace deadbolt::bench {

@@ -3,8 +3,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "backends/redis/scripts.hpp"
 #include "deadbolt/deadbolt.hpp"
-#include "redis/scripts.hpp"
 #include "scenarios.hpp"
 
 namespace deadbolt::bench {

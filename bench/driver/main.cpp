@@ -5,7 +5,7 @@
 #include <exception>
 #include <string>
 
-#include "redis/scripts.hpp"
+#include "backends/redis/scripts.hpp"
 #include "scenarios.hpp"
 
 int main(int argc, char** argv) {

@@ -13,9 +13,9 @@
 #include <string>
 #include <system_error>
 
+#include "backends/redis/net/status.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/acquire_options.hpp"
-#include "net/status.hpp"
 
 namespace deadbolt::detail {
 

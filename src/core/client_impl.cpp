@@ -1,5 +1,7 @@
 #include "core/client_impl.hpp"
 
+#include "backends/redis/store.hpp"
+
 #include "core/quorum.hpp"
 #include "core/token.hpp"
 
@@ -35,7 +37,12 @@ ClientImpl::ClientImpl(Endpoint e, std::shared_ptr<Connection> c, std::shared_pt
                : nullptr),
       server(s ? std::move(s) : one_server(conn)),
       nodes(n ? std::move(n) : std::make_shared<Nodes>(server)),
-      renewer(std::make_shared<Renewer>(nodes, ep.options.command_timeout, ep.options.clock)) {}
+      store(std::make_shared<RedisStore>(*this)),
+      renewer(std::make_shared<Renewer>(store, ep.options.clock)) {
+    store->on_doubt = [weak = std::weak_ptr<Renewer>(renewer)] {
+        if (auto r = weak.lock()) r->verify_all();
+    };
+}
 
 ClientImpl::~ClientImpl() {
     if (sentinel) sentinel->stop();  // no more moves
@@ -81,7 +88,7 @@ void ClientImpl::primary_moved(const std::string& host, std::uint16_t port) {
         if (sub_) sub_->retarget(host, port);
     }
     conn->retarget(host, port);
-    renewer->verify_all();
+    if (store->on_doubt) store->on_doubt();  // the new primary may not hold what we held
 }
 
 }  // namespace deadbolt::detail

@@ -5,16 +5,17 @@
 #include <memory>
 #include <mutex>
 
+#include "backends/redis/net/connection.hpp"
+#include "backends/redis/net/endpoint.hpp"
+#include "backends/redis/net/subscriber.hpp"
+#include "backends/redis/topology/cluster.hpp"
+#include "backends/redis/topology/nodes.hpp"
+#include "backends/redis/topology/sentinel.hpp"
+#include "backends/redis/topology/server.hpp"
 #include "core/handoffs.hpp"
 #include "core/local_queue.hpp"
-#include "core/nodes.hpp"
 #include "core/renewer.hpp"
-#include "core/sentinel.hpp"
-#include "net/connection.hpp"
-#include "net/endpoint.hpp"
-#include "net/subscriber.hpp"
-#include "redis/cluster.hpp"
-#include "redis/server.hpp"
+#include "core/store.hpp"
 
 namespace deadbolt {
 struct AcquireOptions;
@@ -65,6 +66,7 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     std::shared_ptr<Server> server;  // where keyed commands go: conn, or the cluster
     std::shared_ptr<Cluster> cluster;  // redis-cluster:// clients
     std::shared_ptr<Nodes> nodes;      // where leases live: server, or the Redlock nodes
+    std::shared_ptr<Store> store;      // the seam: what acquire, Lease and the renewer use
     std::shared_ptr<Renewer> renewer;
     std::vector<std::string> warnings;  // legal but weak configuration, found at connect
     LocalQueue local;

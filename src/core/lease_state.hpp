@@ -10,9 +10,9 @@
 #include <stop_token>
 #include <string>
 
+#include "core/status.hpp"
+#include "core/store.hpp"
 #include "deadbolt/options.hpp"
-#include "net/status.hpp"
-#include "redis/commands.hpp"
 
 namespace deadbolt::detail {
 
@@ -27,18 +27,17 @@ inline Clock::time_point now_on(const LeaseClock& clock) {
 struct LeaseState {
     std::shared_ptr<ClientImpl> client;
     std::string name;
-    const char* primitive = "mutex";   // LockEvent::primitive
-    const LeaseKind* kind = nullptr;   // the scripts that renew, release and check it
-    std::vector<std::string> op_keys;  // KEYS of kind's scripts
-    std::vector<std::string> op_args;  // ARGV of kind's scripts after {token, channel, px}
-    std::string channel;               // where its release is announced
-    std::string queue_key;             // this process's local queue line; empty = none
+    const char* primitive = "mutex";         // LockEvent::primitive
+    std::shared_ptr<const Holding> holding;  // the engine's record: what it extends, releases
+    std::string handoff_key;                 // where a release's handoff is noted
+    bool hands_off = false;                  // a release that woke waiters lets them go first
+    std::string local_line;                  // this process's local queue line; empty = none
     std::string token;
     std::uint64_t fence = 0;
     std::vector<std::string> names;     // a MultiLock's names; empty for one name
     std::vector<std::uint64_t> fences;  // a MultiLock's fence per name, in names' order
     MutexOptions options;
-    std::chrono::milliseconds px{0};  // server-side expiry: ttl + lock_delay
+    std::chrono::milliseconds px{0};  // how long the engine keeps it: ttl + lock_delay
     Clock::time_point acquired_at;    // when the acquiring request was sent
 
     std::atomic<Clock::rep> valid_until_rep{0};
@@ -61,20 +60,14 @@ struct LeaseState {
     /// not block the rest of its process once its lease is gone).
     void leave_local_queue() noexcept;
 
-    /// Server-side release; leaves the local queue. Idempotent; never throws.
+    /// Releases it on the engine; leaves the local queue. Idempotent; never throws.
     Status release() noexcept;
 
-    /// CAS PEXPIRE to ttl (+ lock_delay); moves valid_until on success.
+    /// Keeps it for ttl (+ lock_delay) more if it is still ours; moves valid_until on success.
     Status extend(std::chrono::milliseconds ttl) noexcept;
 
-    /// Asks the server whether the key still holds our token.
+    /// Asks the engine whether it is still ours.
     Status is_current(bool& current) const noexcept;
-
-    /// A call of one of kind's scripts for this lease, with the server expiry px.
-    OwnedCall op(const Script& script, std::chrono::milliseconds px) const;
-    /// The same call as views into this lease (no copies: the renewal pipeline's hot path);
-    /// px_s must outlive the returned call.
-    ScriptCall view(const Script& script, const std::string& px_s) const;
 };
 
 }  // namespace deadbolt::detail

@@ -69,10 +69,10 @@ NodeSetCheck check_node_set(const std::vector<std::string>& addresses, bool allo
     return out;
 }
 
-Verdict tally(int yes, int no, int n) {
-    if (yes >= majority(n)) return Verdict::yes;
-    if (no > n - majority(n)) return Verdict::no;
-    return Verdict::undecided;
+Tally tally(int yes, int no, int n) {
+    if (yes >= majority(n)) return Tally::yes;
+    if (no > n - majority(n)) return Tally::no;
+    return Tally::undecided;
 }
 
 std::chrono::milliseconds redlock_wait(std::vector<std::chrono::milliseconds> refusals,

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/redis/net/status.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/leader_election.hpp"
-#include "net/status.hpp"
 
 namespace deadbolt::detail {
 
@@ -31,8 +31,8 @@ std::chrono::milliseconds node_timeout(std::chrono::milliseconds ttl,
 /// How one lease script's per-node answers decide (extend, release, check): yes once a
 /// majority said yes, no once a majority can no longer say yes, else undecided (too few nodes
 /// answered: nothing is known, try again).
-enum class Verdict { yes, no, undecided };
-Verdict tally(int yes, int no, int n);
+enum class Tally { yes, no, undecided };
+Tally tally(int yes, int no, int n);
 
 /// How long a failed attempt should sleep before the next: until enough of the other holder's
 /// keys expire (refusals: their remaining TTLs in ms, -1 = no expiry) that, with the free_nodes

@@ -5,10 +5,8 @@
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/events.hpp"
-#include "core/quorum.hpp"
 #include "core/threads.hpp"
 #include "core/validity.hpp"
-#include "redis/commands.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -22,9 +20,8 @@ std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
                                      : std::max(o.ttl / 3, std::chrono::milliseconds(1));
 }
 
-Renewer::Renewer(std::shared_ptr<Nodes> nodes, std::chrono::milliseconds command_timeout,
-                 LeaseClock clock)
-    : nodes_(std::move(nodes)), command_timeout_(command_timeout), clock_(std::move(clock)) {}
+Renewer::Renewer(std::shared_ptr<Store> store, LeaseClock clock)
+    : store_(std::move(store)), clock_(std::move(clock)) {}
 
 Renewer::~Renewer() {
     if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
@@ -58,11 +55,10 @@ void Renewer::remove(const LeaseState* lease) {
     leases_.erase(it);
 }
 
-void Renewer::add_cleanup(OwnedCall call, Clock::time_point give_up,
-                          std::optional<std::size_t> node) {
+void Renewer::add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up) {
     std::lock_guard lk(m_);
     start_locked();
-    cleanups_.push_back({std::move(call), give_up, now_on(clock_), 0, node});
+    cleanups_.push_back({std::move(h), give_up, now_on(clock_), 0});
     cv_.notify_all();
 }
 
@@ -76,20 +72,16 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     });
     if (due.empty()) return;
     lk.unlock();
-    // One pipeline per target: the majority of every node, or one node.
-    std::map<std::optional<std::size_t>, std::vector<std::size_t>> by_target;
-    for (std::size_t i = 0; i < due.size(); ++i) by_target[due[i].node].push_back(i);
+    std::vector<const Holding*> hs;
+    hs.reserve(due.size());
+    for (auto& c : due) hs.push_back(c.holding.get());
     std::vector<bool> done(due.size(), false);
-    for (const auto& [node, which] : by_target) {
-        std::vector<ScriptCall> calls;
-        calls.reserve(which.size());
-        for (auto i : which) calls.push_back(due[i].call.view());
-        std::vector<Reply> replies;
-        auto deadline = Clock::now() + command_timeout_;
-        Status st = node ? eval_many(nodes_->node(*node), calls, replies, deadline)
-                         : nodes_->eval_many(calls, replies, deadline);
-        for (std::size_t k = 0; k < which.size(); ++k)
-            done[which[k]] = st.ok() && replies[k].type == Reply::Type::integer;  // either way
+    try {
+        auto verdicts = store_->release(hs, store_->deadline());
+        for (std::size_t i = 0; i < due.size(); ++i)
+            done[i] = verdicts[i].is != Verdict::Is::unknown;  // ours or not: either way done
+    } catch (const std::exception&) {
+        // Out of memory: try again later, as after no answer.
     }
     lk.lock();
     for (std::size_t i = 0; i < due.size(); ++i) {
@@ -108,19 +100,14 @@ void Renewer::verify_all() noexcept {
             std::lock_guard lk(m_);
             for (auto& [ptr, e] : leases_) all.push_back(e.lease);
         }
-        std::vector<std::string> px(all.size());
-        std::vector<ScriptCall> calls;
+        std::vector<const Holding*> hs;
+        hs.reserve(all.size());
+        for (auto& l : all) hs.push_back(l->holding.get());
+        if (hs.empty()) return;
+        auto verdicts = store_->check(hs, store_->deadline());
         for (std::size_t i = 0; i < all.size(); ++i) {
-            px[i] = std::to_string(all[i]->px.count());
-            calls.push_back(all[i]->view(*all[i]->kind->check, px[i]));
-        }
-        std::vector<Reply> replies;
-        if (calls.empty() ||
-            !nodes_->eval_many(calls, replies, Clock::now() + command_timeout_).ok())
-            return;  // unknown: the renewals will find out
-        for (std::size_t i = 0; i < all.size(); ++i) {
-            if (replies[i].type != Reply::Type::integer || replies[i].integer == 1) continue;
-            if (all[i]->released) continue;
+            // Unknown: the renewals will find out.
+            if (verdicts[i].is != Verdict::Is::no || all[i]->released) continue;
             remove(all[i].get());
             all[i]->mark_lost(make_error_code(errc::not_owner));
         }
@@ -209,23 +196,15 @@ void Renewer::run() {
 void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
     for (std::size_t begin = 0; begin < batch.size(); begin += kChunk) {
         std::size_t end = std::min(batch.size(), begin + kChunk);
-        std::vector<std::string> px(end - begin);
-        std::vector<ScriptCall> calls;
-        calls.reserve(end - begin);
+        std::vector<Renewal> rs;
+        rs.reserve(end - begin);
+        auto by = Clock::time_point::max();  // a slow node costs its vote, not the validity
         for (std::size_t i = begin; i < end; ++i) {
-            auto& l = *batch[i];
-            px[i - begin] = std::to_string(l.px.count());
-            calls.push_back(l.view(*l.kind->extend, px[i - begin]));
+            rs.push_back({batch[i]->holding.get(), batch[i]->px});
+            by = std::min(by, store_->deadline_for(batch[i]->options.ttl));
         }
         auto sent_at = now_on(clock_);
-        auto timeout = command_timeout_;
-        if (nodes_->redlock())  // a slow node costs its vote, not the batch's validity
-            for (std::size_t i = begin; i < end; ++i)
-                timeout = std::min(timeout, node_timeout(batch[i]->options.ttl, command_timeout_));
-        std::vector<Reply> replies;
-        Status st = nodes_->eval_many(calls, replies, Clock::now() + timeout);
-        // Unconfirmed by enough replicas: leave validity where it was and retry soon.
-        if (st.ok()) st = nodes_->confirm_replicated(calls, Clock::now() + command_timeout_);
+        auto verdicts = store_->extend(rs, by);
         std::vector<std::shared_ptr<LeaseState>> refused;
         std::vector<std::pair<std::shared_ptr<LeaseState>, Status>> told;  // renewed or failed
         {
@@ -235,25 +214,28 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                 auto it = leases_.find(l.get());
                 if (it == leases_.end()) continue;  // released meanwhile
                 Entry& e = it->second;
-                const Reply* r = st.ok() ? &replies[i - begin] : nullptr;
-                // On Redlock a majority that answers after validity ran out is too late: others
-                // may have taken the nodes where our keys had expired.
-                bool in_time = !nodes_->redlock() || now_on(clock_) < l->valid_until();
-                if (r && r->type == Reply::Type::integer && r->integer == 1 && in_time) {
+                Verdict& v = verdicts[i - begin];
+                // A yes after validity ran out may be too late: others may have taken the
+                // nodes where ours had expired.
+                bool in_time = !store_->late_yes_is_lost() || now_on(clock_) < l->valid_until();
+                if (v.is == Verdict::Is::yes && in_time) {
                     l->set_valid_until(validity_deadline(sent_at, l->options.ttl));
                     schedule_locked(e, sent_at + period(l->options));
                     told.emplace_back(l, Status{});
-                } else if (r && r->type == Reply::Type::integer && r->integer != 1) {
+                } else if (v.is == Verdict::Is::no) {
                     refused.push_back(l);
                     leases_.erase(it);
                 } else {
-                    // Transport or server trouble: try again soon, but never past validity.
+                    // Transport or server trouble, or a yes too late: try again soon, but never
+                    // past validity.
                     auto retry = now_on(clock_) +
                                  std::max(period(l->options) / 10, std::chrono::milliseconds(20));
                     schedule_locked(e, std::min(retry, l->valid_until()));
-                    told.emplace_back(
-                        l, st.ok() ? Status::error(errc::protocol_error, "unexpected renewal reply")
-                                   : st);
+                    told.emplace_back(l, v.is == Verdict::Is::yes
+                                             ? Status::error(errc::timeout,
+                                                             "renewed only after the lease's "
+                                                             "validity ended")
+                                             : std::move(v.status));
                 }
             }
         }

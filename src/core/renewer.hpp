@@ -11,12 +11,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <thread>
 #include <vector>
 
 #include "core/lease_state.hpp"
-#include "core/nodes.hpp"
+#include "core/store.hpp"
 
 namespace deadbolt::detail {
 
@@ -24,19 +23,18 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
   public:
     /// clock: the one leases are measured on (empty = Clock::now); schedules and validity
     /// use it, request deadlines do not.
-    Renewer(std::shared_ptr<Nodes> nodes, std::chrono::milliseconds command_timeout,
-            LeaseClock clock);
+    Renewer(std::shared_ptr<Store> store, LeaseClock clock);
     ~Renewer();
 
     void add(const std::shared_ptr<LeaseState>& lease);
     void remove(const LeaseState* lease);
-    /// Runs call (a release, after a lost reply left us holding something unknowingly) in the
-    /// background until the server answers it, or until give_up, when it has expired anyway.
-    /// On Redlock: until a majority decides it, or with node set, until that node answers.
-    void add_cleanup(OwnedCall call, Clock::time_point give_up,
-                     std::optional<std::size_t> node = std::nullopt);
-    /// Asks the server whether each lease is still held (after a failover moved the primary)
-    /// and reports those it does not hold as lost (not_owner). Never throws.
+    /// Releases h (what a lost reply may have left us holding unknowingly, or a waiter's
+    /// state) in the background until the engine answers, or until give_up, when it has
+    /// expired anyway.
+    void add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up);
+    /// Asks the engine whether each lease is still held (it may have dropped some by itself:
+    /// a failover, a session expiry) and reports those it does not hold as lost (not_owner).
+    /// Never throws.
     void verify_all() noexcept;
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();
@@ -53,10 +51,9 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     };
 
     struct Cleanup {
-        OwnedCall call;
+        std::shared_ptr<const Holding> holding;
         Clock::time_point give_up, next_at;
         unsigned attempts = 0;
-        std::optional<std::size_t> node;  // one Redlock node only
     };
 
     void start_locked();
@@ -65,8 +62,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     void schedule_locked(Entry& e, Clock::time_point at);
     void renew(std::vector<std::shared_ptr<LeaseState>>& batch);
 
-    std::shared_ptr<Nodes> nodes_;
-    std::chrono::milliseconds command_timeout_;
+    std::shared_ptr<Store> store_;
     LeaseClock clock_;
     std::mutex m_;
     std::condition_variable cv_;

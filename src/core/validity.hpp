@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/redis/net/status.hpp"
 #include "deadbolt/leader_election.hpp"
 #include "deadbolt/options.hpp"
 #include "deadbolt/rate_limiter.hpp"
-#include "net/status.hpp"
 
 namespace deadbolt::detail {
 

@@ -3,26 +3,24 @@
 #include <random>
 
 #include "core/acquire_fsm.hpp"
-#include "core/client_impl.hpp"
-#include "core/wakeups.hpp"
+#include "core/waiting.hpp"
 
 namespace deadbolt::detail {
 
-bool watch(ClientImpl& c, const std::vector<std::string>& channels,
+bool watch(const Store& store, Waker& waker, bool can_sleep_instead,
            const std::function<Status(Look&)>& look, const AcquireOptions& how,
            std::chrono::milliseconds unarmed_recheck) {
     AcquireFsm fsm(AcquireRules{.deadline = how.deadline,
-                                .can_sleep_instead = c.nodes->redlock() || c.cluster != nullptr,
+                                .can_sleep_instead = can_sleep_instead,
                                 .look_only = true,
                                 .no_expiry_recheck = std::chrono::milliseconds(0),
                                 .unarmed_recheck = unarmed_recheck,
                                 .seed = std::random_device{}()},
                    Clock::now());
-    Wakeups wake(c, how);
     bool looked = false;  // a stop request still gets one look: observers return what they saw
     for (Step step = fsm.start(Clock::now());;) {
-        if (step.unsubscribe) wake.unsubscribe();
-        if (wake.drive(step, fsm, [&] { return channels; })) continue;
+        if (step.unsubscribe) waker.disarm();
+        if (drive_wait(step, fsm, waker, arm_deadline(store, how), how.cancel)) continue;
         switch (step.next) {
             case Next::attempt: {
                 if (looked && how.cancel.stop_requested()) {
@@ -38,7 +36,7 @@ bool watch(ClientImpl& c, const std::vector<std::string>& channels,
                 step = fsm.attempted(a, Clock::now());
                 break;
             }
-            case Next::subscribe:  // wake.drive's
+            case Next::subscribe:  // drive_wait's
             case Next::wait:
             case Next::sleep:
                 break;

@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "backends/redis/commands.hpp"
+#include "backends/redis/keys.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/waker.hpp"
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
-#include "core/watch.hpp"
 #include "deadbolt/acquire_options.hpp"
 #include "deadbolt/error.hpp"
-#include "redis/commands.hpp"
-#include "redis/keys.hpp"
-#include "redis/replies.hpp"
 
 namespace deadbolt {
 namespace {
@@ -80,7 +80,7 @@ bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
     AcquireOptions how;
     how.deadline = deadline;
     how.cancel = cancel;
-    return detail::watch(c, {detail::aux_key(key, "opened")}, look, how, kUnarmedRecheck);
+    return detail::watch_channels(c, {detail::aux_key(key, "opened")}, look, how, kUnarmedRecheck);
 }
 
 }  // namespace deadbolt

@@ -2,17 +2,17 @@
 
 #include <fmt/format.h>
 
+#include "backends/redis/commands.hpp"
+#include "backends/redis/net/subscription.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/specs.hpp"
+#include "backends/redis/waker.hpp"
 #include "core/client_impl.hpp"
 #include "core/quorum.hpp"
 #include "core/threads.hpp"
 #include "core/validity.hpp"
-#include "core/watch.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
-#include "net/subscription.hpp"
-#include "primitives/specs.hpp"
-#include "redis/commands.hpp"
-#include "redis/replies.hpp"
 
 namespace deadbolt {
 LeaderElection::LeaderElection(std::shared_ptr<detail::ClientImpl> client, std::string name,
@@ -142,8 +142,9 @@ Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) co
         found.ttl = now.elected && now.ttl.count() >= 0 ? now.ttl : std::chrono::milliseconds(-1);
         return st;
     };
-    detail::watch(*client_, {detail::observe_channel(client_->ep.options.key_prefix, name_)}, look,
-                  how, kUnsubscribedRecheck);
+    detail::watch_channels(*client_,
+                           {detail::observe_channel(client_->ep.options.key_prefix, name_)}, look,
+                           how, kUnsubscribedRecheck);
     return now;
 }
 

@@ -2,9 +2,9 @@
 
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
+#include "core/lock_spec.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
-#include "primitives/specs.hpp"
 #include "primitives/take.hpp"
 
 namespace deadbolt {
@@ -13,20 +13,19 @@ static_assert(std::is_move_constructible_v<Mutex>);
 
 namespace {
 
-detail::AcquireSpec spec_of(detail::LockFlavor flavor, std::string_view prefix,
-                            std::string_view name, const std::vector<std::string>& names,
-                            const MutexOptions& o) {
+detail::LockSpec spec_of(detail::LockFlavor flavor, std::string_view name,
+                         const std::vector<std::string>& names, const MutexOptions& o) {
     switch (flavor) {
         case detail::LockFlavor::multi:
-            return detail::multi_spec(prefix, names, o);
+            return detail::multi_spec_of(names, o);
         case detail::LockFlavor::fair:
-            return detail::fair_spec(prefix, name, o);
+            return detail::spec_of(detail::Shape::fair, name, o);
         case detail::LockFlavor::write:
-            return detail::write_spec(prefix, name, o);
+            return detail::spec_of(detail::Shape::write, name, o);
         case detail::LockFlavor::plain:
             break;
     }
-    return detail::mutex_spec(prefix, name, o);
+    return detail::spec_of(detail::Shape::exclusive, name, o);
 }
 
 }  // namespace
@@ -78,9 +77,7 @@ bool Mutex::try_lock(std::error_code& ec) noexcept {
 
 bool Mutex::lock_until(clock::time_point deadline) {
     Lease l;
-    if (!detail::take(client_,
-                      spec_of(flavor_, client_->ep.options.key_prefix, name_, names_, options_),
-                      deadline, l, nullptr))
+    if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, nullptr))
         return false;
     std::lock_guard lk(m_);
     lease_.emplace(std::move(l));
@@ -90,9 +87,7 @@ bool Mutex::lock_until(clock::time_point deadline) {
 bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
     return detail::without_throwing(ec, [&] {
         Lease l;
-        if (!detail::take(client_,
-                          spec_of(flavor_, client_->ep.options.key_prefix, name_, names_, options_),
-                          deadline, l, &ec))
+        if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, &ec))
             return false;
         std::lock_guard lk(m_);
         lease_.emplace(std::move(l));

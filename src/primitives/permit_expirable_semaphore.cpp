@@ -1,18 +1,18 @@
 #include "deadbolt/permit_expirable_semaphore.hpp"
 
+#include "backends/redis/commands.hpp"
+#include "backends/redis/specs.hpp"
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
-#include "primitives/specs.hpp"
 #include "primitives/take.hpp"
-#include "redis/commands.hpp"
 
 namespace deadbolt {
 namespace {
 
 // Runs one of the permit scripts for the permit id (held by anyone) and returns its integer.
-long long run_op(detail::ClientImpl& c, const detail::AcquireSpec& spec,
-                 const detail::Script& script, std::string_view id, std::chrono::milliseconds px) {
+long long run_op(detail::ClientImpl& c, const detail::RedisSpec& spec, const detail::Script& script,
+                 std::string_view id, std::chrono::milliseconds px) {
     auto call =
         detail::lease_call(script, spec.op_keys, std::string(id), spec.channel, px, spec.op_args);
     detail::Reply r;
@@ -31,18 +31,13 @@ PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::Clien
       options_(std::move(options)) {}
 
 Permit PermitExpirableSemaphore::acquire(const AcquireOptions& how) const {
-    return detail::take(
-        client_, detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_),
-        how, nullptr);
+    return detail::take(client_, detail::permits_spec(name_, options_, permits_), how, nullptr);
 }
 
 Permit PermitExpirableSemaphore::acquire(const AcquireOptions& how,
                                          std::error_code& ec) const noexcept {
     return detail::without_throwing(ec, [&] {
-        return detail::take(
-            client_,
-            detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_), how,
-            &ec);
+        return detail::take(client_, detail::permits_spec(name_, options_, permits_), how, &ec);
     });
 }
 

@@ -5,10 +5,10 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "backends/redis/commands.hpp"
+#include "backends/redis/scripts.hpp"
 #include "core/client_impl.hpp"
 #include "deadbolt/error.hpp"
-#include "redis/commands.hpp"
-#include "redis/scripts.hpp"
 
 namespace deadbolt {
 

@@ -4,8 +4,8 @@
 #include <thread>
 
 #include "core/client_impl.hpp"
+#include "core/lock_spec.hpp"
 #include "deadbolt/error.hpp"
-#include "primitives/specs.hpp"
 #include "primitives/take.hpp"
 
 namespace deadbolt {
@@ -40,14 +40,15 @@ std::string ReentrantMutex::owner() const {
 
 bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec) {
     std::string who = owner();
-    auto spec = detail::reentrant_spec(client_->ep.options.key_prefix, name_, options_, who);
-    const std::string& key = spec.keys.front();
+    detail::LockSpec spec = detail::spec_of(detail::Shape::reentrant, name_, options_);
+    spec.owner = who;
+    const std::string key = client_->ep.options.key_prefix + name_;
     if (owner_.empty()) {
         // Only this client uses its default owner: if none of its handles holds the lock, a
         // holding of ours on the server is a leftover (a grant whose reply was lost, data
         // rolled back by a restart or failover) and gets a new holding and a new fence.
         spec.reentry = client_->reentrant_holds(key, who, 0) > 0;
-        if (!spec.reentry) spec.args = {"fresh"};
+        spec.leftover_is_new = !spec.reentry;
     } else {
         std::lock_guard lk(m_);
         spec.reentry = held_.contains(who);

@@ -1,8 +1,8 @@
 #include "deadbolt/rwlock.hpp"
 
 #include "core/client_impl.hpp"
+#include "core/lock_spec.hpp"
 #include "deadbolt/error.hpp"
-#include "primitives/specs.hpp"
 #include "primitives/take.hpp"
 
 namespace deadbolt {
@@ -23,8 +23,8 @@ RWLock::~RWLock() {
 
 bool RWLock::lock_shared_until(clock::time_point deadline, std::error_code* ec) {
     Lease l;
-    if (!detail::take(client_, detail::read_spec(client_->ep.options.key_prefix, name(), options_),
-                      deadline, l, ec))
+    if (!detail::take(client_, detail::spec_of(detail::Shape::read, name(), options_), deadline, l,
+                      ec))
         return false;
     std::lock_guard lk(m_);
     readers_.emplace_back(std::this_thread::get_id(), std::move(l));

@@ -1,10 +1,10 @@
 #include "deadbolt/semaphore.hpp"
 
+#include "backends/redis/commands.hpp"
+#include "backends/redis/specs.hpp"
 #include "core/client_impl.hpp"
 #include "deadbolt/error.hpp"
-#include "primitives/specs.hpp"
 #include "primitives/take.hpp"
-#include "redis/commands.hpp"
 
 namespace deadbolt {
 namespace detail {
@@ -37,10 +37,7 @@ Semaphore::~Semaphore() {
 
 bool Semaphore::acquire_until(clock::time_point deadline, std::error_code* ec) {
     Lease l;
-    if (!detail::take(
-            client_,
-            detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_),
-            deadline, l, ec))
+    if (!detail::take(client_, detail::permits_spec(name_, options_, permits_), deadline, l, ec))
         return false;
     std::lock_guard lk(m_);
     leases_.push_back(std::move(l));

@@ -7,7 +7,7 @@ namespace deadbolt::detail {
 namespace {
 
 // acquire_lease, with exceptions caught into st when the caller wants an error_code.
-Lease run(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
+Lease run(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
           const AcquireOptions& how, Status& st, bool catch_all) {
     if (!catch_all) return acquire_lease(client, spec, how, st);
     try {
@@ -22,7 +22,7 @@ Lease run(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
 
 }  // namespace
 
-Lease take(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
+Lease take(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
            const AcquireOptions& how, std::error_code* ec) {
     Status st;
     Lease l = run(client, spec, how, st, ec != nullptr);
@@ -33,7 +33,7 @@ Lease take(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
     return l;
 }
 
-bool take(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
+bool take(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
           Clock::time_point deadline, Lease& out, std::error_code* ec) {
     AcquireOptions how;
     if (deadline != Clock::time_point::max()) how.deadline = deadline;

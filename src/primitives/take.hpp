@@ -10,6 +10,7 @@
 
 #include "core/acquire.hpp"
 #include "core/lease_state.hpp"
+#include "core/lock_spec.hpp"
 #include "deadbolt/lease.hpp"
 
 namespace deadbolt::detail {
@@ -17,7 +18,7 @@ namespace deadbolt::detail {
 /// Acquires spec by deadline (time_point::max() = wait as long as it takes). True with out
 /// set when granted; false when the deadline passed. Other failures throw, or when ec is
 /// given they are stored there (and false returned) without throwing.
-bool take(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
+bool take(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
           Clock::time_point deadline, Lease& out, std::error_code* ec);
 
 /// For the noexcept std::error_code overloads: runs f; if it throws (building a spec's strings,
@@ -35,7 +36,7 @@ auto without_throwing(std::error_code& ec, F&& f) noexcept -> std::invoke_result
 
 /// The same for callers that hold AcquireOptions (deadline, cancel, on_wait): a passed deadline
 /// is LockError(not_acquired), thrown or stored in ec.
-Lease take(const std::shared_ptr<ClientImpl>& client, const AcquireSpec& spec,
+Lease take(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
            const AcquireOptions& how, std::error_code* ec);
 
 }  // namespace deadbolt::detail

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "redis/acl.hpp"
+#include "backends/redis/acl.hpp"
 
 using namespace deadbolt::detail;
 

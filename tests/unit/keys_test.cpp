@@ -3,7 +3,7 @@
 #include <set>
 #include <vector>
 
-#include "redis/keys.hpp"
+#include "backends/redis/keys.hpp"
 
 using namespace deadbolt::detail;
 

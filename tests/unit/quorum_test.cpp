@@ -47,14 +47,14 @@ TEST(Quorum, NodeSetsThatWeakenRedlockAreRefused) {
 }
 
 TEST(Quorum, AVerdictNeedsAMajorityEitherWay) {
-    EXPECT_EQ(tally(3, 0, 5), Verdict::yes);
-    EXPECT_EQ(tally(2, 2, 5), Verdict::undecided);  // one node silent decides it
-    EXPECT_EQ(tally(2, 3, 5), Verdict::no);         // three noes: a majority cannot say yes
-    EXPECT_EQ(tally(0, 2, 5), Verdict::undecided);  // three silent could still all say yes
-    EXPECT_EQ(tally(0, 3, 5), Verdict::no);
-    EXPECT_EQ(tally(1, 1, 3), Verdict::undecided);
-    EXPECT_EQ(tally(1, 0, 1), Verdict::yes);
-    EXPECT_EQ(tally(0, 1, 1), Verdict::no);
+    EXPECT_EQ(tally(3, 0, 5), Tally::yes);
+    EXPECT_EQ(tally(2, 2, 5), Tally::undecided);  // one node silent decides it
+    EXPECT_EQ(tally(2, 3, 5), Tally::no);         // three noes: a majority cannot say yes
+    EXPECT_EQ(tally(0, 2, 5), Tally::undecided);  // three silent could still all say yes
+    EXPECT_EQ(tally(0, 3, 5), Tally::no);
+    EXPECT_EQ(tally(1, 1, 3), Tally::undecided);
+    EXPECT_EQ(tally(1, 0, 1), Tally::yes);
+    EXPECT_EQ(tally(0, 1, 1), Tally::no);
 }
 
 TEST(Quorum, AFailedAttemptWaitsUntilEnoughOfTheHoldersKeysExpire) {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "redis/replies.hpp"
-#include "redis/scripts.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/scripts.hpp"
 #include "reply_builders.hpp"
 
 using namespace deadbolt::detail;

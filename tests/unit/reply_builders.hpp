@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "net/resp.hpp"
+#include "backends/redis/net/resp.hpp"
 
 namespace deadbolt::test {
 

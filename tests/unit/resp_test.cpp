@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "net/resp.hpp"
+#include "backends/redis/net/resp.hpp"
 
 using namespace deadbolt::detail;
 

@@ -1,9 +1,9 @@
 // A MultiLock's lease operation over several cluster slots, split per slot and put back.
 #include <gtest/gtest.h>
 
-#include "redis/keys.hpp"
-#include "redis/scripts.hpp"
-#include "redis/slot_split.hpp"
+#include "backends/redis/keys.hpp"
+#include "backends/redis/scripts.hpp"
+#include "backends/redis/topology/slot_split.hpp"
 #include "reply_builders.hpp"
 
 using deadbolt::detail::key_slot;

@@ -1,7 +1,7 @@
 // What a cluster says about where keys live: CLUSTER SLOTS replies and redirections.
 #include <gtest/gtest.h>
 
-#include "redis/slots.hpp"
+#include "backends/redis/topology/slots.hpp"
 #include "reply_builders.hpp"
 
 using deadbolt::detail::NodeAddress;

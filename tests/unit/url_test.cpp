@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "net/url.hpp"
+#include "backends/redis/net/url.hpp"
 
 using deadbolt::detail::Endpoint;
 using deadbolt::detail::kSentinelPort;

@@ -1,0 +1,74 @@
+#include "backends/redis/claim.hpp"
+
+#include "backends/redis/holding.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/topology/multi_slots.hpp"
+#include "backends/redis/topology/redlock.hpp"
+
+namespace deadbolt::detail {
+
+RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
+    : c_(c),
+      spec_(std::move(spec)),
+      traits_{.local_line = spec_.queue_key,
+              .handoff_key = spec_.channel,
+              .hands_off = spec_.kind->yield_after_release,
+              .abandons = spec_.abandon != nullptr,
+              .wakes_by_token = !spec_.grant_prefix.empty(),
+              .can_sleep_instead = c.nodes->redlock() || c.cluster != nullptr,
+              .refresh = spec_.refresh},
+      waker_(
+          c, [this] { return channels(); }, std::move(cancel)) {}
+
+// A FairMutex waiter sleeps on its own grant channel; the others on every release channel
+// of what they want (several for a MultiLock).
+std::vector<std::string> RedisClaim::channels() const {
+    if (!spec_.grant_prefix.empty()) return {spec_.grant_prefix + argv_.front()};
+    std::vector<std::string> out{spec_.channel};
+    out.insert(out.end(), spec_.extra_channels.begin(), spec_.extra_channels.end());
+    return out;
+}
+
+ScriptCall RedisClaim::call() const {
+    return {spec_.script, {spec_.keys.begin(), spec_.keys.end()}, {argv_.begin(), argv_.end()}};
+}
+
+void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                         Fences& f) {
+    argv_ = {token, std::to_string(keep.count()),
+             std::to_string((keep + std::chrono::minutes(1)).count())};
+    argv_.insert(argv_.end(), spec_.args.begin(), spec_.args.end());
+    ScriptCall c = call();
+    AttemptOutcome out;
+    if (c_.nodes->redlock()) {
+        a.status = redlock_attempt(c_, spec_, c, keep, a.sent_at, out);
+    } else if (multi_spans_slots(c_, spec_)) {
+        a.status = multi_slots_attempt(c_, spec_, c, keep, a.sent_at, out);
+    } else {
+        Reply reply;
+        a.status = c_.server->eval(c, reply, c_.deadline());
+        if (a.status.ok()) a.status = parse_acquire(reply, out, spec_.fenced);
+    }
+    a.acquired = out.acquired;
+    a.pttl = out.pttl;
+    a.cleanup_pending = out.cleanup_pending;
+    f.fence = out.fence;
+    f.each = std::move(out.fences);
+}
+
+Status RedisClaim::confirm() {
+    ScriptCall c = call();
+    return c_.server->confirm_replicated({&c, 1}, c_.deadline());
+}
+
+std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
+                                             std::chrono::milliseconds keep) const {
+    return RedisHolding::held(spec_, token, keep);
+}
+
+std::shared_ptr<Holding> RedisClaim::waiter(const std::string& token,
+                                            std::chrono::milliseconds keep) const {
+    return RedisHolding::waiting(spec_, token, keep);
+}
+
+}  // namespace deadbolt::detail

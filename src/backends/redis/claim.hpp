@@ -1,0 +1,42 @@
+// RedisClaim: one acquisition on Redis: the shape's acquire script, run on one server, split
+// over a cluster's slots (a MultiLock) or on every Redlock node, and pub/sub to wake on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/redis/specs.hpp"
+#include "backends/redis/waker.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class RedisClaim final : public Claim {
+  public:
+    RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel);
+
+    const ClaimTraits& traits() const override { return traits_; }
+    void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                 Fences& f) override;
+    Status confirm() override;
+    std::shared_ptr<Holding> holding(const std::string& token,
+                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> waiter(const std::string& token,
+                                    std::chrono::milliseconds keep) const override;
+
+    Status arm(Clock::time_point until) override { return waker_.arm(until); }
+    void disarm() noexcept override { waker_.disarm(); }
+    void wait(Clock::time_point until) override { waker_.wait(until); }
+
+  private:
+    ScriptCall call() const;
+    std::vector<std::string> channels() const;
+
+    ClientImpl& c_;
+    RedisSpec spec_;
+    ClaimTraits traits_;
+    RedisWaker waker_;
+    std::vector<std::string> argv_;  // the last attempt's ARGV: token, px, fence_px, args...
+};
+
+}  // namespace deadbolt::detail

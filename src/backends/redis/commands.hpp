@@ -1,0 +1,58 @@
+// Commands: plain commands and scripts over a Connection, with NOSCRIPT recovery.
+#pragma once
+
+#include <chrono>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/redis/net/connection.hpp"
+#include "backends/redis/scripts.hpp"
+
+namespace deadbolt::detail {
+
+struct ScriptCall {
+    const Script* script;
+    std::vector<std::string_view> keys;
+    std::vector<std::string_view> args;
+};
+
+/// A ScriptCall that owns its strings (kept for later, e.g. a background cleanup).
+struct OwnedCall {
+    const Script* script = nullptr;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    ScriptCall view() const;
+};
+
+/// A call of one of a lease kind's scripts: KEYS = op_keys, ARGV = {token, channel, px,
+/// op_args...}.
+OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_keys,
+                     const std::string& token, const std::string& channel,
+                     std::chrono::milliseconds px, const std::vector<std::string>& op_args);
+
+/// Runs calls as one pipeline of EVALSHA; any that hit NOSCRIPT (after SCRIPT FLUSH or a
+/// restart) are re-sent once with EVAL. Error replies stay in replies for the caller.
+Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
+                 Clock::time_point deadline);
+
+/// eval_many in two halves, for one thread asking several servers at once: send_many writes
+/// the calls now (Connection::submit); finish_many waits for the replies and handles NOSCRIPT
+/// as eval_many does. calls must stay alive between the two.
+Connection::Pending send_many(Connection& c, std::span<const ScriptCall> calls);
+Status finish_many(Connection& c, const Connection::Pending& p, std::span<const ScriptCall> calls,
+                   std::vector<Reply>& replies, Clock::time_point deadline);
+
+/// One script; an error reply becomes the returned Status.
+Status eval(Connection& c, const ScriptCall& call, Reply& reply, Clock::time_point deadline);
+
+/// One plain command; an error reply becomes the returned Status.
+Status command(Connection& c, const std::vector<std::string_view>& argv, Reply& reply,
+               Clock::time_point deadline);
+
+/// Several plain commands in one pipeline; the first error reply becomes the Status.
+Status pipeline(Connection& c, const std::vector<std::vector<std::string_view>>& cmds,
+                std::vector<Reply>& replies, Clock::time_point deadline);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,81 @@
+// MultiLock scripts: several plain Mutex keys taken together by one token, all or none. Each
+// key is the same string key a Mutex of that name uses, so both exclude each other.
+#include "backends/redis/scripts.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// KEYS: lock1, fence1, lock2, fence2, ... ARGV: token, px, fence_px. Every key is looked at
+// before anything is written, so a held or wrong-typed key leaves all of them untouched.
+constexpr std::string_view kAcquire = R"lua(
+local n = #KEYS / 2
+local last, held = {}, nil
+for i = 1, n do
+  local found = kind_of(KEYS[2 * i - 1])
+  if waits_for(found) then
+    held = held or redis.call('PTTL', KEYS[2 * i - 1])
+  elseif found then
+    return refuse(KEYS[2 * i - 1], found, 'a MultiLock')
+  end
+  last[i] = redis.call('GET', KEYS[2 * i])
+end
+if held then return {0, held} end
+local out = {1}
+for i = 1, n do
+  redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'PX', ARGV[2])
+  out[i + 1] = next_fence(last[i], KEYS[2 * i], ARGV[3])
+end
+return out
+)lua";
+
+// KEYS: the locks. ARGV: token, channel, px, then each lock's release channel. Deletes every
+// key still ours; 0 if any was not (the holding was partly lost), else 1 + waiters woken.
+constexpr std::string_view kRelease = R"lua(
+local all, woken, ours = true, 0, {}
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    woken = woken + redis.call('PUBLISH', ARGV[3 + i], 'released')
+    ours[#ours + 1] = KEYS[i]
+  else
+    all = false
+  end
+end
+for _, key in ipairs(ours) do redis.call('DEL', key) end
+if all then return 1 + woken end
+return 0
+)lua";
+
+// All or nothing: a holding missing one key is lost, and extending the rest would only hide it.
+constexpr std::string_view kExtend = R"lua(
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
+end
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+return 1
+)lua";
+
+constexpr std::string_view kCheck = R"lua(
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
+end
+return 1
+)lua";
+
+}  // namespace
+
+const Script& multi_acquire_script() {
+    static const Script s = make_script("multi_acquire", with_helpers(kAcquire));
+    return s;
+}
+
+const LeaseKind& multi_kind() {
+    // Each key on its own after {token, channel, px}: a holding spread over cluster slots is
+    // renewed, checked and released one slot at a time.
+    static const Script extend = make_script("multi_extend", std::string(kExtend), 3);
+    static const Script release = make_script("multi_release", std::string(kRelease), 3);
+    static const Script check = make_script("multi_check", std::string(kCheck), 3);
+    static const LeaseKind k{&extend, &release, &check, true};
+    return k;
+}
+
+}  // namespace deadbolt::detail

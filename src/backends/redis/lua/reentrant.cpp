@@ -1,0 +1,68 @@
+// ReentrantMutex scripts: a hash {owner: hold count, "": fence} (Redisson's layout plus the
+// fence), so every handle of one owner, in any process, agrees on the count.
+#include "backends/redis/scripts.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// The fence is issued on the first acquisition only; re-entries return it unchanged, as
+// {2, fence} so that Redlock does not mistake a re-entry for a new holding to fence. ARGV[4]
+// "fresh": the caller holds nothing under this owner, so a holding of the owner found here is
+// a leftover (a lost reply, a rollback) and is replaced by a new one with a new fence.
+constexpr std::string_view kAcquire = R"lua(
+local last = redis.call('GET', KEYS[2])
+local leftover = ARGV[4] == 'fresh' and redis.call('TYPE', KEYS[1])['ok'] == 'hash' and
+                 redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if redis.call('EXISTS', KEYS[1]) == 0 or leftover then
+  local fence = next_fence(last, KEYS[2], ARGV[3])
+  redis.call('HSET', KEYS[1], ARGV[1], 1, '', fence)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, fence}
+end
+local found = kind_of(KEYS[1])
+if found ~= 'reentrant' then return refuse(KEYS[1], found, 'a ReentrantMutex') end
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+  extend_to(KEYS[1], ARGV[2])
+  return {2, redis.call('HGET', KEYS[1], '')}
+end
+return {0, redis.call('PTTL', KEYS[1])}
+)lua";
+
+constexpr std::string_view kRelease = R"lua(
+local n = redis.call('HGET', KEYS[1], ARGV[1])
+if not n then return 0 end
+if tonumber(n) > 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+  return 1
+end
+local woken = redis.call('PUBLISH', ARGV[2], 'released')
+redis.call('DEL', KEYS[1])
+return 1 + woken
+)lua";
+
+constexpr std::string_view kExtend = R"lua(
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+extend_to(KEYS[1], ARGV[3])
+return 1
+)lua";
+
+constexpr std::string_view kCheck = R"lua(
+return redis.call('HEXISTS', KEYS[1], ARGV[1])
+)lua";
+
+}  // namespace
+
+const Script& reentrant_acquire_script() {
+    static const Script s = make_script("reentrant_acquire", with_helpers(kAcquire));
+    return s;
+}
+const LeaseKind& reentrant_kind() {
+    static const Script release = make_script("reentrant_release", std::string(kRelease));
+    static const Script extend = make_script("reentrant_extend", with_helpers(kExtend));
+    static const Script check = make_script("reentrant_check", std::string(kCheck));
+    static const LeaseKind k{&extend, &release, &check, true, "owner"};
+    return k;
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,293 @@
+#include "backends/redis/net/connection.hpp"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "core/backoff.hpp"
+
+namespace deadbolt::detail {
+
+struct Connection::Batch {
+    std::string bytes;
+    std::size_t count = 0;
+    std::vector<Reply> replies;
+    Status status;
+    bool sent = false;       // handed to a write: from now on, failure means unknown outcome
+    bool done = false;       // status and replies are final; the caller may return
+    bool abandoned = false;  // the caller gave up; replies still arrive and are dropped
+    std::condition_variable cv;
+};
+
+Connection::Connection(Endpoint ep)
+    : ep_(std::move(ep)), transport_(io_), rbuf_(std::size_t{64} * 1024) {}
+
+Connection::~Connection() {
+    transport_.close();
+}
+
+Status Connection::exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
+                        Clock::time_point deadline) {
+    BatchPtr b;
+    {
+        std::lock_guard lk(m_);
+        b = enqueue_locked(std::move(encoded), count);
+    }
+    return wait(b, replies, deadline);
+}
+
+Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t count) {
+    auto b = std::make_shared<Batch>();
+    b->bytes = std::move(encoded);
+    b->count = count;
+    b->replies.reserve(count);
+    queued_.push_back(b);
+    if (leader_ && !wake_posted_) {
+        wake_posted_ = true;
+        asio::post(io_, [] {});  // makes the leader's run_one return and flush our bytes
+    }
+    return b;
+}
+
+bool Connection::connected_now() {
+    std::lock_guard lk(m_);
+    return leader_ || connected_;  // a leader is connected or connecting
+}
+
+Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
+    std::unique_lock lk(m_);
+    auto b = enqueue_locked(std::move(encoded), count);
+    // With a leader, it flushes our bytes; without a session, wait() connects first.
+    if (leader_ || !connected_ || target_) return b;
+    leader_ = true;
+    flush_locked();
+    lk.unlock();
+    if (io_.stopped()) io_.restart();
+    io_.poll();  // the write goes out now (asio tries it at once); its handler runs here
+    lk.lock();
+    leader_ = false;
+    hand_off_locked(b.get());
+    return b;
+}
+
+void Connection::hand_off_locked(const Batch* skip) {
+    // Hand the socket to a caller still waiting, oldest first (skip: submit()'s own batch,
+    // whose caller is not waiting on it yet).
+    for (auto* q : {&queued_, &inflight_}) {
+        for (auto& x : *q)
+            if (!x->done && x.get() != skip) {
+                x->cv.notify_one();
+                return;
+            }
+    }
+}
+
+Status Connection::wait(const Pending& b, std::vector<Reply>& replies, Clock::time_point deadline) {
+    std::unique_lock lk(m_);
+    while (!b->done) {
+        if (!leader_) {
+            leader_ = true;
+            lk.unlock();
+            lead(b, deadline);
+            lk.lock();
+            leader_ = false;
+            hand_off_locked();
+        } else if (b->cv.wait_until(lk, deadline) == std::cv_status::timeout && !b->done) {
+            if (!b->sent) {
+                std::erase(queued_, b);
+                b->status = Status::error(errc::timeout,
+                                          "the request was not sent within its "
+                                          "deadline: the connection is congested");
+            } else {
+                b->abandoned = true;
+                b->status = Status::error(
+                    errc::unknown_outcome,
+                    fmt::format("no reply from {} within the deadline; the request was sent, "
+                                "so it may have been executed",
+                                ep_.describe()));
+            }
+            b->done = true;
+        }
+    }
+    replies = std::move(b->replies);
+    return b->status;
+}
+
+void Connection::retarget(const std::string& host, std::uint16_t port) {
+    std::lock_guard lk(m_);
+    target_.emplace(host, port);
+}
+
+void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
+    for (;;) {
+        {
+            std::lock_guard lk(m_);
+            if (target_) {
+                ep_.host = std::move(target_->first);
+                ep_.port = target_->second;
+                target_.reset();
+                connect_failures_ = 0;
+                if (connected_)
+                    reset(Status::error(errc::unknown_outcome,
+                                        "the primary moved (failover) while the request was "
+                                        "in flight, so it may have been executed"));
+            }
+        }
+        if (!connected_) {
+            Status st = connect(deadline);
+            std::lock_guard lk(m_);
+            if (!st.ok()) {
+                // Nothing of ours was sent: every queued caller learns why.
+                for (auto& q : queued_) {
+                    q->status = st;
+                    q->done = true;
+                    q->cv.notify_one();
+                }
+                queued_.clear();
+                return;
+            }
+        }
+        {
+            std::lock_guard lk(m_);
+            if (mine->done) return;
+            wake_posted_ = false;
+            flush_locked();
+            if (!reading_ && !inflight_.empty()) start_read();
+        }
+        if (io_.stopped()) io_.restart();
+        io_.run_one_until(deadline);
+        if (Clock::now() < deadline) continue;
+        std::lock_guard lk(m_);
+        if (mine->done) return;
+        if (!mine->sent) {
+            std::erase(queued_, mine);
+            mine->status =
+                Status::error(errc::timeout, "the request was not sent within its deadline");
+            mine->done = true;
+            return;
+        }
+        // Sent but unanswered: the session is stuck; reset it so later callers start clean.
+        reset(Status::error(errc::unknown_outcome,
+                            fmt::format("no reply from {} within the command timeout; the request "
+                                        "was sent, so it may have been executed",
+                                        ep_.describe())));
+        return;
+    }
+}
+
+Status Connection::connect(Clock::time_point deadline) {
+    for (;;) {
+        auto attempt_deadline = std::min(deadline, Clock::now() + ep_.options.connect_timeout);
+        Status st = transport_.open(ep_, attempt_deadline);
+        if (st.ok()) {
+            connected_ = true;
+            connect_failures_ = 0;
+            ++gen_;
+            reader_.reset();
+            wbuf_.clear();
+            writing_ = reading_ = false;
+            return st;
+        }
+        // Only an unreachable server is worth another try; auth or TLS errors are final.
+        if (st.ec != make_error_code(errc::connect_failed) || !ep_.retry_connect) return st;
+        auto pause = jittered_backoff(connect_failures_++, ep_.options.reconnect_min,
+                                      ep_.options.reconnect_max);
+        if (Clock::now() + pause >= deadline) return st;
+        std::this_thread::sleep_for(pause);
+    }
+}
+
+void Connection::flush_locked() {
+    if (writing_ || queued_.empty() || !connected_) return;
+    wbuf_.clear();
+    for (auto& q : queued_) {
+        wbuf_ += q->bytes;
+        q->sent = true;
+        inflight_.push_back(std::move(q));
+    }
+    queued_.clear();
+    start_write();
+}
+
+void Connection::start_write() {
+    writing_ = true;
+    transport_.async_write(
+        asio::buffer(wbuf_), [this, g = gen_](const std::error_code& ec, std::size_t) {
+            if (g != gen_) return;
+            writing_ = false;
+            if (ec) {
+                std::lock_guard lk(m_);
+                reset(Status::error(errc::unknown_outcome,
+                                    fmt::format("connection to {} failed while sending ({}); the "
+                                                "request may have reached the server",
+                                                ep_.describe(), ec.message())));
+            }
+        });
+}
+
+void Connection::start_read() {
+    reading_ = true;
+    transport_.async_read_some(
+        asio::buffer(rbuf_), [this, g = gen_](const std::error_code& ec, std::size_t n) {
+            if (g != gen_) return;
+            reading_ = false;
+            if (ec) {
+                std::lock_guard lk(m_);
+                reset(Status::error(errc::unknown_outcome,
+                                    fmt::format("connection to {} closed before the reply arrived "
+                                                "({}): the server may have restarted",
+                                                ep_.describe(), ec.message())));
+                return;
+            }
+            on_read(n);
+        });
+}
+
+void Connection::on_read(std::size_t n) {
+    std::lock_guard lk(m_);
+    try {
+        reader_.feed(rbuf_.data(), n);
+        while (auto r = reader_.next()) {
+            if (inflight_.empty())
+                throw std::runtime_error("the server sent a reply nobody asked for");
+            Batch& b = *inflight_.front();
+            b.replies.push_back(std::move(*r));
+            if (b.replies.size() == b.count) {
+                complete_locked(b);
+                inflight_.pop_front();
+            }
+        }
+    } catch (const std::exception& ex) {
+        reset(
+            Status::error(errc::protocol_error,
+                          fmt::format("{} sent an invalid reply ({}); the connection was reset and "
+                                      "the request's outcome is unknown",
+                                      ep_.describe(), ex.what())));
+        return;
+    }
+    if (!inflight_.empty()) start_read();
+}
+
+void Connection::complete_locked(Batch& b) {
+    if (b.abandoned) return;
+    b.done = true;
+    b.cv.notify_one();
+}
+
+void Connection::reset(const Status& why) {
+    transport_.close();
+    connected_ = false;
+    writing_ = reading_ = false;
+    ++gen_;
+    reader_.reset();
+    for (auto& b : inflight_) {
+        if (b->abandoned) continue;
+        b->status = why;
+        b->replies.clear();
+        b->done = true;
+        b->cv.notify_one();
+    }
+    inflight_.clear();
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,91 @@
+// Connection: one pipelined command connection shared by many threads.
+//
+// No I/O thread: the calling threads drive the socket. One caller at a time is the leader; it
+// writes every queued request in one write, reads replies and hands each to its caller. The
+// others queue their bytes, wake the leader and wait. A lone caller therefore pays exactly one
+// round trip (no thread hop), and concurrent callers share writes and reads (pipelining).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/redis/net/endpoint.hpp"
+#include "backends/redis/net/resp.hpp"
+#include "backends/redis/net/status.hpp"
+#include "backends/redis/net/transport.hpp"
+
+namespace deadbolt::detail {
+
+class Connection {
+  public:
+    explicit Connection(Endpoint ep);
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    /// Sends `count` encoded commands as one pipeline and returns their replies in order.
+    /// Errors: connect_failed / timeout / connection_lost when nothing was sent (safe to
+    /// retry); unknown_outcome when the request was sent but its reply was lost.
+    Status exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
+                Clock::time_point deadline);
+
+    struct Batch;
+    using Pending = std::shared_ptr<Batch>;
+    /// The first half of exec: queues the request and, when a session is open and no other
+    /// thread drives it, writes it now without waiting for the reply. One thread can so
+    /// send to several servers and then wait for each (one round trip for all, no threads).
+    Pending submit(std::string encoded, std::size_t count);
+    /// The second half: waits for p's replies, as exec.
+    Status wait(const Pending& p, std::vector<Reply>& replies, Clock::time_point deadline);
+    /// Whether a session is open, so submit() needs no connect (a hint; never blocks long).
+
+    const Endpoint& endpoint() const { return ep_; }
+
+    /// From the next request on, talks to host:port instead (a failover moved the primary);
+    /// a session open now is closed first, and requests in flight on it fail (unknown_outcome).
+    void retarget(const std::string& host, std::uint16_t port);
+
+    bool connected_now();
+
+  private:
+    using BatchPtr = std::shared_ptr<Batch>;
+    BatchPtr enqueue_locked(std::string encoded, std::size_t count);
+    void hand_off_locked(const Batch* skip = nullptr);
+
+    void lead(const BatchPtr& mine, Clock::time_point deadline);
+    Status connect(Clock::time_point deadline);
+    void flush_locked();
+    void start_write();
+    void start_read();
+    void on_read(std::size_t n);
+    void reset(const Status& why);  // leader only: closes, fails in-flight batches
+    void complete_locked(Batch& b);
+
+    Endpoint ep_;
+    asio::io_context io_;
+    Transport transport_;
+
+    std::mutex m_;
+    std::deque<BatchPtr> queued_;    // not yet handed to a write: safe to retry
+    std::deque<BatchPtr> inflight_;  // written (or being written), awaiting replies in order
+    bool leader_ = false;
+    bool wake_posted_ = false;
+    std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
+
+    // Leader-only state: touched only by the thread that is leader (handoff under m_).
+    bool connected_ = false;
+    bool writing_ = false;
+    bool reading_ = false;
+    unsigned gen_ = 0;  // session generation; handlers of a closed session ignore themselves
+    unsigned connect_failures_ = 0;
+    std::string wbuf_;
+    RespReader reader_;
+    std::vector<char> rbuf_;
+};
+
+}  // namespace deadbolt::detail

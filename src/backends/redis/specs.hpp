@@ -1,0 +1,73 @@
+// Specs: which keys, scripts and waiting rules each shape uses on Redis (DESIGN section 5:
+// every auxiliary key shares the main key's slot). The core's acquire loop does the rest.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <chrono>
+
+#include "backends/redis/scripts.hpp"
+#include "core/lock_spec.hpp"
+
+namespace deadbolt::detail {
+
+struct RedisSpec {
+    std::string name;                // the caller's name: messages and Lease::name()
+    MutexOptions options;            // ttl, renewal, lock_delay, jitter, on_lost
+    const Script* script = nullptr;  // KEYS: keys; ARGV: token, px, fence_px, args...
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    bool fenced = true;               // grants carry a fence (exclusive holdings)
+    const LeaseKind* kind = nullptr;  // renews, releases and checks what was granted
+    std::vector<std::string> op_keys;
+    std::vector<std::string> op_args;
+    std::string channel;                      // releases are announced here; waiters sleep on it
+    std::vector<std::string> extra_channels;  // ...and on these too (a MultiLock's other names)
+    std::vector<std::string> names;           // a MultiLock's names, in the order of its fences
+    std::string grant_prefix;  // non-empty: sleep on grant_prefix + token instead (a release
+                               // grants the lock to one waiter and wakes it alone)
+    std::string queue_key;     // threads of this process line up on it; empty = none
+    std::string owner;         // fixed token (an owner id); empty = random per acquisition
+    bool reentry = false;      // the caller holds it already (a ReentrantMutex re-entry)
+    std::chrono::milliseconds refresh{0};  // retry at least this often while waiting, to keep
+                                           // a queue entry or a writer's claim alive
+    const Script* abandon = nullptr;       // run (op convention) when a waiter gives up
+    std::vector<std::string> abandon_keys;
+};
+
+/// What spec is on Redis under prefix.
+RedisSpec redis_spec(std::string_view prefix, const LockSpec& spec);
+
+/// Mutex: the redis-py compatible string key.
+RedisSpec mutex_spec(std::string_view prefix, std::string_view name, const MutexOptions& o);
+/// FairMutex: the same key plus a FIFO queue; releases grant the lock to the next waiter.
+RedisSpec fair_spec(std::string_view prefix, std::string_view name, const MutexOptions& o);
+/// RWLock's writer: the mutex key; a waiting writer's claim holds back new readers.
+RedisSpec write_spec(std::string_view prefix, std::string_view name, const MutexOptions& o);
+/// RWLock's readers: holders in a zset beside the writer's key.
+RedisSpec read_spec(std::string_view prefix, std::string_view name, const MutexOptions& o);
+/// ReentrantMutex: a hash of owner -> hold count; owner is the token.
+RedisSpec reentrant_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                         std::string_view owner);
+/// Semaphore and PermitExpirableSemaphore: one permit per holder in a zset of at most permits.
+RedisSpec semaphore_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                         int permits);
+
+/// MultiLock: the Mutex key of every name, taken together by one token (names checked by the
+/// caller: non-empty, distinct).
+RedisSpec multi_spec(std::string_view prefix, const std::vector<std::string>& names,
+                     const MutexOptions& o);
+
+/// LeaderElection: a campaign for the election hash; its term renews and resigns like a lock.
+RedisSpec election_spec(std::string_view prefix, std::string_view name, const MutexOptions& o,
+                        std::string_view value);
+/// Where an election announces changes to observers.
+std::string observe_channel(std::string_view prefix, std::string_view name);
+
+struct ClientImpl;
+/// Semaphore permits held now (not expired) under name. Throws on server errors.
+int permits_in_use(ClientImpl& c, std::string_view name);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,122 @@
+#include "backends/redis/store.hpp"
+
+#include <map>
+#include <optional>
+
+#include "backends/redis/claim.hpp"
+#include "backends/redis/holding.hpp"
+#include "backends/redis/net/status.hpp"
+#include "backends/redis/topology/redlock.hpp"
+#include "core/client_impl.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+const RedisHolding& redis(const Holding* h) {
+    return static_cast<const RedisHolding&>(*h);
+}
+
+// A lease script's reply as a verdict: yes(n - 1 woken) for n >= yes_from, no for a smaller
+// integer, unknown for anything else (an error reply says why).
+Verdict verdict_of(const Reply& r, long long yes_from) {
+    if (r.type == Reply::Type::integer)
+        return r.integer >= yes_from ? Verdict::yes(static_cast<int>(r.integer - 1))
+                                     : Verdict::no();
+    if (r.is_error() && r.str.starts_with("NOQUORUM "))  // Nodes' undecided majority
+        return Verdict::unknown(Status::error(errc::no_quorum, r.str.substr(9)));
+    if (r.is_error()) return Verdict::unknown(from_server_error(r.str));
+    return Verdict::unknown(Status::error(errc::protocol_error, "unexpected lease script reply"));
+}
+
+// Runs calls on the nodes (a majority's verdicts on Redlock) or, with node set, on that
+// Redlock node alone; one verdict per call.
+std::vector<Verdict> run(ClientImpl& c, std::span<const ScriptCall> calls, Clock::time_point by,
+                         std::optional<std::size_t> node, long long yes_from) {
+    std::vector<Reply> replies;
+    Status st = node ? eval_many(c.nodes->node(*node), calls, replies, by)
+                     : c.nodes->eval_many(calls, replies, by);
+    std::vector<Verdict> out;
+    out.reserve(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i)
+        out.push_back(st.ok() ? verdict_of(replies[i], yes_from) : Verdict::unknown(st));
+    return out;
+}
+
+}  // namespace
+
+Status RedisStore::supports(const LockSpec& spec) const {
+    return c_.nodes->redlock() ? redlock_supports(spec) : Status{};
+}
+
+std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {
+    return std::make_unique<RedisClaim>(c_, redis_spec(c_.ep.options.key_prefix, spec),
+                                        std::move(cancel));
+}
+
+std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
+    std::vector<std::string> px(rs.size());
+    std::vector<ScriptCall> calls;
+    calls.reserve(rs.size());
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        const RedisHolding& h = redis(rs[i].holding);
+        px[i] = std::to_string(rs[i].keep.count());
+        calls.push_back(h.call(*h.kind->extend, px[i]));
+    }
+    auto out = run(c_, calls, by, std::nullopt, 1);
+    // Not confirmed by enough replicas: not extended, as far as anyone can rely on.
+    if (Status st = c_.nodes->confirm_replicated(calls, c_.deadline()); !st.ok())
+        for (auto& v : out)
+            if (v.is == Verdict::Is::yes) v = Verdict::unknown(st);
+    for (auto& v : out)  // an extension answers 1 or 0: a larger number is not a yes
+        if (v.is == Verdict::Is::yes && v.woke != 0) v = Verdict::no();
+    return out;
+}
+
+std::vector<Verdict> RedisStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
+    // One pipeline per target: the majority of every node, or one Redlock node.
+    std::map<std::optional<std::size_t>, std::vector<std::size_t>> by_target;
+    for (std::size_t i = 0; i < hs.size(); ++i) by_target[redis(hs[i]).node].push_back(i);
+    std::vector<Verdict> out(hs.size());
+    for (const auto& [node, which] : by_target) {
+        std::vector<std::string> px(which.size());
+        std::vector<ScriptCall> calls;
+        calls.reserve(which.size());
+        for (std::size_t k = 0; k < which.size(); ++k) {
+            const RedisHolding& h = redis(hs[which[k]]);
+            px[k] = std::to_string(h.px.count());
+            calls.push_back(h.call(*h.release, px[k]));
+        }
+        auto verdicts = run(c_, calls, by, node, 1);
+        for (std::size_t k = 0; k < which.size(); ++k) out[which[k]] = std::move(verdicts[k]);
+    }
+    return out;
+}
+
+std::vector<Verdict> RedisStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<std::string> px(hs.size());
+    std::vector<ScriptCall> calls;
+    calls.reserve(hs.size());
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+        const RedisHolding& h = redis(hs[i]);
+        px[i] = std::to_string(h.px.count());
+        calls.push_back(h.call(*h.kind->check, px[i]));
+    }
+    auto out = run(c_, calls, by, std::nullopt, 1);
+    for (auto& v : out)  // a check answers 1 or 0
+        if (v.is == Verdict::Is::yes && v.woke != 0) v = Verdict::no();
+    return out;
+}
+
+Clock::time_point RedisStore::deadline() const {
+    return c_.deadline();
+}
+
+Clock::time_point RedisStore::deadline_for(std::chrono::milliseconds ttl) const {
+    return c_.lease_deadline(ttl);
+}
+
+bool RedisStore::late_yes_is_lost() const {
+    return c_.nodes->redlock();
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,75 @@
+// Nodes: the servers a client's leases live on. One Server (a server or a Cluster), or
+// Redlock's independent masters
+// (DESIGN sections 2 and 6), asked all at once; what a lease script answers there is the
+// majority's verdict, so the renewer and Lease need not know which of the two they talk to.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backends/redis/commands.hpp"
+#include "backends/redis/net/connection.hpp"
+#include "backends/redis/net/fanout.hpp"
+#include "backends/redis/topology/server.hpp"
+
+namespace deadbolt::detail {
+
+/// One node's answer to a pipeline: its Status, and when ok one reply per call.
+struct NodeReplies {
+    Status status;
+    std::vector<Reply> replies;
+};
+
+class Nodes {
+  public:
+    /// One server, or a cluster that routes each call.
+    explicit Nodes(std::shared_ptr<Server> one);
+    /// Redlock over these independent masters; fencing: run the fence round (DESIGN section 6).
+    Nodes(const std::vector<Endpoint>& redlock, bool fencing);
+
+    bool redlock() const { return redlock_; }
+    bool fencing() const { return fencing_; }
+    std::size_t size() const { return redlock_ ? conns_.size() : 1; }
+    /// The first Redlock node (pub/sub uses it).
+    const std::shared_ptr<Connection>& first() const { return conns_.front(); }
+    Connection& node(std::size_t i) const { return *conns_[i]; }
+
+    /// Runs calls as one pipeline on each node in `which` (every node when empty) at once, each
+    /// by deadline; result i belongs to which[i] (node i when empty).
+    std::vector<NodeReplies> everywhere(std::span<const ScriptCall> calls,
+                                        Clock::time_point deadline,
+                                        const std::vector<std::size_t>& which = {});
+
+    /// One plain command on every node at once, each by connect + command timeout (connect's
+    /// checks, ping); replies[0] holds each node's answer.
+    std::vector<NodeReplies> command_everywhere(const std::vector<std::string_view>& argv);
+
+    /// Lease scripts (extend, release, check: integer n >= 1 = done and ours, 0 = not ours).
+    /// On one server the replies are the server's. On Redlock each reply is the verdict: the
+    /// largest yes when a majority said yes, 0 once a majority cannot, else an error reply;
+    /// the Status fails (no_quorum) only when no node answered at all.
+    Status eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
+                     Clock::time_point deadline);
+    /// One lease script; an error reply becomes the Status (no_quorum when undecided).
+    Status eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline);
+    /// sync_replicas after calls (Server::confirm_replicated); Redlock refuses the option.
+    Status confirm_replicated(std::span<const ScriptCall> calls, Clock::time_point deadline);
+
+    /// Ok when a majority of results succeeded; else no_quorum saying which nodes failed and
+    /// why, followed by advice.
+    Status need_majority(const std::vector<NodeReplies>& results, std::string_view advice) const;
+
+    /// "2 of 5 Redlock nodes answered (3 needed): host:port: why; ..." for a failed round.
+    std::string describe_failures(const std::vector<NodeReplies>& results, std::size_t answered,
+                                  const std::vector<std::size_t>& which = {}) const;
+
+  private:
+    bool redlock_ = false;
+    bool fencing_ = true;
+    std::shared_ptr<Server> one_;                     // not Redlock
+    std::vector<std::shared_ptr<Connection>> conns_;  // Redlock
+    Fanout fanout_;
+};
+
+}  // namespace deadbolt::detail

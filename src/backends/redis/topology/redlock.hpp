@@ -1,0 +1,34 @@
+// Redlock: one acquisition attempt over N independent masters. The algorithm as published
+// (every node at once, a per-node timeout far below the TTL, a majority, validity measured
+// from before the first send, every key released after a failure) plus the second round of
+// DESIGN section 6, which makes fences order every successful acquisition.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "backends/redis/commands.hpp"
+#include "backends/redis/replies.hpp"
+#include "backends/redis/specs.hpp"
+
+namespace deadbolt::detail {
+
+/// What Redlock offers, for messages that refuse something else.
+inline constexpr std::string_view kRedlockOffers =
+    "Redlock offers Mutex, ReentrantMutex, RWLock, MultiLock and LeaderElection";
+
+/// Ok when spec can run over Redlock; otherwise invalid_argument saying why not.
+Status redlock_supports(const LockSpec& spec);
+
+/// One attempt of call (spec's acquire script, ARGV {token, px, fence_px}) on every node.
+/// Granted on a majority within validity, then its fence raised on a majority within validity:
+/// out.acquired with that fence (with fencing=0, no fence round and fence 0). Otherwise nothing is
+/// kept: every key the attempt may have set is released (nodes that did not answer included) and
+/// out.pttl says when to try again (the holder's keys' expiry, or a short random delay after a
+/// split vote). Fails with no_quorum when fewer than a majority answered, or with a node's error
+/// that retrying cannot fix.
+Status redlock_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
+                       std::chrono::milliseconds px, Clock::time_point sent_at,
+                       AttemptOutcome& out);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,129 @@
+// The seam between the client's side of a lock (src/core) and the engine that keeps it (a
+// backend; DESIGN section 12). A Store opens a Claim per acquisition; the Claim attempts,
+// arms the engine's wake-up and waits for it; a grant becomes a Holding that the store
+// extends, releases and checks, many at once. What the client decides with the answers
+// (validity, late grants, cleanup, local queue, handoff, renewal, loss) lives in core only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/acquire_fsm.hpp"
+#include "core/lock_spec.hpp"
+#include "core/status.hpp"
+
+namespace deadbolt::detail {
+
+/// An engine's answer about a holding.
+struct Verdict {
+    enum class Is : unsigned char { yes, no, unknown };
+    Is is = Is::unknown;
+    Status status{};  // unknown: why (no answer, a refused command, ...)
+    int woke = 0;     // a release that said yes: how many waiters it woke
+
+    static Verdict yes(int woke = 0) { return {Is::yes, {}, woke}; }
+    static Verdict no() { return {Is::no, {}, 0}; }
+    static Verdict unknown(Status why) { return {Is::unknown, std::move(why), 0}; }
+};
+
+/// The engine's record of one holding (its keys, nodes, session): core only hands it back.
+class Holding {
+  public:
+    virtual ~Holding() = default;
+};
+
+/// One extension: the holding, and how long the engine should keep it from now.
+struct Renewal {
+    const Holding* holding = nullptr;
+    std::chrono::milliseconds keep{0};
+};
+
+/// The engine's wake-up for one waiter. Armed before the look it guards, so that a change
+/// between the look and the wait is not missed.
+class Waker {
+  public:
+    virtual ~Waker() = default;
+    /// Arms the wake-up by until (the latest attempt's token decides what wakes it); fails
+    /// when the engine cannot arm it now (the caller then sleeps instead).
+    virtual Status arm(Clock::time_point until) = 0;
+    /// Drops the wake-up. Idempotent; never throws.
+    virtual void disarm() noexcept = 0;
+    /// Until a wake-up, a reconnect, the claim's stop request or until.
+    virtual void wait(Clock::time_point until) = 0;
+};
+
+/// What the core must know of a claim to drive it.
+struct ClaimTraits {
+    std::string local_line;          // threads of this process queue on it; empty = none
+    std::string handoff_key;         // releases of this lock hand over under this key
+    bool hands_off = false;          // a release that woke waiters lets them go first
+    bool abandons = false;           // a waiter leaves state to drop when it gives up
+    bool wakes_by_token = false;     // wake-ups are addressed to the token (a FairMutex grant)
+    bool can_sleep_instead = false;  // the wake-up may be away for a moment (Redlock, Cluster)
+    std::chrono::milliseconds refresh{0};  // look again at least this often while waiting
+};
+
+/// A grant's fences: one per name (a MultiLock's in names' order), or none when unfenced.
+struct Fences {
+    std::uint64_t fence = 0;
+    std::vector<std::uint64_t> each;
+};
+
+/// One acquisition on an engine: a waiter's place, then a holding.
+class Claim : public Waker {
+  public:
+    virtual const ClaimTraits& traits() const = 0;
+    /// One attempt for token: a.acquired with fences, refused with a.pttl (when to look
+    /// again, -1 = the holder set no expiry), or a.status when there was no answer
+    /// (unknown_outcome: sent, the reply lost). a.sent_at/replied_at are the caller's.
+    virtual void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                         Fences& f) = 0;
+    /// The last grant is replicated as the options ask; ok when nothing is asked.
+    virtual Status confirm() = 0;
+    /// What token holds, or may hold after a lost reply: what extend, release and check use.
+    virtual std::shared_ptr<Holding> holding(const std::string& token,
+                                             std::chrono::milliseconds keep) const = 0;
+    /// token's state as a waiter, to drop when it gives up (traits().abandons).
+    virtual std::shared_ptr<Holding> waiter(const std::string& token,
+                                            std::chrono::milliseconds keep) const = 0;
+};
+
+/// An engine that keeps locks.
+class Store {
+  public:
+    virtual ~Store() = default;
+    /// Ok when the engine can keep spec; else invalid_argument saying why not and what can.
+    virtual Status supports(const LockSpec& spec) const = 0;
+    /// A claim for spec; cancel cuts its waits short.
+    virtual std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) = 0;
+
+    /// Extends every renewal at once: one verdict each (yes only once replicated as asked).
+    virtual std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) = 0;
+    /// Releases every holding at once: one verdict each (no: it was not ours any more).
+    virtual std::vector<Verdict> release(std::span<const Holding* const> hs,
+                                         Clock::time_point by) = 0;
+    /// Asks whether each holding is still ours: one verdict each.
+    virtual std::vector<Verdict> check(std::span<const Holding* const> hs,
+                                       Clock::time_point by) = 0;
+
+    /// One command's deadline from now (the client's command timeout).
+    virtual Clock::time_point deadline() const = 0;
+    /// The deadline of one operation on a holding of ttl (a node timeout on Redlock, so that
+    /// a slow node costs its vote and not the holding's validity).
+    virtual Clock::time_point deadline_for(std::chrono::milliseconds ttl) const = 0;
+    /// A yes that arrives after the holding's validity ended is a loss (Redlock: others may
+    /// have taken the nodes where it had expired).
+    virtual bool late_yes_is_lost() const = 0;
+
+    /// The engine may have dropped holdings by itself (a failover, a session expiry): the
+    /// store calls this, and the client checks every holding. Set once, before any claim.
+    std::function<void()> on_doubt;
+};
+
+}  // namespace deadbolt::detail
