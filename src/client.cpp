@@ -1,4 +1,5 @@
 #include "deadbolt/client.hpp"
+#include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
@@ -23,9 +24,9 @@ namespace {
 
 // A named ACL user learns at connect what it lacks (redis/acl.hpp); true when it was checked.
 bool check_acl_user(detail::ClientImpl& impl) {
-    const auto& o = impl.ep.options;
+    const auto& o = impl.options;
     if (o.username.empty()) return false;
-    detail::check_acl(*impl.server, o.username, o.key_prefix,
+    detail::check_acl(*redis(impl).server, o.username, o.key_prefix,
                       detail::Clock::now() + o.connect_timeout + o.command_timeout)
         .throw_if_error();
     return true;
@@ -38,8 +39,9 @@ Client connect_redlock(std::string_view url, const ClientOptions& options) {
         throw UsageError(make_error_code(errc::invalid_url),
                          "sync_replicas applies to one primary (redis://, redis-sentinel://); "
                          "Redlock's nodes are independent masters: drop sync_replicas");
-    auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes, parsed.fencing);
-    detail::check_redlock_nodes(*impl->nodes, parsed.nodes, parsed.allow_fewer, impl->warnings)
+    auto impl = detail::redis_client(parsed.nodes.front().options, parsed.nodes, parsed.fencing);
+    detail::check_redlock_nodes(*redis(*impl).nodes, parsed.nodes, parsed.allow_fewer,
+                                impl->warnings)
         .throw_if_error();
     return Client(std::move(impl));
 }
@@ -54,10 +56,10 @@ Client connect_sentinel(std::string_view url, const ClientOptions& options) {
     detail::Endpoint ep = parsed.master;
     ep.host = host;
     ep.port = port;
-    auto impl = std::make_shared<detail::ClientImpl>(ep);
+    auto impl = detail::redis_client(ep.options, ep);
     Client c(impl);
     detail::Reply info;
-    detail::command(*impl->conn, {"INFO", "replication"}, info,
+    detail::command(*redis(*impl).conn, {"INFO", "replication"}, info,
                     detail::Clock::now() + ep.options.connect_timeout + ep.options.command_timeout)
         .throw_if_error();
     if (!detail::parse_role(info.str).master)
@@ -69,9 +71,9 @@ Client connect_sentinel(std::string_view url, const ClientOptions& options) {
     check_acl_user(*impl);
     std::weak_ptr<detail::ClientImpl> weak = impl;
     sentinel->follow(host, port, [weak](const std::string& h, std::uint16_t p) {
-        if (auto client = weak.lock()) client->primary_moved(h, p);
+        if (auto client = weak.lock()) redis(*client).primary_moved(h, p);
     });
-    impl->sentinel = std::move(sentinel);
+    redis(*impl).sentinel = std::move(sentinel);
     return c;
 }
 
@@ -85,13 +87,13 @@ Client connect_cluster(std::string_view url, const ClientOptions& options) {
     auto cluster = std::make_shared<detail::Cluster>(parsed.nodes);
     const auto& o = parsed.nodes.front().options;
     cluster->refresh(detail::Clock::now() + o.connect_timeout + o.command_timeout).throw_if_error();
-    auto impl = std::make_shared<detail::ClientImpl>(parsed.nodes, cluster);
+    auto impl = detail::redis_client(parsed.nodes.front().options, parsed.nodes, cluster);
     check_acl_user(*impl);
     // A master's replica took over: its leases are checked there, and those it does not hold
     // (writes replication had not carried yet) are reported lost.
-    std::weak_ptr<detail::Renewer> renewer = impl->renewer;
-    cluster->watch(kClusterRecheck, [renewer] {
-        if (auto r = renewer.lock()) r->verify_all();
+    std::weak_ptr<detail::ClientImpl> weak = impl;
+    cluster->watch(kClusterRecheck, [weak] {
+        if (auto c = weak.lock(); c && c->store->on_doubt) c->store->on_doubt();
     });
     return Client(std::move(impl));
 }
@@ -104,7 +106,7 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
     if (url.starts_with("redis-cluster://")) return connect_cluster(url, options);
     auto parsed = detail::parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
-    auto impl = std::make_shared<detail::ClientImpl>(std::move(parsed.endpoint));
+    auto impl = detail::redis_client(parsed.endpoint.options, parsed.endpoint);
     Client c(impl);
     if (!check_acl_user(*impl)) c.ping();
     return c;
@@ -121,7 +123,7 @@ namespace {
 // Redlock keeps one promise: a majority of independent nodes agrees on one holder. What needs
 // more than that is refused at creation, with the reason.
 void single_server_only(const detail::ClientImpl& c, std::string_view what, std::string_view why) {
-    if (!c.nodes->redlock()) return;
+    if (!redis(c).nodes->redlock()) return;
     throw UsageError(make_error_code(errc::invalid_argument),
                      fmt::format("{} is not available over redlock://: {}. {}; use a redis:// URL "
                                  "for {}",
@@ -263,7 +265,7 @@ void check_fenced_key(const detail::ClientImpl& impl, std::string_view key) {
     if (key.empty())
         throw UsageError(make_error_code(errc::invalid_argument), "fenced write: empty key");
     // The guarded data lives in one place; Redlock's nodes are independent copies of nothing.
-    if (impl.nodes->redlock())
+    if (redis(impl).nodes->redlock())
         throw UsageError(make_error_code(errc::invalid_argument),
                          "fenced writes over redlock:// would reach one node of several "
                          "independent ones: keep the fenced data on one server (or a Sentinel "
@@ -276,7 +278,8 @@ FencedValue Client::fenced_get(std::string_view key) const {
     check_fenced_key(*impl_, key);
     std::string record = detail::fence_record_key(key), version = detail::version_key(key);
     detail::Reply r;
-    impl_->server
+    redis(*impl_)
+        .server
         ->eval({&detail::fenced_get_script(), {key, record, version}, {}}, r, impl_->deadline())
         .throw_if_error();
     FencedValue out;
@@ -296,11 +299,12 @@ std::string Client::force_unlock(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
     single_server_only(*impl_, "force_unlock",
                        "a majority of independent nodes would have to agree on an eviction");
-    auto keys = detail::every_key_of(impl_->ep.options.key_prefix, name);
+    auto keys = detail::every_key_of(impl_->options.key_prefix, name);
     std::string released = detail::aux_key(keys.front(), "released");
-    std::string observe = detail::observe_channel(impl_->ep.options.key_prefix, name);
+    std::string observe = detail::observe_channel(impl_->options.key_prefix, name);
     detail::Reply r;
-    impl_->server
+    redis(*impl_)
+        .server
         ->eval({&detail::force_unlock_script(), {keys.begin(), keys.end()}, {released, observe}}, r,
                impl_->deadline())
         .throw_if_error();
@@ -326,7 +330,8 @@ FencedResult Client::fenced_write(std::string_view key, std::string_view value, 
     std::string record = detail::fence_record_key(key), versions = detail::version_key(key);
     std::string f = std::to_string(fence);
     detail::Reply r;
-    impl_->server
+    redis(*impl_)
+        .server
         ->eval({&detail::fenced_set_script(), {key, record, versions}, {f, value, version}}, r,
                impl_->deadline())
         .throw_if_error();
@@ -341,19 +346,21 @@ const std::vector<std::string>& Client::warnings() const noexcept {
 }
 
 void Client::ping() const {
-    if (impl_->nodes->redlock()) {
-        impl_->nodes->need_majority(impl_->nodes->command_everywhere({"PING"}), "")
+    if (redis(*impl_).nodes->redlock()) {
+        redis(*impl_)
+            .nodes->need_majority(redis(*impl_).nodes->command_everywhere({"PING"}), "")
             .throw_if_error();
         return;
     }
-    impl_->server
-        ->ping(detail::Clock::now() + impl_->ep.options.connect_timeout +
-               impl_->ep.options.command_timeout)
+    redis(*impl_)
+        .server
+        ->ping(detail::Clock::now() + impl_->options.connect_timeout +
+               impl_->options.command_timeout)
         .throw_if_error();
 }
 
 std::string Client::lock_key(std::string_view name) const {
-    return impl_->ep.options.key_prefix + std::string(name);
+    return impl_->options.key_prefix + std::string(name);
 }
 
 }  // namespace deadbolt

@@ -20,7 +20,7 @@ void LeaseState::mark_lost(std::error_code why) noexcept {
     stop.request_stop();
     leave_local_queue();
     if (client)
-        tell(client->ep.options.observer,
+        tell(client->options.observer,
              LockEvent{
                  .kind = LockEventKind::lost, .name = name, .primitive = primitive, .error = why});
     if (options.on_lost) {
@@ -58,11 +58,11 @@ Status LeaseState::release() noexcept {
         st = Status::error(errc::server_error, ex.what());
     }
     leave_local_queue();
-    tell(client->ep.options.observer, LockEvent{.kind = LockEventKind::released,
-                                                .name = name,
-                                                .primitive = primitive,
-                                                .took = micros(Clock::now() - started),
-                                                .error = st.ec});
+    tell(client->options.observer, LockEvent{.kind = LockEventKind::released,
+                                             .name = name,
+                                             .primitive = primitive,
+                                             .took = micros(Clock::now() - started),
+                                             .error = st.ec});
     return st;
 }
 

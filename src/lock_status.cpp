@@ -7,6 +7,7 @@
 #include "backends/redis/keys.hpp"
 #include "backends/redis/replies.hpp"
 #include "backends/redis/scripts.hpp"
+#include "backends/redis/store.hpp"
 #include "core/client_impl.hpp"
 #include "core/quorum.hpp"
 #include "core/token.hpp"
@@ -77,7 +78,7 @@ std::vector<std::pair<LockStatus, detail::Status>> statuses(detail::ClientImpl& 
     std::vector<detail::ScriptCall> calls;
     keys.reserve(names.size());
     for (const auto& name : names) {
-        keys.push_back(detail::every_key_of(impl.ep.options.key_prefix, name));
+        keys.push_back(detail::every_key_of(impl.options.key_prefix, name));
         calls.push_back(
             {&detail::status_script(), {keys.back().begin(), keys.back().end()}, {most}});
     }
@@ -88,14 +89,14 @@ std::vector<std::pair<LockStatus, detail::Status>> statuses(detail::ClientImpl& 
         else
             to.first = parse_status(r);
     };
-    if (!impl.nodes->redlock()) {
+    if (!redis(impl).nodes->redlock()) {
         std::vector<detail::Reply> replies;
-        impl.server->eval_many(calls, replies, impl.deadline()).throw_if_error();
+        redis(impl).server->eval_many(calls, replies, impl.deadline()).throw_if_error();
         for (std::size_t i = 0; i < calls.size(); ++i) one(replies[i], out[i]);
         return out;
     }
-    auto results = impl.nodes->everywhere(calls, impl.deadline());
-    impl.nodes->need_majority(results, "").throw_if_error();
+    auto results = redis(impl).nodes->everywhere(calls, impl.deadline());
+    redis(impl).nodes->need_majority(results, "").throw_if_error();
     for (std::size_t i = 0; i < calls.size(); ++i) {
         std::vector<LockStatus> per_node;
         for (const auto& r : results) {
@@ -106,7 +107,8 @@ std::vector<std::pair<LockStatus, detail::Status>> statuses(detail::ClientImpl& 
             per_node.push_back(std::move(node.first));
         }
         if (out[i].second.ok())
-            out[i].first = detail::majority_status(per_node, static_cast<int>(impl.nodes->size()));
+            out[i].first =
+                detail::majority_status(per_node, static_cast<int>(redis(impl).nodes->size()));
     }
     return out;
 }
@@ -150,30 +152,31 @@ std::vector<ListedLock> Client::list(std::string_view pattern, bool include_fore
     if (pattern.empty())
         throw UsageError(make_error_code(errc::invalid_argument),
                          "list: empty pattern; \"*\" lists every lock");
-    const std::string& prefix = impl_->ep.options.key_prefix;
+    const std::string& prefix = impl_->options.key_prefix;
     std::string match = detail::glob_escape(prefix) + std::string(pattern);
     std::vector<std::shared_ptr<detail::Connection>> primaries;
     std::vector<detail::Connection*> nodes;
-    if (impl_->nodes->redlock()) {
-        for (std::size_t i = 0; i < impl_->nodes->size(); ++i)
-            nodes.push_back(&impl_->nodes->node(i));
+    if (redis(*impl_).nodes->redlock()) {
+        for (std::size_t i = 0; i < redis(*impl_).nodes->size(); ++i)
+            nodes.push_back(&redis(*impl_).nodes->node(i));
     } else {
-        primaries = impl_->server->primaries();
+        primaries = redis(*impl_).server->primaries();
         for (const auto& p : primaries) nodes.push_back(p.get());
     }
     std::set<std::string> keys;
     std::size_t answered = 0;
     detail::Status failed;
     for (auto* node : nodes) {
-        if (auto st = scan(*node, match, keys, impl_->ep.options.command_timeout); !st.ok())
+        if (auto st = scan(*node, match, keys, impl_->options.command_timeout); !st.ok())
             failed = st;
         else
             ++answered;
     }
     // Redlock: a lock is held only where a majority holds it, so a majority's keys suffice.
-    bool enough = impl_->nodes->redlock() ? answered >= static_cast<std::size_t>(detail::majority(
-                                                            static_cast<int>(impl_->nodes->size())))
-                                          : failed.ok();
+    bool enough = redis(*impl_).nodes->redlock()
+                      ? answered >= static_cast<std::size_t>(detail::majority(
+                                        static_cast<int>(redis(*impl_).nodes->size())))
+                      : failed.ok();
     if (!enough) {
         if (failed.ec == make_error_code(errc::permission_denied))
             failed.detail += " (deadbolt list needs SCAN: grant +scan, or list as another user)";

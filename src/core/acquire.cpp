@@ -98,9 +98,9 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& s
     Attempted a;
     Fences fences;
     auto tell_event = [&](LockEventKind kind, std::error_code error, std::uint64_t fence = 0) {
-        if (!c.ep.options.observer) return;
+        if (!c.options.observer) return;
         tell(
-            c.ep.options.observer,
+            c.options.observer,
             LockEvent{kind, spec.name, primitive_of(spec.shape), micros(a.replied_at - a.sent_at),
                       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
                       fence, error});

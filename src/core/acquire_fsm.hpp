@@ -13,7 +13,7 @@
 #include <string>
 #include <system_error>
 
-#include "backends/redis/net/status.hpp"
+#include "core/status.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/acquire_options.hpp"
 

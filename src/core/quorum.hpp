@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/redis/net/status.hpp"
+#include "core/status.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/leader_election.hpp"
 

@@ -242,7 +242,7 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
         for (auto& l : refused) l->mark_lost(make_error_code(errc::not_owner));
         auto took = micros(now_on(clock_) - sent_at);
         for (auto& [l, why] : told)  // outside m_: an observer may take its time
-            tell(l->client->ep.options.observer,
+            tell(l->client->options.observer,
                  LockEvent{.kind = why.ok() ? LockEventKind::renewed : LockEventKind::renew_failed,
                            .name = l->name,
                            .primitive = l->primitive,

@@ -121,6 +121,9 @@ class Store {
     /// have taken the nodes where it had expired).
     virtual bool late_yes_is_lost() const = 0;
 
+    /// Stops the engine's background work (following a topology's moves). Never throws.
+    virtual void stop() noexcept {}
+
     /// The engine may have dropped holdings by itself (a failover, a session expiry): the
     /// store calls this, and the client checks every holding. Set once, before any claim.
     std::function<void()> on_doubt;

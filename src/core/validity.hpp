@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/redis/net/status.hpp"
+#include "core/status.hpp"
 #include "deadbolt/leader_election.hpp"
 #include "deadbolt/options.hpp"
 #include "deadbolt/rate_limiter.hpp"

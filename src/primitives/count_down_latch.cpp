@@ -1,4 +1,5 @@
 #include "deadbolt/count_down_latch.hpp"
+#include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
@@ -18,7 +19,7 @@ namespace {
 constexpr std::chrono::milliseconds kUnarmedRecheck{1000};
 
 std::string key_of(const detail::ClientImpl& c, const std::string& name) {
-    return c.ep.options.key_prefix + name;
+    return c.options.key_prefix + name;
 }
 
 }  // namespace
@@ -33,7 +34,8 @@ bool CountDownLatch::try_set_count(std::int64_t count, std::chrono::milliseconds
     detail::validate_ttl(ttl, "latch ttl").throw_if_error();
     std::string n = std::to_string(count), px = std::to_string(ttl.count());
     detail::Reply r;
-    client_->server
+    redis(*client_)
+        .server
         ->eval({&detail::latch_set_script(), {key_of(*client_, name_)}, {n, px}}, r,
                client_->deadline())
         .throw_if_error();
@@ -44,7 +46,8 @@ bool CountDownLatch::count_down() const {
     std::string key = key_of(*client_, name_);
     std::string channel = detail::aux_key(key, "opened");
     detail::Reply r;
-    client_->server
+    redis(*client_)
+        .server
         ->eval({&detail::latch_count_down_script(), {key}, {channel}}, r, client_->deadline())
         .throw_if_error();
     return r.type == detail::Reply::Type::array && r.elements.size() == 2 &&
@@ -54,7 +57,7 @@ bool CountDownLatch::count_down() const {
 std::int64_t CountDownLatch::count() const {
     detail::Reply r;
     auto key = key_of(*client_, name_);
-    client_->server->command(key, {"GET", key}, r, client_->deadline()).throw_if_error();
+    redis(*client_).server->command(key, {"GET", key}, r, client_->deadline()).throw_if_error();
     std::uint64_t n = 0;
     if (r.is_nil()) return 0;
     if (!detail::to_u64(r, n))
@@ -70,7 +73,7 @@ bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
     // An expiring latch opens without a message: the watch wakes at its expiry too.
     auto look = [&](detail::Look& found) {
         std::vector<detail::Reply> r;
-        auto st = c.server->pipeline(key, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline());
+        auto st = redis(c).server->pipeline(key, {{"EXISTS", key}, {"PTTL", key}}, r, c.deadline());
         if (st.ok()) {
             found.done = r[0].integer == 0;
             found.ttl = std::chrono::milliseconds(r[1].integer < 0 ? -1 : r[1].integer);

@@ -1,4 +1,5 @@
 #include "deadbolt/leader_election.hpp"
+#include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
@@ -44,12 +45,13 @@ void LeaderElection::proclaim(std::string_view value) {
         token = term_->token();
     }
     auto& c = *client_;
-    const auto& prefix = c.ep.options.key_prefix;
+    const auto& prefix = c.options.key_prefix;
     std::string key = prefix + name_;
     std::string channel = detail::observe_channel(prefix, name_);
     detail::Reply r;
     // On Redlock, proclaimed once a majority took the value.
-    c.nodes->eval({&detail::proclaim_script(), {key}, {token, value, channel}}, r, c.deadline())
+    redis(c)
+        .nodes->eval({&detail::proclaim_script(), {key}, {token, value, channel}}, r, c.deadline())
         .throw_if_error();
     if (r.type != detail::Reply::Type::integer || r.integer != 1)
         throw LockError(make_error_code(errc::not_owner),
@@ -102,13 +104,13 @@ detail::Status parse_leader(const detail::Reply& r, Leader& out) {
 
 // The leader now, as leader() tells it, with errors as a Status.
 detail::Status read_leader(detail::ClientImpl& c, const std::string& name, Leader& out) {
-    std::string key = c.ep.options.key_prefix + name;
+    std::string key = c.options.key_prefix + name;
     detail::ScriptCall call{&detail::leader_read_script(), {key}, {}};
-    if (c.nodes->redlock()) {
+    if (redis(c).nodes->redlock()) {
         // Each node knows only its own copy: the leader is the one a majority agrees on.
-        auto results = c.nodes->everywhere({&call, 1}, c.deadline());
-        if (auto st =
-                c.nodes->need_majority(results, ": check that the nodes are up and reachable");
+        auto results = redis(c).nodes->everywhere({&call, 1}, c.deadline());
+        if (auto st = redis(c).nodes->need_majority(results,
+                                                    ": check that the nodes are up and reachable");
             !st.ok())
             return st;
         std::vector<Leader> seen;
@@ -117,11 +119,11 @@ detail::Status read_leader(detail::ClientImpl& c, const std::string& name, Leade
             if (r.status.ok() && parse_leader(r.replies.front(), one).ok())
                 seen.push_back(std::move(one));
         }
-        out = detail::majority_leader(seen, static_cast<int>(c.nodes->size()));
+        out = detail::majority_leader(seen, static_cast<int>(redis(c).nodes->size()));
         return {};
     }
     detail::Reply r;
-    if (auto st = c.server->eval(call, r, c.deadline()); !st.ok()) return st;
+    if (auto st = redis(c).server->eval(call, r, c.deadline()); !st.ok()) return st;
     return parse_leader(r, out);
 }
 
@@ -142,9 +144,8 @@ Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) co
         found.ttl = now.elected && now.ttl.count() >= 0 ? now.ttl : std::chrono::milliseconds(-1);
         return st;
     };
-    detail::watch_channels(*client_,
-                           {detail::observe_channel(client_->ep.options.key_prefix, name_)}, look,
-                           how, kUnsubscribedRecheck);
+    detail::watch_channels(*client_, {detail::observe_channel(client_->options.key_prefix, name_)},
+                           look, how, kUnsubscribedRecheck);
     return now;
 }
 

@@ -1,4 +1,5 @@
 #include "deadbolt/permit_expirable_semaphore.hpp"
+#include "backends/redis/store.hpp"
 
 #include "backends/redis/commands.hpp"
 #include "backends/redis/specs.hpp"
@@ -16,7 +17,7 @@ long long run_op(detail::ClientImpl& c, const detail::RedisSpec& spec, const det
     auto call =
         detail::lease_call(script, spec.op_keys, std::string(id), spec.channel, px, spec.op_args);
     detail::Reply r;
-    c.server->eval(call.view(), r, c.deadline()).throw_if_error();
+    redis(c).server->eval(call.view(), r, c.deadline()).throw_if_error();
     return r.integer;
 }
 
@@ -53,14 +54,14 @@ Permit PermitExpirableSemaphore::try_acquire() const {
 }
 
 bool PermitExpirableSemaphore::release(std::string_view permit_id) const {
-    auto spec = detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_);
+    auto spec = detail::semaphore_spec(client_->options.key_prefix, name_, options_, permits_);
     return run_op(*client_, spec, *spec.kind->release, permit_id, options_.ttl) >= 1;
 }
 
 bool PermitExpirableSemaphore::extend(std::string_view permit_id,
                                       std::chrono::milliseconds ttl) const {
     detail::validate_ttl(ttl, "extend ttl").throw_if_error();
-    auto spec = detail::semaphore_spec(client_->ep.options.key_prefix, name_, options_, permits_);
+    auto spec = detail::semaphore_spec(client_->options.key_prefix, name_, options_, permits_);
     return run_op(*client_, spec, *spec.kind->extend, permit_id, ttl) == 1;
 }
 

@@ -1,4 +1,5 @@
 #include "deadbolt/rate_limiter.hpp"
+#include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
@@ -18,11 +19,13 @@ RateLimiter::RateLimiter(std::shared_ptr<detail::ClientImpl> client, std::string
 
 RateDecision RateLimiter::call(std::int64_t n) const {
     auto& c = *client_;
-    std::string key = c.ep.options.key_prefix + name_;
+    std::string key = c.options.key_prefix + name_;
     std::string rate = std::to_string(limit_.rate), per = std::to_string(limit_.per.count()),
                 burst = std::to_string(limit_.burst), want = std::to_string(n);
     detail::Reply r;
-    c.server->eval({&detail::rate_take_script(), {key}, {rate, per, burst, want}}, r, c.deadline())
+    redis(c)
+        .server
+        ->eval({&detail::rate_take_script(), {key}, {rate, per, burst, want}}, r, c.deadline())
         .throw_if_error();
     if (r.type != detail::Reply::Type::array || r.elements.size() != 3)
         throw ServerError(make_error_code(errc::protocol_error),

@@ -26,7 +26,7 @@ ReentrantMutex::~ReentrantMutex() {
     // Latest holding first, as the owner would have unlocked them.
     for (auto& [owner, leases] : held) {
         if (owner_.empty())
-            client_->reentrant_holds(client_->ep.options.key_prefix + name_, owner,
+            client_->reentrant_holds(client_->options.key_prefix + name_, owner,
                                      -static_cast<int>(leases.size()));
         while (!leases.empty()) leases.pop_back();
     }
@@ -42,7 +42,7 @@ bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec)
     std::string who = owner();
     detail::LockSpec spec = detail::spec_of(detail::Shape::reentrant, name_, options_);
     spec.owner = who;
-    const std::string key = client_->ep.options.key_prefix + name_;
+    const std::string key = client_->options.key_prefix + name_;
     if (owner_.empty()) {
         // Only this client uses its default owner: if none of its handles holds the lock, a
         // holding of ours on the server is a leftover (a grant whose reply was lost, data
@@ -87,8 +87,7 @@ void ReentrantMutex::unlock() noexcept {
         last.emplace(std::move(it->second.back()));
         it->second.pop_back();
         if (it->second.empty()) held_.erase(it);
-        if (owner_.empty())
-            client_->reentrant_holds(client_->ep.options.key_prefix + name_, who, -1);
+        if (owner_.empty()) client_->reentrant_holds(client_->options.key_prefix + name_, who, -1);
     } catch (...) {
         return;  // owner() could not allocate: nothing was taken out
     }

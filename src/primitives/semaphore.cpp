@@ -1,4 +1,5 @@
 #include "deadbolt/semaphore.hpp"
+#include "backends/redis/store.hpp"
 
 #include "backends/redis/commands.hpp"
 #include "backends/redis/specs.hpp"
@@ -10,9 +11,10 @@ namespace deadbolt {
 namespace detail {
 
 int permits_in_use(ClientImpl& c, std::string_view name) {
-    auto spec = semaphore_spec(c.ep.options.key_prefix, name, {}, 1);
+    auto spec = semaphore_spec(c.options.key_prefix, name, {}, 1);
     Reply r;
-    c.server->eval({&zset_live_count_script(), {spec.keys[0]}, {}}, r, c.deadline())
+    redis(c)
+        .server->eval({&zset_live_count_script(), {spec.keys[0]}, {}}, r, c.deadline())
         .throw_if_error();
     return static_cast<int>(r.integer);
 }

@@ -1,4 +1,5 @@
 #include "backends/redis/claim.hpp"
+#include "backends/redis/store.hpp"
 
 #include "backends/redis/holding.hpp"
 #include "backends/redis/replies.hpp"
@@ -15,7 +16,7 @@ RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
               .hands_off = spec_.kind->yield_after_release,
               .abandons = spec_.abandon != nullptr,
               .wakes_by_token = !spec_.grant_prefix.empty(),
-              .can_sleep_instead = c.nodes->redlock() || c.cluster != nullptr,
+              .can_sleep_instead = redis(c).nodes->redlock() || redis(c).cluster != nullptr,
               .refresh = spec_.refresh},
       waker_(
           c, [this] { return channels(); }, std::move(cancel)) {}
@@ -40,13 +41,13 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
     argv_.insert(argv_.end(), spec_.args.begin(), spec_.args.end());
     ScriptCall c = call();
     AttemptOutcome out;
-    if (c_.nodes->redlock()) {
+    if (redis(c_).nodes->redlock()) {
         a.status = redlock_attempt(c_, spec_, c, keep, a.sent_at, out);
     } else if (multi_spans_slots(c_, spec_)) {
         a.status = multi_slots_attempt(c_, spec_, c, keep, a.sent_at, out);
     } else {
         Reply reply;
-        a.status = c_.server->eval(c, reply, c_.deadline());
+        a.status = redis(c_).server->eval(c, reply, c_.deadline());
         if (a.status.ok()) a.status = parse_acquire(reply, out, spec_.fenced);
     }
     a.acquired = out.acquired;
@@ -58,7 +59,7 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
 
 Status RedisClaim::confirm() {
     ScriptCall c = call();
-    return c_.server->confirm_replicated({&c, 1}, c_.deadline());
+    return redis(c_).server->confirm_replicated({&c, 1}, c_.deadline());
 }
 
 std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,

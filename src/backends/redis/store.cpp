@@ -7,12 +7,12 @@
 #include "backends/redis/holding.hpp"
 #include "backends/redis/net/status.hpp"
 #include "backends/redis/topology/redlock.hpp"
-#include "core/client_impl.hpp"
+#include "core/quorum.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
-const RedisHolding& redis(const Holding* h) {
+const RedisHolding& as_redis(const Holding* h) {
     return static_cast<const RedisHolding&>(*h);
 }
 
@@ -30,11 +30,11 @@ Verdict verdict_of(const Reply& r, long long yes_from) {
 
 // Runs calls on the nodes (a majority's verdicts on Redlock) or, with node set, on that
 // Redlock node alone; one verdict per call.
-std::vector<Verdict> run(ClientImpl& c, std::span<const ScriptCall> calls, Clock::time_point by,
+std::vector<Verdict> run(Nodes& nodes, std::span<const ScriptCall> calls, Clock::time_point by,
                          std::optional<std::size_t> node, long long yes_from) {
     std::vector<Reply> replies;
-    Status st = node ? eval_many(c.nodes->node(*node), calls, replies, by)
-                     : c.nodes->eval_many(calls, replies, by);
+    Status st = node ? eval_many(nodes.node(*node), calls, replies, by)
+                     : nodes.eval_many(calls, replies, by);
     std::vector<Verdict> out;
     out.reserve(calls.size());
     for (std::size_t i = 0; i < calls.size(); ++i)
@@ -45,11 +45,11 @@ std::vector<Verdict> run(ClientImpl& c, std::span<const ScriptCall> calls, Clock
 }  // namespace
 
 Status RedisStore::supports(const LockSpec& spec) const {
-    return c_.nodes->redlock() ? redlock_supports(spec) : Status{};
+    return nodes->redlock() ? redlock_supports(spec) : Status{};
 }
 
 std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {
-    return std::make_unique<RedisClaim>(c_, redis_spec(c_.ep.options.key_prefix, spec),
+    return std::make_unique<RedisClaim>(client, redis_spec(client.options.key_prefix, spec),
                                         std::move(cancel));
 }
 
@@ -58,13 +58,13 @@ std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time
     std::vector<ScriptCall> calls;
     calls.reserve(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
-        const RedisHolding& h = redis(rs[i].holding);
+        const RedisHolding& h = as_redis(rs[i].holding);
         px[i] = std::to_string(rs[i].keep.count());
         calls.push_back(h.call(*h.kind->extend, px[i]));
     }
-    auto out = run(c_, calls, by, std::nullopt, 1);
+    auto out = run(*nodes, calls, by, std::nullopt, 1);
     // Not confirmed by enough replicas: not extended, as far as anyone can rely on.
-    if (Status st = c_.nodes->confirm_replicated(calls, c_.deadline()); !st.ok())
+    if (Status st = nodes->confirm_replicated(calls, client.deadline()); !st.ok())
         for (auto& v : out)
             if (v.is == Verdict::Is::yes) v = Verdict::unknown(st);
     for (auto& v : out)  // an extension answers 1 or 0: a larger number is not a yes
@@ -75,18 +75,18 @@ std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time
 std::vector<Verdict> RedisStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
     // One pipeline per target: the majority of every node, or one Redlock node.
     std::map<std::optional<std::size_t>, std::vector<std::size_t>> by_target;
-    for (std::size_t i = 0; i < hs.size(); ++i) by_target[redis(hs[i]).node].push_back(i);
+    for (std::size_t i = 0; i < hs.size(); ++i) by_target[as_redis(hs[i]).node].push_back(i);
     std::vector<Verdict> out(hs.size());
     for (const auto& [node, which] : by_target) {
         std::vector<std::string> px(which.size());
         std::vector<ScriptCall> calls;
         calls.reserve(which.size());
         for (std::size_t k = 0; k < which.size(); ++k) {
-            const RedisHolding& h = redis(hs[which[k]]);
+            const RedisHolding& h = as_redis(hs[which[k]]);
             px[k] = std::to_string(h.px.count());
             calls.push_back(h.call(*h.release, px[k]));
         }
-        auto verdicts = run(c_, calls, by, node, 1);
+        auto verdicts = run(*nodes, calls, by, node, 1);
         for (std::size_t k = 0; k < which.size(); ++k) out[which[k]] = std::move(verdicts[k]);
     }
     return out;
@@ -97,26 +97,100 @@ std::vector<Verdict> RedisStore::check(std::span<const Holding* const> hs, Clock
     std::vector<ScriptCall> calls;
     calls.reserve(hs.size());
     for (std::size_t i = 0; i < hs.size(); ++i) {
-        const RedisHolding& h = redis(hs[i]);
+        const RedisHolding& h = as_redis(hs[i]);
         px[i] = std::to_string(h.px.count());
         calls.push_back(h.call(*h.kind->check, px[i]));
     }
-    auto out = run(c_, calls, by, std::nullopt, 1);
+    auto out = run(*nodes, calls, by, std::nullopt, 1);
     for (auto& v : out)  // a check answers 1 or 0
         if (v.is == Verdict::Is::yes && v.woke != 0) v = Verdict::no();
     return out;
 }
 
 Clock::time_point RedisStore::deadline() const {
-    return c_.deadline();
+    return client.deadline();
 }
 
 Clock::time_point RedisStore::deadline_for(std::chrono::milliseconds ttl) const {
-    return c_.lease_deadline(ttl);
+    if (!nodes->redlock()) return deadline();
+    return Clock::now() + node_timeout(ttl, client.options.command_timeout);
 }
 
 bool RedisStore::late_yes_is_lost() const {
-    return c_.nodes->redlock();
+    return nodes->redlock();
+}
+
+void RedisStore::stop() noexcept {
+    if (sentinel) sentinel->stop();
+    if (cluster) cluster->stop();
+}
+
+namespace {
+
+std::shared_ptr<Server> one_server(const std::shared_ptr<Connection>& c) {
+    return std::make_shared<OneServer>(c);
+}
+
+}  // namespace
+
+RedisStore::RedisStore(ClientImpl& c, const Endpoint& e)
+    : RedisStore(c, e, std::make_shared<Connection>(e), {}, {}) {}
+
+RedisStore::RedisStore(ClientImpl& c, const std::vector<Endpoint>& redlock, bool fencing)
+    : RedisStore(c, redlock.front(), {}, {}, std::make_shared<Nodes>(redlock, fencing)) {}
+
+RedisStore::RedisStore(ClientImpl& c, const std::vector<Endpoint>& seeds,
+                       std::shared_ptr<Cluster> cl)
+    : RedisStore(c, seeds.front(), {}, cl, {}) {
+    cluster = std::move(cl);
+}
+
+// conn, server and nodes each follow from the one given: a server's connection makes a
+// Server, a Server makes single-server Nodes, and Redlock's Nodes name their first node.
+RedisStore::RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> cn,
+                       std::shared_ptr<Server> s, std::shared_ptr<Nodes> n)
+    : client(c),
+      ep(std::move(e)),
+      conn(cn  ? std::move(cn)
+           : n ? n->first()
+               : nullptr),
+      server(s ? std::move(s) : one_server(conn)),
+      nodes(n ? std::move(n) : std::make_shared<Nodes>(server)) {}
+
+Subscriber& RedisStore::subscriber() {
+    std::lock_guard lk(sub_m_);
+    if (!sub_) {
+        std::function<std::vector<Subscriber::Address>()> others;
+        if (cluster) {  // every node carries every release message (cluster-wide PUBLISH)
+            others = [weak = std::weak_ptr<Cluster>(cluster)] {
+                std::vector<Subscriber::Address> out;
+                if (auto c = weak.lock())
+                    for (auto& a : c->nodes()) out.emplace_back(a.host, a.port);
+                return out;
+            };
+        } else if (nodes->redlock()) {
+            // Each Redlock node publishes the releases it took part in, so any node of the
+            // holder's majority will do when the first is down.
+            std::vector<Subscriber::Address> all;
+            for (std::size_t i = 0; i < nodes->size(); ++i)
+                all.emplace_back(nodes->node(i).endpoint().host, nodes->node(i).endpoint().port);
+            others = [all] { return all; };
+        }
+        sub_ = std::make_unique<Subscriber>(ep, std::move(others));
+        if (moved_port_ != 0) sub_->retarget(moved_host_, moved_port_);
+    }
+    return *sub_;
+}
+
+void RedisStore::primary_moved(const std::string& host, std::uint16_t port) {
+    {
+        std::lock_guard lk(sub_m_);
+        moved_host_ = host;
+        moved_port_ = port;
+        if (sub_) sub_->retarget(host, port);
+    }
+    conn->retarget(host, port);
+    if (on_doubt) on_doubt();  // the new primary may not hold what we held
 }
 
 }  // namespace deadbolt::detail

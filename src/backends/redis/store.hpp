@@ -1,20 +1,34 @@
-// RedisStore: the seam's Redis side (DESIGN section 12). A claim runs a shape's acquire
-// script on one server, a cluster's slot(s) or every Redlock node, and sleeps on pub/sub;
-// holdings are renewed, released and checked as pipelines of the lease kind's scripts.
+// RedisStore: the seam's Redis side (DESIGN section 12) and the client's Redis state. A claim
+// runs a shape's acquire script on one server, a cluster's slot(s) or every Redlock node, and
+// sleeps on pub/sub; holdings are renewed, released and checked as pipelines of the lease
+// kind's scripts.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
+#include "backends/redis/net/connection.hpp"
+#include "backends/redis/net/endpoint.hpp"
+#include "backends/redis/net/subscriber.hpp"
+#include "backends/redis/topology/cluster.hpp"
+#include "backends/redis/topology/nodes.hpp"
+#include "backends/redis/topology/sentinel.hpp"
+#include "backends/redis/topology/server.hpp"
+#include "core/client_impl.hpp"
 #include "core/store.hpp"
 
 namespace deadbolt::detail {
 
-struct ClientImpl;
-
 class RedisStore final : public Store {
   public:
-    /// c owns the store and outlives it.
-    explicit RedisStore(ClientImpl& c) : c_(c) {}
+    /// One server at e. c owns the store and outlives it.
+    RedisStore(ClientImpl& c, const Endpoint& e);
+    /// Redlock over these independent masters (the first one's options rule).
+    RedisStore(ClientImpl& c, const std::vector<Endpoint>& redlock, bool fencing);
+    /// A Redis Cluster (seeds[0]'s options rule) whose map is read already.
+    RedisStore(ClientImpl& c, const std::vector<Endpoint>& seeds, std::shared_ptr<Cluster> cl);
 
     Status supports(const LockSpec& spec) const override;
     std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
@@ -24,9 +38,44 @@ class RedisStore final : public Store {
     Clock::time_point deadline() const override;
     Clock::time_point deadline_for(std::chrono::milliseconds ttl) const override;
     bool late_yes_is_lost() const override;
+    void stop() noexcept override;
+
+    /// The pub/sub connection, started on first use.
+    Subscriber& subscriber();
+    /// A failover moved the primary (Sentinel): every connection goes there, and every lease
+    /// the new primary does not hold is reported lost.
+    void primary_moved(const std::string& host, std::uint16_t port);
+
+    ClientImpl& client;
+    Endpoint ep;  // the first node's: its options are the client's
+    std::shared_ptr<Connection>
+        conn;                        // the single server, the first Redlock node; none on a cluster
+    std::shared_ptr<Server> server;  // where keyed commands go: conn, or the cluster
+    std::shared_ptr<Cluster> cluster;    // redis-cluster:// clients
+    std::shared_ptr<Nodes> nodes;        // where leases live: server, or the Redlock nodes
+    std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
 
   private:
-    ClientImpl& c_;
+    RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> conn,
+               std::shared_ptr<Server> s, std::shared_ptr<Nodes> n);
+
+    std::mutex sub_m_;
+    std::unique_ptr<Subscriber> sub_;
+    std::string moved_host_;  // where the primary is now, once a failover moved it
+    std::uint16_t moved_port_ = 0;
 };
+
+/// The Redis side of a client connected to Redis.
+inline RedisStore& redis(const ClientImpl& c) {
+    return static_cast<RedisStore&>(*c.store);
+}
+
+/// A client of Redis: its store is RedisStore(client, args...), and its options the first
+/// endpoint's.
+template <class... Args>
+std::shared_ptr<ClientImpl> redis_client(const ClientOptions& options, const Args&... args) {
+    return std::make_shared<ClientImpl>(
+        options, [&](ClientImpl& c) { return std::make_shared<RedisStore>(c, args...); });
+}
 
 }  // namespace deadbolt::detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/redis/net/subscription.hpp"
+#include "backends/redis/store.hpp"
 #include "core/client_impl.hpp"
 #include "core/store.hpp"
 #include "core/watch.hpp"
@@ -24,7 +25,7 @@ class RedisWaker : public Waker {
         : c_(c), channels_(std::move(channels)), cancel_(std::move(cancel)) {}
 
     Status arm(Clock::time_point until) override {
-        if (!sub_) sub_.emplace(c_.subscriber());
+        if (!sub_) sub_.emplace(redis(c_).subscriber());
         return sub_->subscribe(channels_(), until, cancel_);
     }
     void disarm() noexcept override {
@@ -47,8 +48,8 @@ inline bool watch_channels(ClientImpl& c, std::vector<std::string> channels,
                            std::chrono::milliseconds unarmed_recheck) {
     RedisWaker waker(
         c, [ch = std::move(channels)] { return ch; }, how.cancel);
-    return watch(*c.store, waker, c.nodes->redlock() || c.cluster != nullptr, look, how,
-                 unarmed_recheck);
+    return watch(*c.store, waker, redis(c).nodes->redlock() || redis(c).cluster != nullptr, look,
+                 how, unarmed_recheck);
 }
 
 }  // namespace deadbolt::detail

@@ -1,4 +1,5 @@
 #include "backends/redis/topology/multi_slots.hpp"
+#include "backends/redis/store.hpp"
 
 #include <map>
 
@@ -12,7 +13,7 @@
 namespace deadbolt::detail {
 
 bool multi_spans_slots(const ClientImpl& c, const RedisSpec& spec) {
-    return c.cluster && spec.kind == &multi_kind() && spans_slots(spec.op_keys);
+    return redis(c).cluster && spec.kind == &multi_kind() && spans_slots(spec.op_keys);
 }
 
 Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
@@ -28,7 +29,7 @@ Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCal
         for (auto i : names) p.keys.insert(p.keys.end(), {call.keys[2 * i], call.keys[2 * i + 1]});
     }
     std::vector<Reply> replies;
-    if (Status st = c.server->eval_many(parts, replies, c.deadline()); !st.ok()) return st;
+    if (Status st = redis(c).server->eval_many(parts, replies, c.deadline()); !st.ok()) return st;
 
     std::vector<std::uint64_t> fences(spec.names.size(), 0);
     bool all = true, refused = false;
@@ -66,7 +67,7 @@ Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCal
     auto release = lease_call(*spec.kind->release, spec.op_keys, std::string(call.args[0]),
                               spec.channel, px, spec.op_args);
     Reply rr;
-    if (!c.server->eval(release.view(), rr, c.deadline()).ok()) {
+    if (!redis(c).server->eval(release.view(), rr, c.deadline()).ok()) {
         c.renewer->add_cleanup(RedisHolding::held(spec, std::string(call.args[0]), px),
                                sent_at + px);
         out.cleanup_pending = true;

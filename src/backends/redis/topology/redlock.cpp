@@ -1,4 +1,5 @@
 #include "backends/redis/topology/redlock.hpp"
+#include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ bool release_on(ClientImpl& c, const RedisSpec& spec, std::string_view token,
     auto call = lease_call(*spec.kind->release, spec.op_keys, std::string(token), spec.channel, px,
                            spec.op_args);
     auto view = call.view();
-    auto results = c.nodes->everywhere({&view, 1}, c.deadline(), nodes);
+    auto results = redis(c).nodes->everywhere({&view, 1}, c.deadline(), nodes);
     bool later = false;
     for (std::size_t k = 0; k < results.size(); ++k) {
         if (results[k].status.ok()) continue;
@@ -105,13 +106,13 @@ bool raise_fences(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call, 
         {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},
         {call.args[0], call.args[2], spec.kind->held_as, notify}};
     for (const auto& f : fence_s) raise.args.push_back(f);
-    auto round2 = c.nodes->everywhere({&raise, 1}, deadline, r1.granted);
+    auto round2 = redis(c).nodes->everywhere({&raise, 1}, deadline, r1.granted);
     std::size_t raised = 0;
     for (const auto& r : round2)
         if (r.status.ok() && r.replies.front().type == Reply::Type::integer &&
             r.replies.front().integer == 1)
             ++raised;
-    return raised >= static_cast<std::size_t>(majority(static_cast<int>(c.nodes->size())));
+    return raised >= static_cast<std::size_t>(majority(static_cast<int>(redis(c).nodes->size())));
 }
 
 }  // namespace
@@ -133,11 +134,11 @@ Status redlock_supports(const LockSpec& spec) {
 Status redlock_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
                        std::chrono::milliseconds px, Clock::time_point sent_at,
                        AttemptOutcome& out) {
-    Nodes& nodes = *c.nodes;
+    Nodes& nodes = *redis(c).nodes;
     const int n = static_cast<int>(nodes.size());
     const auto quorum = static_cast<std::size_t>(majority(n));
     const auto valid_until = validity_deadline(sent_at, spec.options.ttl);
-    const auto per_node = node_timeout(spec.options.ttl, c.ep.options.command_timeout);
+    const auto per_node = node_timeout(spec.options.ttl, c.options.command_timeout);
     const std::size_t locks = spec.names.empty() ? 1 : spec.names.size();
 
     auto round1 = nodes.everywhere({&call, 1}, Clock::now() + per_node);
