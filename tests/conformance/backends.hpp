@@ -13,9 +13,14 @@
 
 namespace deadbolt::conformance {
 
+// Each backend says what it keeps: kQueues (a FIFO queue: FairMutex) and kCounts (counts
+// that must add up: Semaphore, CountDownLatch). A backend that cannot keep one refuses it
+// at once with the reason, and the suites check that instead.
+
 /// One Redis server (redis://).
 struct OneServer {
     static constexpr const char* kName = "OneServer";
+    static constexpr bool kQueues = true, kCounts = true;
     test::RedisServer server;
     std::string url() const { return server.url(); }
     void take_away(const std::string& key) { server.raw().cmd({"DEL", key}); }
@@ -24,6 +29,7 @@ struct OneServer {
 /// A primary with two replicas behind three sentinels (redis-sentinel://).
 struct Sentinel {
     static constexpr const char* kName = "Sentinel";
+    static constexpr bool kQueues = true, kCounts = true;
     test::SentinelGroup group;
     std::string url() const { return group.url(); }
     void take_away(const std::string& key) { group.primary.raw().cmd({"DEL", key}); }
@@ -32,6 +38,7 @@ struct Sentinel {
 /// Three masters with a replica each (redis-cluster://).
 struct Cluster {
     static constexpr const char* kName = "Cluster";
+    static constexpr bool kQueues = true, kCounts = true;
     test::RedisCluster cluster;
     std::string url() const { return cluster.url(); }
     void take_away(const std::string& key) {
@@ -42,6 +49,7 @@ struct Cluster {
 /// Redlock over three independent masters (redlock://).
 struct Redlock {
     static constexpr const char* kName = "Redlock";
+    static constexpr bool kQueues = false, kCounts = false;
     test::RedlockNodes nodes{3};
     std::string url() const { return nodes.url(); }
     void take_away(const std::string& key) {

@@ -4,28 +4,16 @@
 #include <atomic>
 #include <thread>
 
-#include "backends.hpp"
-#include "deadbolt/deadbolt.hpp"
+#include "contract.hpp"
 #include "eventually.hpp"
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 namespace deadbolt::conformance {
 
 template <class B>
-class MutexContract : public ::testing::Test {
-  protected:
-    B& backend = shared<B>();
-    // A name of this test's own: the backend is shared by the suite.
-    std::string name(const std::string& what) {
-        return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ":" +
-               what;
-    }
-    Client connect(const ClientOptions& o = {}) { return Client::connect(backend.url(), o); }
-};
+class MutexContract : public Contract<B> {};
 
-using Backends = ::testing::Types<OneServer, Sentinel, Cluster, Redlock>;
 TYPED_TEST_SUITE(MutexContract, Backends, BackendName);
 
 TYPED_TEST(MutexContract, ExcludesOtherClientsUntilReleased) {

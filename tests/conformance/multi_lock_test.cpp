@@ -1,0 +1,69 @@
+// MultiLock conformance: every name or none, one fence per name, woken by the release of the
+// name it waits for.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "contract.hpp"
+#include "eventually.hpp"
+
+using namespace std::chrono_literals;
+
+namespace deadbolt::conformance {
+
+template <class B>
+class MultiLockContract : public Contract<B> {};
+
+TYPED_TEST_SUITE(MultiLockContract, Backends, BackendName);
+
+TYPED_TEST(MultiLockContract, TakesEveryNameOrNone) {
+    std::vector<std::string> names{this->name("a"), this->name("b"), this->name("c")};
+    auto a = this->connect(), b = this->connect();
+    auto blocker = b.acquire(names[1]);
+    EXPECT_THROW(a.acquire_all(names, {}, {.deadline = Clock::now()}), LockError);
+    // Nothing was kept of the failed attempt: the free names are still free.
+    EXPECT_TRUE(b.acquire(names[0], {}, {.deadline = Clock::now()}).valid());
+    EXPECT_TRUE(b.acquire(names[2], {}, {.deadline = Clock::now()}).valid());
+    blocker.release();
+    auto all = a.acquire_all(names, {}, {.deadline = Clock::now() + 10s});
+    auto fences = all.fences();
+    ASSERT_EQ(fences.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(fences[i].name, names[i]);
+        EXPECT_GT(fences[i].fence, 0u);
+    }
+    EXPECT_THROW(b.acquire(names[2], {}, {.deadline = Clock::now()}), LockError);
+}
+
+TYPED_TEST(MultiLockContract, AWaiterIsWokenByTheReleaseOfTheNameItWaitsFor) {
+    std::vector<std::string> names{this->name("a"), this->name("b")};
+    auto a = this->connect(), b = this->connect();
+    auto blocker = b.acquire(names[1], {.ttl = 60s});
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(200ms);
+        blocker.release();
+    });
+    // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
+    auto all = a.acquire_all(names, {}, {.deadline = Clock::now() + 20s});
+    releaser.join();
+    EXPECT_TRUE(all.valid());
+}
+
+TYPED_TEST(MultiLockContract, ALossOfAnyNameIsTheLossOfTheWhole) {
+    std::vector<std::string> names{this->name("a"), this->name("b")};
+    auto a = this->connect();
+    auto all = a.acquire_all(names, {.ttl = 600ms});
+    this->backend.take_away(names[1]);
+    EXPECT_TRUE(test::eventually([&] { return all.stop_token().stop_requested(); }));
+    EXPECT_TRUE(all.lost());
+}
+
+TYPED_TEST(MultiLockContract, RepeatedOrMissingNamesAreUsageErrors) {
+    auto a = this->connect();
+    EXPECT_THROW(a.acquire_all({}), UsageError);
+    EXPECT_THROW(a.acquire_all({this->name("a"), this->name("a")}), UsageError);
+}
+
+}  // namespace deadbolt::conformance
