@@ -120,16 +120,6 @@ Mutex Client::mutex(std::string_view name, MutexOptions options) const {
 
 namespace {
 
-// Redlock keeps one promise: a majority of independent nodes agrees on one holder. What needs
-// more than that is refused at creation, with the reason.
-void single_server_only(const detail::ClientImpl& c, std::string_view what, std::string_view why) {
-    if (!redis(c).nodes->redlock()) return;
-    throw UsageError(make_error_code(errc::invalid_argument),
-                     fmt::format("{} is not available over redlock://: {}. {}; use a redis:// URL "
-                                 "for {}",
-                                 what, why, detail::kRedlockOffers, what));
-}
-
 void check_permits(int permits) {
     if (permits < 1)
         throw UsageError(make_error_code(errc::invalid_argument),
@@ -139,8 +129,7 @@ void check_permits(int permits) {
 }  // namespace
 
 FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const {
-    single_server_only(*impl_, "FairMutex",
-                       "a FIFO queue cannot be kept in one order on independent nodes");
+    impl_->store->offers("FairMutex").throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return FairMutex(impl_, std::string(name), std::move(options));
@@ -166,9 +155,7 @@ std::unique_ptr<RWLock> Client::rwlock(std::string_view name, MutexOptions optio
 
 std::unique_ptr<Semaphore> Client::semaphore(std::string_view name, int permits,
                                              MutexOptions options) const {
-    single_server_only(*impl_, "Semaphore",
-                       "permits counted on independent nodes do not add up: with N permits, N + 1 "
-                       "holders can each hold a majority");
+    impl_->store->offers("Semaphore").throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
@@ -177,9 +164,7 @@ std::unique_ptr<Semaphore> Client::semaphore(std::string_view name, int permits,
 
 PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int permits,
                                                   MutexOptions options) const {
-    single_server_only(*impl_, "PermitExpirableSemaphore",
-                       "permits counted on independent nodes do not add up: with N permits, N + 1 "
-                       "holders can each hold a majority");
+    impl_->store->offers("PermitExpirableSemaphore").throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
@@ -198,9 +183,7 @@ Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOpti
 }
 
 RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
-    single_server_only(*impl_, "RateLimiter",
-                       "a token bucket on independent nodes either multiplies the rate or needs "
-                       "every node to answer");
+    impl_->store->offers("RateLimiter").throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_rate_limit(limit).throw_if_error();
     return RateLimiter(impl_, std::string(name), limit);
@@ -220,9 +203,7 @@ Lease Client::campaign(std::string_view name, std::string_view value, const Mute
 }
 
 CountDownLatch Client::latch(std::string_view name) const {
-    single_server_only(
-        *impl_, "CountDownLatch",
-        "a count kept on independent nodes diverges when a node misses a count_down");
+    impl_->store->offers("CountDownLatch").throw_if_error();
     detail::validate_name(name).throw_if_error();
     return CountDownLatch(impl_, std::string(name));
 }
@@ -297,8 +278,7 @@ FencedResult Client::fenced_cas(std::string_view key, std::string_view value, st
 
 std::string Client::force_unlock(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
-    single_server_only(*impl_, "force_unlock",
-                       "a majority of independent nodes would have to agree on an eviction");
+    impl_->store->offers("force_unlock").throw_if_error();
     auto keys = detail::every_key_of(impl_->options.key_prefix, name);
     std::string released = detail::aux_key(keys.front(), "released");
     std::string observe = detail::observe_channel(impl_->options.key_prefix, name);

@@ -12,11 +12,15 @@
 #include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/acquire_fsm.hpp"
 #include "core/lock_spec.hpp"
 #include "core/status.hpp"
+#include "deadbolt/acquire_options.hpp"
+#include "deadbolt/leader_election.hpp"
+#include "deadbolt/rate_limiter.hpp"
 
 namespace deadbolt::detail {
 
@@ -120,6 +124,47 @@ class Store {
     /// A yes that arrives after the holding's validity ended is a loss (Redlock: others may
     /// have taken the nodes where it had expired).
     virtual bool late_yes_is_lost() const = 0;
+
+    // What primitives ask besides acquisitions. An engine that does not offer one refuses it
+    // (offers() says so before a handle is made); the defaults refuse.
+
+    /// Ok when the engine offers primitive ("FairMutex", "Semaphore", "CountDownLatch",
+    /// "RateLimiter", "force_unlock", ...); else invalid_argument saying why not.
+    virtual Status offers(std::string_view primitive) const;
+
+    /// CountDownLatch: sets name's count unless it is set already (set says which); it opens
+    /// by itself after ttl.
+    virtual Status latch_set(const std::string& name, std::int64_t count,
+                             std::chrono::milliseconds ttl, bool& set);
+    /// Counts name down by one; opened is true for the call that opened it.
+    virtual Status latch_count_down(const std::string& name, bool& opened);
+    /// name's count now (0 = open); wrong_type when something else lives under it.
+    virtual Status latch_count(const std::string& name, std::int64_t& count);
+    /// Waits until name opens: true, or false when how's deadline passes or it is cancelled.
+    /// Throws deadbolt exceptions for other errors.
+    virtual bool latch_wait(const std::string& name, const AcquireOptions& how);
+
+    /// LeaderElection: the term held by token (a campaign's) now proclaims value; ours false
+    /// when the term ended.
+    virtual Status proclaim(const std::string& name, const std::string& token,
+                            std::string_view value, bool& ours);
+    /// Who leads name's election now.
+    virtual Status leader(const std::string& name, Leader& out);
+    /// Waits until name's leader differs from seen (or how's deadline passes, or a stop is
+    /// requested) and returns the leader then. Throws deadbolt exceptions for other errors.
+    virtual Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how);
+
+    /// Semaphores: releases permit id of name, held by anyone (released false: not held).
+    virtual Status permit_release(const std::string& name, std::string_view id, bool& released);
+    /// Keeps permit id of name for keep more (extended false: not held).
+    virtual Status permit_extend(const std::string& name, std::string_view id,
+                                 std::chrono::milliseconds keep, bool& extended);
+    /// How many permits of name are held now (expired ones not counted).
+    virtual Status permits_in_use(const std::string& name, int& in_use);
+
+    /// RateLimiter: takes n tokens from name's bucket of limit if it has them.
+    virtual Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
+                             RateDecision& out);
 
     /// Stops the engine's background work (following a topology's moves). Never throws.
     virtual void stop() noexcept {}

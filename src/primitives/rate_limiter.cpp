@@ -1,13 +1,10 @@
 #include "deadbolt/rate_limiter.hpp"
-#include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
 #include <condition_variable>
 #include <mutex>
 
-#include "backends/redis/commands.hpp"
-#include "backends/redis/scripts.hpp"
 #include "core/client_impl.hpp"
 #include "deadbolt/error.hpp"
 
@@ -18,20 +15,9 @@ RateLimiter::RateLimiter(std::shared_ptr<detail::ClientImpl> client, std::string
     : client_(std::move(client)), name_(std::move(name)), limit_(limit) {}
 
 RateDecision RateLimiter::call(std::int64_t n) const {
-    auto& c = *client_;
-    std::string key = c.options.key_prefix + name_;
-    std::string rate = std::to_string(limit_.rate), per = std::to_string(limit_.per.count()),
-                burst = std::to_string(limit_.burst), want = std::to_string(n);
-    detail::Reply r;
-    redis(c)
-        .server
-        ->eval({&detail::rate_take_script(), {key}, {rate, per, burst, want}}, r, c.deadline())
-        .throw_if_error();
-    if (r.type != detail::Reply::Type::array || r.elements.size() != 3)
-        throw ServerError(make_error_code(errc::protocol_error),
-                          "unexpected reply from the rate limiter script");
-    return {r.elements[0].integer == 1, std::chrono::milliseconds(r.elements[1].integer),
-            r.elements[2].integer};
+    RateDecision out;
+    client_->store->rate_take(name_, limit_, n, out).throw_if_error();
+    return out;
 }
 
 RateDecision RateLimiter::try_acquire(std::int64_t n) const {

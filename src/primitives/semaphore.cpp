@@ -1,26 +1,10 @@
 #include "deadbolt/semaphore.hpp"
-#include "backends/redis/store.hpp"
 
-#include "backends/redis/commands.hpp"
-#include "backends/redis/specs.hpp"
 #include "core/client_impl.hpp"
 #include "deadbolt/error.hpp"
 #include "primitives/take.hpp"
 
 namespace deadbolt {
-namespace detail {
-
-int permits_in_use(ClientImpl& c, std::string_view name) {
-    auto spec = semaphore_spec(c.options.key_prefix, name, {}, 1);
-    Reply r;
-    redis(c)
-        .server->eval({&zset_live_count_script(), {spec.keys[0]}, {}}, r, c.deadline())
-        .throw_if_error();
-    return static_cast<int>(r.integer);
-}
-
-}  // namespace detail
-
 Semaphore::Semaphore(std::shared_ptr<detail::ClientImpl> client, std::string name, int permits,
                      MutexOptions options)
     : client_(std::move(client)),
@@ -89,7 +73,9 @@ std::size_t Semaphore::held() const {
 }
 
 int Semaphore::available() const {
-    return permits_ - detail::permits_in_use(*client_, name_);
+    int in_use = 0;
+    client_->store->permits_in_use(name_, in_use).throw_if_error();
+    return permits_ - in_use;
 }
 
 }  // namespace deadbolt

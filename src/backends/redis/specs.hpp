@@ -66,8 +66,4 @@ RedisSpec election_spec(std::string_view prefix, std::string_view name, const Mu
 /// Where an election announces changes to observers.
 std::string observe_channel(std::string_view prefix, std::string_view name);
 
-struct ClientImpl;
-/// Semaphore permits held now (not expired) under name. Throws on server errors.
-int permits_in_use(ClientImpl& c, std::string_view name);
-
 }  // namespace deadbolt::detail

@@ -1,5 +1,7 @@
 #include "backends/redis/store.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <optional>
 
@@ -46,6 +48,34 @@ std::vector<Verdict> run(Nodes& nodes, std::span<const ScriptCall> calls, Clock:
 
 Status RedisStore::supports(const LockSpec& spec) const {
     return nodes->redlock() ? redlock_supports(spec) : Status{};
+}
+
+Status RedisStore::offers(std::string_view primitive) const {
+    if (!nodes->redlock()) return {};
+    // Redlock keeps one promise: a majority of independent nodes agrees on one holder. What
+    // needs more than that is refused, with the reason.
+    static const std::map<std::string_view, std::string_view> kWhyNot{
+        {"FairMutex", "a FIFO queue cannot be kept in one order on independent nodes"},
+        {"Semaphore",
+         "permits counted on independent nodes do not add up: with N permits, N + 1 holders can "
+         "each hold a majority"},
+        {"PermitExpirableSemaphore",
+         "permits counted on independent nodes do not add up: with N permits, N + 1 holders can "
+         "each hold a majority"},
+        {"RateLimiter",
+         "a token bucket on independent nodes either multiplies the rate or needs every node to "
+         "answer"},
+        {"CountDownLatch",
+         "a count kept on independent nodes diverges when a node misses a "
+         "count_down"},
+        {"force_unlock", "a majority of independent nodes would have to agree on an eviction"},
+    };
+    auto why = kWhyNot.find(primitive);
+    if (why == kWhyNot.end()) return {};
+    return Status::error(errc::invalid_argument,
+                         fmt::format("{} is not available over redlock://: {}. {}; use a redis:// "
+                                     "URL for {}",
+                                     primitive, why->second, kRedlockOffers, primitive));
 }
 
 std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {

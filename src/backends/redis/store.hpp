@@ -40,6 +40,26 @@ class RedisStore final : public Store {
     bool late_yes_is_lost() const override;
     void stop() noexcept override;
 
+    Status offers(std::string_view primitive) const override;
+    Status latch_set(const std::string& name, std::int64_t count, std::chrono::milliseconds ttl,
+                     bool& set) override;
+    Status latch_count_down(const std::string& name, bool& opened) override;
+    Status latch_count(const std::string& name, std::int64_t& count) override;
+    bool latch_wait(const std::string& name, const AcquireOptions& how) override;
+    Status proclaim(const std::string& name, const std::string& token, std::string_view value,
+                    bool& ours) override;
+    Status leader(const std::string& name, Leader& out) override;
+    Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how) override;
+    Status permit_release(const std::string& name, std::string_view id, bool& released) override;
+    Status permit_extend(const std::string& name, std::string_view id,
+                         std::chrono::milliseconds keep, bool& extended) override;
+    Status permits_in_use(const std::string& name, int& in_use) override;
+    Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
+                     RateDecision& out) override;
+
+    /// The key of name: the client's prefix + name.
+    std::string key_of(const std::string& name) const { return client.options.key_prefix + name; }
+
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
     /// A failover moved the primary (Sentinel): every connection goes there, and every lease

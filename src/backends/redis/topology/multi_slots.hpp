@@ -12,6 +12,8 @@
 
 namespace deadbolt::detail {
 
+struct ClientImpl;
+
 /// True when spec is a MultiLock over a cluster whose names are not all in one slot.
 bool multi_spans_slots(const ClientImpl& c, const RedisSpec& spec);
 

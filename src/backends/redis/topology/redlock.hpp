@@ -13,6 +13,8 @@
 
 namespace deadbolt::detail {
 
+struct ClientImpl;
+
 /// What Redlock offers, for messages that refuse something else.
 inline constexpr std::string_view kRedlockOffers =
     "Redlock offers Mutex, ReentrantMutex, RWLock, MultiLock and LeaderElection";

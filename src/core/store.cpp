@@ -1,0 +1,56 @@
+// The defaults of Store's optional operations: an engine that does not offer one says so.
+#include "core/store.hpp"
+
+#include <fmt/format.h>
+
+namespace deadbolt::detail {
+namespace {
+
+Status not_offered(std::string_view what) {
+    return Status::error(errc::invalid_argument,
+                         fmt::format("{} is not offered by this engine", what));
+}
+
+}  // namespace
+
+Status Store::offers(std::string_view) const {
+    return {};
+}
+Status Store::latch_set(const std::string&, std::int64_t, std::chrono::milliseconds, bool&) {
+    return not_offered("CountDownLatch");
+}
+Status Store::latch_count_down(const std::string&, bool&) {
+    return not_offered("CountDownLatch");
+}
+Status Store::latch_count(const std::string&, std::int64_t&) {
+    return not_offered("CountDownLatch");
+}
+bool Store::latch_wait(const std::string&, const AcquireOptions&) {
+    not_offered("CountDownLatch").throw_if_error();
+    return false;
+}
+Status Store::proclaim(const std::string&, const std::string&, std::string_view, bool&) {
+    return not_offered("LeaderElection");
+}
+Status Store::leader(const std::string&, Leader&) {
+    return not_offered("LeaderElection");
+}
+Leader Store::observe(const std::string&, const Leader&, const AcquireOptions&) {
+    not_offered("LeaderElection").throw_if_error();
+    return {};
+}
+Status Store::permit_release(const std::string&, std::string_view, bool&) {
+    return not_offered("PermitExpirableSemaphore");
+}
+Status Store::permit_extend(const std::string&, std::string_view, std::chrono::milliseconds,
+                            bool&) {
+    return not_offered("PermitExpirableSemaphore");
+}
+Status Store::permits_in_use(const std::string&, int&) {
+    return not_offered("Semaphore");
+}
+Status Store::rate_take(const std::string&, const RateLimit&, std::int64_t, RateDecision&) {
+    return not_offered("RateLimiter");
+}
+
+}  // namespace deadbolt::detail
