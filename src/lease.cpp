@@ -34,13 +34,23 @@ void LeaseState::mark_lost(std::error_code why) noexcept {
 
 Status LeaseState::release() noexcept {
     if (released.exchange(true)) return {};
-    Status st;
     auto started = Clock::now();
+    Verdict v;
     try {
         ClientImpl& c = *client;
         c.renewer->remove(this);
         const Holding* h = holding.get();
-        Verdict v = c.store->release({&h, 1}, c.store->deadline_for(options.ttl)).front();
+        v = c.store->release({&h, 1}, c.store->deadline_for(options.ttl)).front();
+    } catch (const std::exception& ex) {
+        v = Verdict::unknown(Status::error(errc::server_error, ex.what()));
+    }
+    return released_as(std::move(v), started);
+}
+
+Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
+    Status st;
+    try {
+        ClientImpl& c = *client;
         // Not known to be done: the engine may still hold it for us. Release it in the
         // background once the engine answers again, so waiters need not sit out the TTL.
         if (v.is == Verdict::Is::unknown && is_retryable(v.status.ec))
@@ -106,6 +116,10 @@ Status LeaseState::is_current(bool& current) const noexcept {
     } catch (const std::exception& ex) {
         return Status::error(errc::server_error, ex.what());
     }
+}
+
+std::shared_ptr<LeaseState> take_state(Lease& l) noexcept {
+    return std::move(l.s_);
 }
 
 }  // namespace detail

@@ -30,7 +30,8 @@ namespace deadbolt {
 
 namespace detail {
 struct ClientImpl;
-}
+struct ClientAccess;
+}  // namespace detail
 
 /// Who holds a lock, as far as the server can tell: deadbolt's tokens name their host and
 /// process; a holder another tool wrote (a redis-py lock) has an empty host.
@@ -212,6 +213,7 @@ class Client {
   private:
     FencedResult fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                               std::string_view version) const;
+    friend struct detail::ClientAccess;
     std::shared_ptr<detail::ClientImpl> impl_;
 };
 

@@ -9,8 +9,8 @@
 namespace deadbolt {
 
 /// Parses a non-negative duration made of number+unit parts (us, ms, s, m, h, d), e.g.
-/// "1m30s" or "1.5s", rounded up to whole milliseconds (never silently 0). Returns nullopt for anything else (no unit, negative, overflow, empty) and puts
-/// the reason in *why when given.
+/// "1m30s" or "1.5s", rounded up to whole milliseconds (never silently 0). Returns nullopt for
+/// anything else (no unit, negative, overflow, empty) and puts the reason in *why when given.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text,
                                                         std::string* why = nullptr);
 

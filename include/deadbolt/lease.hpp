@@ -11,9 +11,12 @@
 
 namespace deadbolt {
 
+class Lease;
 namespace detail {
 struct LeaseState;
-}
+/// Moves the state out of l, leaving it empty (the asynchronous release takes it so).
+std::shared_ptr<LeaseState> take_state(Lease& l) noexcept;
+}  // namespace detail
 
 /// One name's fencing token within a lease.
 struct NamedFence {
@@ -84,6 +87,7 @@ class Lease {
     void release(std::error_code& ec) noexcept;
 
   private:
+    friend std::shared_ptr<detail::LeaseState> detail::take_state(Lease& l) noexcept;
     std::shared_ptr<detail::LeaseState> s_;
 };
 

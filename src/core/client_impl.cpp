@@ -19,6 +19,12 @@ ClientImpl::~ClientImpl() {
     renewer->stop();
 }
 
+EventLoop& ClientImpl::loop() {
+    std::lock_guard lk(loop_m_);
+    if (!loop_) loop_ = std::make_unique<EventLoop>();
+    return *loop_;
+}
+
 int ClientImpl::reentrant_holds(const std::string& key, const std::string& owner, int delta) {
     std::lock_guard lk(reentrant_m_);
     auto& n = reentrant_holds_[key + '\0' + owner];

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/event_loop.hpp"
 #include "core/handoffs.hpp"
 #include "core/lease_state.hpp"
 #include "core/local_queue.hpp"
@@ -39,6 +40,9 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     /// Adds delta and returns the count.
     int reentrant_holds(const std::string& key, const std::string& owner, int delta);
 
+    /// The client's event loop (the asynchronous API runs there), started at first use.
+    EventLoop& loop();
+
     ClientOptions options;
     std::string id;  // random per client: the default owner prefix of reentrant locks
     std::shared_ptr<Store> store;
@@ -50,6 +54,8 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
   private:
     std::mutex reentrant_m_;
     std::map<std::string, int> reentrant_holds_;
+    std::mutex loop_m_;
+    std::unique_ptr<EventLoop> loop_;  // last: stopped (its work drained) before the rest goes
 };
 
 }  // namespace deadbolt::detail

@@ -62,6 +62,9 @@ struct LeaseState {
 
     /// Releases it on the engine; leaves the local queue. Idempotent; never throws.
     Status release() noexcept;
+    /// What a release that started at started and got v means, for both the blocking and the
+    /// asynchronous release: a cleanup when unknown, the handoff, the event. Never throws.
+    Status released_as(Verdict v, Clock::time_point started) noexcept;
 
     /// Keeps it for ttl (+ lock_delay) more if it is still ours; moves valid_until on success.
     Status extend(std::chrono::milliseconds ttl) noexcept;

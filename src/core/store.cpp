@@ -13,6 +13,30 @@ Status not_offered(std::string_view what) {
 
 }  // namespace
 
+void Claim::async_attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                          Fences& f, std::function<void()> done) {
+    auto then = std::move(done);
+    attempt(token, keep, a, f);
+    then();
+}
+void Claim::async_arm(Clock::time_point until, std::function<void(Status)> done) {
+    auto then = std::move(done);
+    then(arm(until));
+}
+// NOLINTNEXTLINE(performance-unnecessary-value-param): overrides keep it
+void Claim::async_wait(std::function<void()> /*woken*/) {}
+void Claim::async_confirm(std::function<void(Status)> done) {
+    auto then = std::move(done);
+    then(confirm());
+}
+void Store::async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
+                          std::function<void(Verdict)> done) {
+    auto held = std::move(h);
+    const Holding* one = held.get();
+    auto then = std::move(done);
+    then(release({&one, 1}, by).front());
+}
+
 Status Store::offers(std::string_view) const {
     return {};
 }

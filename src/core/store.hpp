@@ -96,6 +96,23 @@ class Claim : public Waker {
     /// token's state as a waiter, to drop when it gives up (traits().abandons).
     virtual std::shared_ptr<Holding> waiter(const std::string& token,
                                             std::chrono::milliseconds keep) const = 0;
+
+    // The asynchronous forms, run on the client's event loop; each calls back there once.
+    // The defaults run the blocking forms there: correct, but they hold the loop for their
+    // round trips, so an engine overrides what it can do without blocking.
+
+    /// attempt() without blocking; done() once a is filled.
+    virtual void async_attempt(const std::string& token, std::chrono::milliseconds keep,
+                               Attempted& a, Fences& f, std::function<void()> done);
+    /// arm() without blocking.
+    virtual void async_arm(Clock::time_point until, std::function<void(Status)> done);
+    /// Calls woken() at the next wake-up (once), unless cancel_wait() comes first. The caller
+    /// ends the wait at its own time; the default never wakes (the caller's time ends it).
+    virtual void async_wait(std::function<void()> woken);
+    /// Drops a pending async_wait(); never throws.
+    virtual void cancel_wait() noexcept {}
+    /// confirm() without blocking.
+    virtual void async_confirm(std::function<void(Status)> done);
 };
 
 /// An engine that keeps locks.
@@ -112,6 +129,10 @@ class Store {
     /// Releases every holding at once: one verdict each (no: it was not ours any more).
     virtual std::vector<Verdict> release(std::span<const Holding* const> hs,
                                          Clock::time_point by) = 0;
+    /// release() of one holding without blocking, on the client's event loop; the default
+    /// runs release() there.
+    virtual void async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
+                               std::function<void(Verdict)> done);
     /// Asks whether each holding is still ours: one verdict each.
     virtual std::vector<Verdict> check(std::span<const Holding* const> hs,
                                        Clock::time_point by) = 0;

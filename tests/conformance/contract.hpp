@@ -14,6 +14,10 @@ namespace deadbolt::conformance {
 
 using Clock = std::chrono::steady_clock;
 
+/// Why a waiter that got in only at its deadline fails a wake-up test: the last look at the
+/// deadline finds the lock free too, so only getting in before it proves the wake-up.
+inline constexpr const char* kWokenLate = "got in at the deadline's last look, not by a wake-up";
+
 template <class B>
 class Contract : public ::testing::Test {
   protected:

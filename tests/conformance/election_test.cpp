@@ -39,7 +39,9 @@ TYPED_TEST(ElectionContract, AResignationWakesACandidateWithAHigherTerm) {
         ea->resign();
     });
     // Without a wake-up the candidate would sleep until the 60 s TTL, past its deadline.
-    auto& mine = eb->campaign("b", {.deadline = Clock::now() + 20s});
+    auto deadline = Clock::now() + 20s;
+    auto& mine = eb->campaign("b", {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     resigner.join();
     EXPECT_GT(mine.fence(), term);
     EXPECT_EQ(ea->leader().value, "b");
@@ -55,7 +57,9 @@ TYPED_TEST(ElectionContract, AnObserverIsWokenByEveryChange) {
         std::this_thread::sleep_for(200ms);
         ea->proclaim("second");
     });
-    auto now = eb->observe(seen, {.deadline = Clock::now() + 20s});
+    auto deadline = Clock::now() + 20s;
+    auto now = eb->observe(seen, {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     changer.join();
     EXPECT_EQ(now.value, "second");
     EXPECT_EQ(now.term, seen.term);

@@ -46,7 +46,9 @@ TYPED_TEST(MultiLockContract, AWaiterIsWokenByTheReleaseOfTheNameItWaitsFor) {
         blocker.release();
     });
     // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
-    auto all = a.acquire_all(names, {}, {.deadline = Clock::now() + 20s});
+    auto deadline = Clock::now() + 20s;
+    auto all = a.acquire_all(names, {}, {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     releaser.join();
     EXPECT_TRUE(all.valid());
 }

@@ -46,7 +46,9 @@ TYPED_TEST(MutexContract, AWaiterIsWokenByTheReleaseNotByTheTtl) {
         held.release();
     });
     // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
-    auto got = b.acquire(n, {}, {.deadline = Clock::now() + 20s});
+    auto deadline = Clock::now() + 20s;
+    auto got = b.acquire(n, {}, {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     releaser.join();
     EXPECT_TRUE(got.valid());
 }

@@ -58,7 +58,9 @@ TYPED_TEST(ReentrantContract, AWaiterIsWokenByTheLastRelease) {
         mine->unlock();
     });
     // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
-    EXPECT_TRUE(theirs->try_lock_for(20s));
+    auto deadline = Clock::now() + 20s;
+    EXPECT_TRUE(theirs->try_lock_until(deadline));
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     releaser.join();
     theirs->unlock();
 }

@@ -45,7 +45,9 @@ TYPED_TEST(RWLockContract, TheLastReaderOutWakesAWaitingWriter) {
         r2.release();
     });
     // Without a wake-up the writer would sleep until the readers' 60 s TTL, past its deadline.
-    auto got = w.acquire(n, LockMode::write, {}, {.deadline = Clock::now() + 20s});
+    auto deadline = Clock::now() + 20s;
+    auto got = w.acquire(n, LockMode::write, {}, {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     readers_leave.join();
     EXPECT_TRUE(got.valid());
     EXPECT_GT(got.fence(), 0u);

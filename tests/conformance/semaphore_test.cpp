@@ -45,7 +45,9 @@ TYPED_TEST(SemaphoreContract, AWaiterIsWokenByARelease) {
         held.release();
     });
     // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
-    auto got = sb.acquire({.deadline = Clock::now() + 20s});
+    auto deadline = Clock::now() + 20s;
+    auto got = sb.acquire({.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     releaser.join();
     EXPECT_TRUE(got.valid());
 }

@@ -62,6 +62,25 @@ Status RedisClaim::confirm() {
     return redis(c_).server->confirm_replicated({&c, 1}, c_.deadline());
 }
 
+void RedisClaim::disarm() noexcept {
+    waker_.disarm();
+    if (async_waker_) async_waker_->disarm();
+}
+
+void RedisClaim::async_arm(Clock::time_point until, std::function<void(Status)> done) {
+    if (!async_waker_)
+        async_waker_ = std::make_unique<AsyncWaker>(redis(c_), [this] { return channels(); });
+    async_waker_->arm(until, std::move(done));
+}
+
+void RedisClaim::async_wait(std::function<void()> woken) {
+    if (async_waker_) async_waker_->wait(std::move(woken));
+}
+
+void RedisClaim::cancel_wait() noexcept {
+    if (async_waker_) async_waker_->cancel_wait();
+}
+
 std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
                                              std::chrono::milliseconds keep) const {
     return RedisHolding::held(spec_, token, keep);

@@ -2,9 +2,11 @@
 // over a cluster's slots (a MultiLock) or on every Redlock node, and pub/sub to wake on.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/redis/async_waker.hpp"
 #include "backends/redis/specs.hpp"
 #include "backends/redis/waker.hpp"
 #include "core/store.hpp"
@@ -25,8 +27,12 @@ class RedisClaim final : public Claim {
                                     std::chrono::milliseconds keep) const override;
 
     Status arm(Clock::time_point until) override { return waker_.arm(until); }
-    void disarm() noexcept override { waker_.disarm(); }
+    void disarm() noexcept override;
     void wait(Clock::time_point until) override { waker_.wait(until); }
+
+    void async_arm(Clock::time_point until, std::function<void(Status)> done) override;
+    void async_wait(std::function<void()> woken) override;
+    void cancel_wait() noexcept override;
 
   private:
     ScriptCall call() const;
@@ -36,6 +42,7 @@ class RedisClaim final : public Claim {
     RedisSpec spec_;
     ClaimTraits traits_;
     RedisWaker waker_;
+    std::unique_ptr<AsyncWaker> async_waker_;  // made at the first async_arm
     std::vector<std::string> argv_;  // the last attempt's ARGV: token, px, fence_px, args...
 };
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "backends/redis/async_waker.hpp"
 #include "backends/redis/claim.hpp"
 #include "backends/redis/holding.hpp"
 #include "backends/redis/net/status.hpp"
@@ -153,6 +154,26 @@ bool RedisStore::late_yes_is_lost() const {
 void RedisStore::stop() noexcept {
     if (sentinel) sentinel->stop();
     if (cluster) cluster->stop();
+    std::lock_guard lk(sub_m_);
+    if (sub_) sub_->listen(nullptr);  // the loop stops before the subscriber
+}
+
+void RedisStore::armed(AsyncWaker* w, bool on) {
+    if (!on) {
+        armed_.erase(w);
+        return;
+    }
+    armed_.insert(w);
+    if (listening_) return;
+    listening_ = true;
+    subscriber().listen([this, &loop = client.loop()] {
+        loop.post([this] {
+            // A waker's callback may disarm others: look at those still armed, each once.
+            auto now = armed_;
+            for (auto* one : now)
+                if (armed_.count(one)) one->look();
+        });
+    });
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "core/store.hpp"
 
 namespace deadbolt::detail {
+
+class AsyncWaker;
 
 class RedisStore final : public Store {
   public:
@@ -62,6 +65,9 @@ class RedisStore final : public Store {
 
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
+    /// An AsyncWaker is armed (on) or not any more: armed ones hear of the subscriber's
+    /// changes. Loop thread only.
+    void armed(AsyncWaker* w, bool on);
     /// A failover moved the primary (Sentinel): every connection goes there, and every lease
     /// the new primary does not hold is reported lost.
     void primary_moved(const std::string& host, std::uint16_t port);
@@ -81,7 +87,9 @@ class RedisStore final : public Store {
 
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
-    std::string moved_host_;  // where the primary is now, once a failover moved it
+    std::set<AsyncWaker*> armed_;  // loop thread only
+    bool listening_ = false;       // the subscriber tells the loop of changes
+    std::string moved_host_;       // where the primary is now, once a failover moved it
     std::uint16_t moved_port_ = 0;
 };
 

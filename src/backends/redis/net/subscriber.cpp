@@ -20,8 +20,9 @@ Subscriber::~Subscriber() {
     {
         std::lock_guard lk(m_);
         stopping_ = true;
+        listener_ = nullptr;  // whoever listened may be gone before us
+        cv_.notify_all();
     }
-    cv_.notify_all();
     asio::post(io_, [this] {
         transport_.close();
         io_.stop();
@@ -54,7 +55,7 @@ void Subscriber::run() {
             if (at == all.end()) at = all.begin();
             if (at != all.end() && !target_) std::tie(ep_.host, ep_.port) = *at;
             last_error_ = st;
-            cv_.notify_all();
+            notify_locked();
             cv_.wait_for(
                 lk,
                 jittered_backoff(failures++, ep_.options.reconnect_min, ep_.options.reconnect_max),
@@ -128,7 +129,7 @@ void Subscriber::on_reply(const Reply& r) {
     std::lock_guard lk(m_);
     if (r.is_error()) {
         last_error_ = from_server_error(r.str);
-        cv_.notify_all();
+        notify_locked();
         return;
     }
     if (r.type != Reply::Type::array || r.elements.size() < 3) return;
@@ -143,7 +144,7 @@ void Subscriber::on_reply(const Reply& r) {
         ch.subscribed = kind == "subscribe";
         if (ch.refs <= 0 && ch.pending_acks == 0) channels_.erase(it);
     }
-    cv_.notify_all();
+    notify_locked();
 }
 
 void Subscriber::on_disconnect() {
@@ -158,7 +159,7 @@ void Subscriber::on_disconnect() {
     std::erase_if(channels_, [](const auto& kv) { return kv.second.refs <= 0; });
     last_error_ = Status::error(errc::connection_lost,
                                 fmt::format("subscriber connection to {} lost", ep_.describe()));
-    cv_.notify_all();
+    notify_locked();
     transport_.close();
     io_.stop();
 }
@@ -170,7 +171,7 @@ void Subscriber::retarget(const std::string& host, std::uint16_t port) {
         if (ep_.host == host && ep_.port == port && !target_) return;
         target_.emplace(host, port);
         g = gen_;
-        cv_.notify_all();  // a reconnect backoff ends now
+        notify_locked();  // a reconnect backoff ends now
     }
     asio::post(io_, [this, g] {
         bool current = false;
@@ -272,10 +273,67 @@ void Subscriber::wait_any(const std::vector<std::string>& channels,
     });
 }
 
+void Subscriber::notify_locked() {
+    cv_.notify_all();
+    if (listener_) listener_();
+}
+
+void Subscriber::listen(std::function<void()> on_change) {
+    std::lock_guard lk(m_);
+    listener_ = std::move(on_change);
+}
+
+void Subscriber::subscribe_start(const std::vector<std::string>& channels) {
+    std::lock_guard lk(m_);
+    bool queued = false;
+    for (const auto& name : channels) {
+        Channel& ch = channels_[name];
+        if (++ch.refs == 1 && connected_) {
+            encode_command(out_, {"SUBSCRIBE", name});
+            ++ch.pending_acks;
+            queued = true;
+        }
+    }
+    if (queued)
+        asio::post(io_, [this] {
+            std::lock_guard l(m_);
+            start_write_locked();
+        });
+}
+
+std::optional<Status> Subscriber::subscribed(const std::vector<std::string>& channels,
+                                             std::vector<std::uint64_t>& seqs, Status* failed) {
+    std::lock_guard lk(m_);
+    if (failed) *failed = last_error_;
+    if (stopping_) return Status::error(errc::connection_lost, "the subscriber stopped");
+    if (!connected_) return std::nullopt;
+    seqs.clear();
+    for (const auto& name : channels) {
+        auto it = channels_.find(name);
+        if (it == channels_.end() || !it->second.subscribed || it->second.pending_acks != 0)
+            return std::nullopt;
+        seqs.push_back(it->second.seq);
+    }
+    return Status{};
+}
+
+bool Subscriber::moved(const std::vector<std::string>& channels, std::vector<std::uint64_t>& seqs) {
+    std::lock_guard lk(m_);
+    bool any = stopping_;
+    for (std::size_t i = 0; i < channels.size() && i < seqs.size(); ++i) {
+        auto it = channels_.find(channels[i]);
+        // Gone means unsubscribed under us: treat it as an event, never sleep through it.
+        std::uint64_t now_seq = it == channels_.end() ? seqs[i] + 1 : it->second.seq;
+        any = any || now_seq != seqs[i];
+        seqs[i] = now_seq;
+    }
+    return any;
+}
+
 void Subscriber::poke(const std::string& channel) {
     std::lock_guard lk(m_);
     if (auto it = channels_.find(channel); it != channels_.end()) ++it->second.seq;
-    cv_.notify_all();
+    notify_locked();
 }
 
 }  // namespace deadbolt::detail

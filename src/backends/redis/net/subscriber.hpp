@@ -49,6 +49,23 @@ class Subscriber {
     /// stores the new sequences in seqs.
     void wait_any(const std::vector<std::string>& channels, std::vector<std::uint64_t>& seqs,
                   Clock::time_point deadline);
+    // The same without blocking, for the event loop: start a subscription, then look at it
+    // whenever the listener says something changed.
+
+    /// Calls on_change at every change that may concern a waiter (a message, a confirmed
+    /// subscription, a lost connection), from the subscriber's thread under its lock: it must
+    /// only hand the news on (post it), never call back in. Empty: no listener.
+    void listen(std::function<void()> on_change);
+    /// Adds interest in channels (as subscribe_all, without waiting for the confirmation).
+    void subscribe_start(const std::vector<std::string>& channels);
+    /// After subscribe_start: ok with their sequence numbers in seqs once every channel is
+    /// confirmed; nullopt while that is pending. failed: the last connection error, if any.
+    std::optional<Status> subscribed(const std::vector<std::string>& channels,
+                                     std::vector<std::uint64_t>& seqs, Status* failed = nullptr);
+    /// True when any channels[i]'s sequence differs from seqs[i] (seqs then take the new
+    /// ones); never blocks.
+    bool moved(const std::vector<std::string>& channels, std::vector<std::uint64_t>& seqs);
+
     /// Wakes every waiter of channel now (e.g. on cancellation).
     void poke(const std::string& channel);
     /// Moves to host:port (a failover moved the primary): the session is closed and opened
@@ -69,6 +86,7 @@ class Subscriber {
     void start_read();
     void on_reply(const Reply& r);
     void on_disconnect();
+    void notify_locked();  // waiters and the listener
 
     Endpoint ep_;
     asio::io_context io_;
@@ -87,6 +105,7 @@ class Subscriber {
     Status last_error_;
     std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
     std::function<std::vector<Address>()> alternatives_;
+    std::function<void()> listener_;
     std::thread thread_;
 };
 

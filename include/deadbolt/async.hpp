@@ -1,0 +1,167 @@
+// The asynchronous API: acquisitions and releases with Asio completion tokens (a callback,
+// asio::use_future, asio::use_awaitable, asio::experimental::deferred, ...). The one public
+// header with Asio types; the blocking API does not need it.
+//
+// Every operation runs on the client's event loop, one thread per Client started by the first
+// asynchronous call, which keeps any number of acquisitions in flight. The completion handler
+// runs on its associated executor (by default: on that loop's thread, so keep it short).
+// Cancellation: through the handler's cancellation slot (asio::bind_cancellation_slot,
+// awaitable operators, ...) or AcquireOptions::cancel; a cancelled wait completes with
+// errc::cancelled. The async forms do not line up behind this process's blocking threads.
+#pragma once
+
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/dispatch.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/system_executor.hpp>
+
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "deadbolt/client.hpp"
+#include "deadbolt/mutex.hpp"
+
+namespace deadbolt {
+namespace detail {
+
+using AsyncLeaseDone = std::function<void(std::error_code, Lease)>;
+using AsyncDone = std::function<void(std::error_code)>;
+
+/// What a MutexOptions-and-names acquisition wants, for the starts below.
+struct AsyncTarget {
+    enum class What : unsigned char { one, all, campaign } what = What::one;
+    std::string name{};
+    LockMode mode = LockMode::exclusive;
+    std::vector<std::string> names{};  // all
+    std::string value{};               // campaign
+};
+
+/// Starts an acquisition on client's event loop; done runs there once. Never throws.
+void start_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
+                   const AcquireOptions& how, std::stop_token also, AsyncLeaseDone done) noexcept;
+/// Starts releasing lease on its client's event loop; done runs there once. Never throws.
+void start_release(Lease lease, AsyncDone done) noexcept;
+
+// Keeps the handler (and its executor busy) until the operation completes, then runs it on
+// its associated executor with its cancellation slot cleared.
+template <class Handler>
+class Completion {
+  public:
+    explicit Completion(Handler h) : p_(std::make_shared<State>(std::move(h))) {}
+
+    std::stop_token stop_token() const { return p_->stop.get_token(); }
+
+    template <class... Args>
+    void operator()(Args... args) const {
+        auto p = p_;
+        auto ex = p->work.get_executor();
+        asio::dispatch(ex, [p, ... args = std::move(args)]() mutable {
+            asio::get_associated_cancellation_slot(p->handler).clear();
+            std::move(p->handler)(std::move(args)...);
+        });
+    }
+
+  private:
+    using Executor = asio::associated_executor_t<Handler, asio::system_executor>;
+    struct State {
+        explicit State(Handler h)
+            : handler(std::move(h)),
+              work(asio::make_work_guard(asio::get_associated_executor(handler))) {
+            auto slot = asio::get_associated_cancellation_slot(handler);
+            if (slot.is_connected())
+                slot.assign([s = stop](asio::cancellation_type) mutable { s.request_stop(); });
+        }
+        Handler handler;
+        asio::executor_work_guard<Executor> work;
+        std::stop_source stop;
+    };
+    std::shared_ptr<State> p_;
+};
+
+// The initiations: stateless, so lazy tokens (deferred, use_awaitable) keep copies of the
+// arguments, not references to the caller's.
+struct InitAcquire {
+    template <class Handler>
+    void operator()(Handler handler, Client client, AsyncTarget target, MutexOptions options,
+                    AcquireOptions how) const {
+        Completion<Handler> done(std::move(handler));
+        start_acquire(client, std::move(target), options, how, done.stop_token(), done);
+    }
+};
+struct InitRelease {
+    template <class Handler>
+    void operator()(Handler handler, Lease lease) const {
+        Completion<Handler> done(std::move(handler));
+        start_release(std::move(lease), done);
+    }
+};
+
+}  // namespace detail
+
+/// Acquires name (in mode) as the blocking Client::acquire does; completes with
+/// (error_code, Lease): not_acquired when how's deadline passes, cancelled, or the error the
+/// blocking form would throw.
+template <class CompletionToken>
+auto async_acquire(const Client& client, std::string_view name, LockMode mode,
+                   const MutexOptions& options, const AcquireOptions& how,
+                   CompletionToken&& token) {
+    detail::AsyncTarget t;
+    t.name = std::string(name);
+    t.mode = mode;
+    return asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
+        detail::InitAcquire{}, token, client, std::move(t), options, how);
+}
+
+/// async_acquire of an exclusive lock (a Mutex's).
+template <class CompletionToken>
+auto async_acquire(const Client& client, std::string_view name, const MutexOptions& options,
+                   const AcquireOptions& how, CompletionToken&& token) {
+    return async_acquire(client, name, LockMode::exclusive, options, how,
+                         std::forward<CompletionToken>(token));
+}
+
+/// Acquires every one of names together (Client::acquire_all); completes with
+/// (error_code, Lease).
+template <class CompletionToken>
+auto async_acquire_all(const Client& client, std::vector<std::string> names,
+                       const MutexOptions& options, const AcquireOptions& how,
+                       CompletionToken&& token) {
+    detail::AsyncTarget t;
+    t.what = detail::AsyncTarget::What::all;
+    t.names = std::move(names);
+    return asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
+        detail::InitAcquire{}, token, client, std::move(t), options, how);
+}
+
+/// Campaigns in name's election with value until this client leads (Client::campaign);
+/// completes with (error_code, Lease): the term.
+template <class CompletionToken>
+auto async_campaign(const Client& client, std::string_view name, std::string_view value,
+                    const MutexOptions& options, const AcquireOptions& how,
+                    CompletionToken&& token) {
+    detail::AsyncTarget t;
+    t.what = detail::AsyncTarget::What::campaign;
+    t.name = std::string(name);
+    t.value = std::string(value);
+    return asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
+        detail::InitAcquire{}, token, client, std::move(t), options, how);
+}
+
+/// Releases lease (taking it: lease is empty afterwards); completes with (error_code):
+/// not_owner when it was no longer ours, unknown_outcome when the reply was lost (it is then
+/// released in the background). An empty lease completes at once with no error.
+template <class CompletionToken>
+auto async_release(Lease& lease, CompletionToken&& token) {
+    return asio::async_initiate<CompletionToken, void(std::error_code)>(detail::InitRelease{},
+                                                                        token, std::move(lease));
+}
+
+}  // namespace deadbolt

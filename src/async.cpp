@@ -1,0 +1,64 @@
+// The asynchronous API's entry points: what the templates of deadbolt/async.hpp call.
+#include "deadbolt/async.hpp"
+
+#include "core/async_acquire.hpp"
+#include "core/client_impl.hpp"
+#include "core/lock_spec.hpp"
+#include "core/validity.hpp"
+
+namespace deadbolt::detail {
+
+struct ClientAccess {
+    static const std::shared_ptr<ClientImpl>& impl(const Client& c) { return c.impl_; }
+};
+
+namespace {
+
+Shape shape_of(LockMode mode) {
+    switch (mode) {
+        case LockMode::fair:
+            return Shape::fair;
+        case LockMode::shared:
+            return Shape::read;
+        case LockMode::write:
+            return Shape::write;
+        case LockMode::exclusive:
+            break;
+    }
+    return Shape::exclusive;
+}
+
+LockSpec spec_of(const AsyncTarget& t, const MutexOptions& o) {
+    switch (t.what) {
+        case AsyncTarget::What::all:
+            return multi_spec_of(t.names, o);
+        case AsyncTarget::What::campaign:
+            return leader_spec(t.name, o, t.value);
+        case AsyncTarget::What::one:
+            break;
+    }
+    return spec_of(shape_of(t.mode), t.name, o);
+}
+
+}  // namespace
+
+void start_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
+                   const AcquireOptions& how, std::stop_token also, AsyncLeaseDone done) noexcept {
+    try {
+        if (target.what == AsyncTarget::What::campaign)
+            if (Status st = validate_leader_value(target.value); !st.ok()) return done(st.ec, {});
+        const auto& impl = ClientAccess::impl(client);
+        if (!impl) return done(make_error_code(errc::invalid_argument), {});
+        async_acquire(
+            impl, spec_of(target, options), how, std::move(also),
+            [done = std::move(done)](const Status& st, Lease l) { done(st.ec, std::move(l)); });
+    } catch (const std::exception&) {
+        done(std::make_error_code(std::errc::not_enough_memory), {});
+    }
+}
+
+void start_release(Lease lease, AsyncDone done) noexcept {
+    async_release(std::move(lease), [done = std::move(done)](const Status& st) { done(st.ec); });
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,249 @@
+// The asynchronous acquire: one operation object per acquisition, stepped by the machine on
+// the client's event loop. Every continuation is posted, so a claim that answers at once
+// cannot grow the stack, and a stop request reaches the operation on the loop too.
+#include "core/async_acquire.hpp"
+
+#include <asio/steady_timer.hpp>
+
+#include <optional>
+#include <random>
+
+#include "core/acquire_fsm.hpp"
+#include "core/client_impl.hpp"
+#include "core/grant.hpp"
+#include "core/token.hpp"
+#include "core/validity.hpp"
+#include "core/waiting.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+class Operation : public std::enable_shared_from_this<Operation> {
+  public:
+    Operation(std::shared_ptr<ClientImpl> c, LockSpec spec, AcquireOptions how, AcquireDone done)
+        : client_(std::move(c)),
+          loop_(client_->loop()),
+          spec_(std::move(spec)),
+          how_(std::move(how)),
+          done_(std::move(done)),
+          timer_(loop_.io()),
+          started_(Clock::now()) {}
+
+    // On the loop.
+    void start(const std::stop_token& also) {
+        auto self = shared_from_this();
+        Status st =
+            spec_.shape == Shape::multi ? validate_names(spec_.names) : validate_name(spec_.name);
+        if (st.ok()) st = validate_options(spec_.options);
+        if (st.ok()) st = client_->store->supports(spec_);
+        if (!st.ok()) return finish(std::move(st), {});
+        claim_ = client_->store->open(spec_, stop_.get_token());
+        // Either stop request becomes ours; the callbacks only post, the loop decides.
+        auto on_stop = [weak = weak_from_this(), &loop = loop_] {
+            if (auto op = weak.lock()) loop.post([op] { op->stopped(); });
+        };
+        if (how_.cancel.stop_possible()) user_stop_.emplace(how_.cancel, on_stop);
+        if (also.stop_possible()) also_stop_.emplace(also, on_stop);
+        const MutexOptions& o = spec_.options;
+        token_ = spec_.owner.empty() ? random_token() : spec_.owner;
+        px_ = o.ttl + o.lock_delay;
+        const ClaimTraits& t = claim_->traits();
+        fsm_.emplace(AcquireRules{.name = spec_.name,
+                                  .ttl = o.ttl,
+                                  .px = px_,
+                                  .deadline = how_.deadline,
+                                  .refresh = t.refresh,
+                                  .wait_jitter = o.wait_jitter,
+                                  .fixed_owner = !spec_.owner.empty(),
+                                  .abandons = t.abandons,
+                                  .wakes_by_token = t.wakes_by_token,
+                                  .can_sleep_instead = t.can_sleep_instead,
+                                  .yield_until = client_->handoffs.yield_until(t.handoff_key),
+                                  .seed = std::random_device{}()},
+                     started_);
+        step(fsm_->start(Clock::now()));
+    }
+
+  private:
+    bool stop_requested() const { return how_.cancel.stop_requested() || stop_.stop_requested(); }
+
+    void stopped() {
+        stop_.request_stop();
+        if (waiting_) end_wait();  // the machine then sees the stop at its next attempt
+    }
+
+    // Runs fn on the loop as a fresh handler, keeping this alive.
+    template <class F>
+    void then(F&& fn) {
+        loop_.post([self = shared_from_this(), fn = std::forward<F>(fn)]() mutable { fn(*self); });
+    }
+
+    void step(Step s) {
+        for (;;) {
+            if (s.release) cleanup(claim_->holding(token_, px_), *s.release);
+            if (s.abandon) cleanup(claim_->waiter(token_, px_), *s.abandon);
+            if (s.new_token) token_ = random_token();
+            if (s.unsubscribe) claim_->disarm();
+            if (s.report && how_.on_wait) how_.on_wait(*s.report);
+            if (s.report && s.report->retrying)
+                tell_acquire(*client_, spec_, LockEventKind::retrying, a_, started_,
+                             s.report->retrying);
+            switch (s.next) {
+                case Next::attempt:
+                    if (stop_requested()) {
+                        s = fsm_->cancelled(Clock::now());
+                        continue;
+                    }
+                    return attempt();
+                case Next::subscribe:
+                    return claim_->async_arm(
+                        arm_deadline(*client_->store, how_),
+                        [self = shared_from_this()](Status st) {
+                            self->then([st = std::move(st)](Operation& op) mutable {
+                                op.step(op.fsm_->subscribed(std::move(st), Clock::now()));
+                            });
+                        });
+                case Next::wait:
+                    return wait(s.until, true);
+                case Next::sleep:
+                    return wait(s.until, false);
+                case Next::confirm:
+                    return claim_->async_confirm([self = shared_from_this()](Status st) {
+                        self->then([st = std::move(st)](Operation& op) mutable {
+                            op.step(op.fsm_->confirmed(std::move(st), Clock::now()));
+                        });
+                    });
+                case Next::granted:
+                    return grant(s.until);
+                case Next::failed:
+                    tell_acquire(*client_, spec_, LockEventKind::gave_up, a_, started_,
+                                 s.status.ec);
+                    return finish(std::move(s.status), {});
+            }
+        }
+    }
+
+    void attempt() {
+        a_ = {};
+        fences_ = {};
+        a_.sent_at = client_->now();
+        claim_->async_attempt(token_, px_, a_, fences_, [self = shared_from_this()] {
+            self->then([](Operation& op) {
+                op.a_.replied_at = op.client_->now();
+                if (op.a_.status.ec == make_error_code(errc::unknown_outcome))
+                    tell_acquire(*op.client_, op.spec_, LockEventKind::unknown_outcome, op.a_,
+                                 op.started_, op.a_.status.ec);
+                else if (op.a_.status.ok() && !op.a_.acquired)
+                    tell_acquire(*op.client_, op.spec_, LockEventKind::refused, op.a_, op.started_);
+                op.step(op.fsm_->attempted(op.a_, Clock::now()));
+            });
+        });
+    }
+
+    // Until `until`, a wake-up (when armed) or a stop request, whichever comes first.
+    void wait(Clock::time_point until, bool armed) {
+        if (stop_requested()) return step(fsm_->waited(Clock::now()));
+        waiting_ = true;
+        ++wait_id_;
+        if (armed)
+            claim_->async_wait([self = shared_from_this(), id = wait_id_] {
+                self->then([id](Operation& op) {
+                    if (op.waiting_ && op.wait_id_ == id) op.end_wait();
+                });
+            });
+        timer_.expires_at(until);
+        timer_.async_wait([self = shared_from_this(), id = wait_id_](const std::error_code&) {
+            if (self->waiting_ && self->wait_id_ == id) self->end_wait();
+        });
+    }
+
+    void end_wait() {
+        waiting_ = false;
+        claim_->cancel_wait();
+        timer_.cancel();
+        step(fsm_->waited(Clock::now()));
+    }
+
+    void cleanup(std::shared_ptr<Holding> h, const Step::Cleanup& when) {
+        if (!when.now) return client_->renewer->add_cleanup(std::move(h), when.give_up);
+        std::shared_ptr<const Holding> held = std::move(h);
+        client_->store->async_release(
+            held, client_->store->deadline(),
+            [c = client_, held, give_up = when.give_up](const Verdict& v) {
+                if (v.is == Verdict::Is::unknown) c->renewer->add_cleanup(held, give_up);
+            });
+    }
+
+    void grant(Clock::time_point valid_until) {
+        auto s = make_state(client_, spec_, *claim_, token_, std::move(fences_), px_, a_.sent_at,
+                            valid_until);
+        s->local_line.clear();  // async acquisitions do not line up in the local queue
+        s->left_queue = true;
+        tell_acquire(*client_, spec_, LockEventKind::granted, a_, started_, {}, s->fence);
+        client_->renewer->add(s);
+        finish({}, Lease(std::move(s)));
+    }
+
+    void finish(Status st, Lease l) {
+        user_stop_.reset();
+        also_stop_.reset();
+        if (claim_) claim_->disarm();
+        auto done = std::move(done_);
+        done(std::move(st), std::move(l));
+    }
+
+    using StopCallback = std::stop_callback<std::function<void()>>;
+    std::shared_ptr<ClientImpl> client_;
+    EventLoop& loop_;
+    LockSpec spec_;
+    AcquireOptions how_;
+    AcquireDone done_;
+    asio::steady_timer timer_;
+    Clock::time_point started_;
+    std::stop_source stop_;
+    std::optional<StopCallback> user_stop_, also_stop_;
+    std::unique_ptr<Claim> claim_;
+    std::optional<AcquireFsm> fsm_;
+    std::string token_;
+    std::chrono::milliseconds px_{0};
+    Attempted a_;
+    Fences fences_;
+    bool waiting_ = false;
+    unsigned wait_id_ = 0;
+};
+
+}  // namespace
+
+void async_acquire(std::shared_ptr<ClientImpl> client, LockSpec spec, AcquireOptions how,
+                   std::stop_token also, AcquireDone done) noexcept {
+    try {
+        auto& loop = client->loop();
+        auto op = std::make_shared<Operation>(std::move(client), std::move(spec), std::move(how),
+                                              std::move(done));
+        loop.post([op, also = std::move(also)] { op->start(also); });
+    } catch (const std::exception& ex) {
+        if (done) done(Status::error(errc::server_error, ex.what()), {});
+    }
+}
+
+void async_release(Lease lease, std::function<void(Status)> done) noexcept {
+    auto s = take_state(lease);
+    auto then = std::move(done);
+    if (!s) return then({});
+    try {
+        auto& loop = s->client->loop();
+        if (s->released.exchange(true)) return loop.post([then] { then({}); });
+        s->client->renewer->remove(s.get());
+        auto started = Clock::now();
+        loop.post([s, then, started] {
+            Store& store = *s->client->store;
+            store.async_release(
+                s->holding, store.deadline_for(s->options.ttl),
+                [s, then, started](Verdict v) { then(s->released_as(std::move(v), started)); });
+        });
+    } catch (const std::exception& ex) {
+        then(Status::error(errc::server_error, ex.what()));
+    }
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,42 @@
+#include "core/grant.hpp"
+
+#include "core/client_impl.hpp"
+#include "core/events.hpp"
+
+namespace deadbolt::detail {
+
+std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
+                                       const LockSpec& spec, const Claim& claim, std::string token,
+                                       Fences fences, std::chrono::milliseconds px,
+                                       Clock::time_point sent_at, Clock::time_point valid_until) {
+    auto s = std::make_shared<LeaseState>();
+    const ClaimTraits& t = claim.traits();
+    s->client = client;
+    s->name = spec.name;
+    s->primitive = primitive_of(spec.shape);
+    s->holding = claim.holding(token, px);
+    s->handoff_key = t.handoff_key;
+    s->hands_off = t.hands_off;
+    s->local_line = t.local_line;
+    s->left_queue = t.local_line.empty();
+    s->token = std::move(token);
+    s->fence = fences.fence;
+    s->fences = std::move(fences.each);
+    s->names = spec.names;
+    s->options = spec.options;
+    s->px = px;
+    s->acquired_at = sent_at;
+    s->set_valid_until(valid_until);
+    return s;
+}
+
+void tell_acquire(const ClientImpl& c, const LockSpec& spec, LockEventKind kind, const Attempted& a,
+                  Clock::time_point started, std::error_code error, std::uint64_t fence) {
+    if (!c.options.observer) return;
+    tell(c.options.observer,
+         LockEvent{kind, spec.name, primitive_of(spec.shape), micros(a.replied_at - a.sent_at),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
+                   fence, error});
+}
+
+}  // namespace deadbolt::detail

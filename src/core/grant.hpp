@@ -1,0 +1,33 @@
+// What both acquire drivers (blocking and asynchronous) do with the machine's outcome: make
+// the lease of a grant, and tell the observer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "core/acquire_fsm.hpp"
+#include "core/lease_state.hpp"
+#include "core/lock_spec.hpp"
+#include "core/store.hpp"
+#include "deadbolt/events.hpp"
+
+namespace deadbolt::detail {
+
+struct ClientImpl;
+
+/// The lease of token's grant of spec through claim: kept by the engine for px, valid on
+/// the client until valid_until, counted from sent_at.
+std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
+                                       const LockSpec& spec, const Claim& claim, std::string token,
+                                       Fences fences, std::chrono::milliseconds px,
+                                       Clock::time_point sent_at, Clock::time_point valid_until);
+
+/// Tells c's observer (if any) what happened to an acquisition of spec that started at
+/// started; a is its last attempt.
+void tell_acquire(const ClientImpl& c, const LockSpec& spec, LockEventKind kind, const Attempted& a,
+                  Clock::time_point started, std::error_code error = {}, std::uint64_t fence = 0);
+
+}  // namespace deadbolt::detail

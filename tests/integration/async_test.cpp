@@ -1,0 +1,189 @@
+// The asynchronous API: completion tokens (callback, use_future, use_awaitable, deferred),
+// waiting woken by a release, deadlines, cancellation through a slot and a stop token, and
+// a thousand acquisitions in flight from one thread.
+#include "deadbolt/async.hpp"
+
+#include <gtest/gtest.h>
+
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/experimental/deferred.hpp>
+#include <asio/io_context.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/use_future.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "redis_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::errc;
+using deadbolt::Lease;
+using deadbolt::test::RedisServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// What a callback completion delivered, once.
+struct Outcome {
+    std::promise<std::pair<std::error_code, Lease>> p;
+    auto handler() {
+        return [this](std::error_code ec, Lease l) { p.set_value({ec, std::move(l)}); };
+    }
+    std::pair<std::error_code, Lease> get() { return p.get_future().get(); }
+};
+
+}  // namespace
+
+TEST(Async, ACallbackGetsTheLeaseAndAsyncReleaseFreesIt) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    Outcome got;
+    deadbolt::async_acquire(c, "job", {}, {}, got.handler());
+    auto [ec, lease] = got.get();
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(lease.valid());
+    EXPECT_GT(lease.fence(), 0u);
+    EXPECT_TRUE(c.status("job").held);
+    std::promise<std::error_code> released;
+    deadbolt::async_release(lease, [&](std::error_code e) { released.set_value(e); });
+    EXPECT_FALSE(released.get_future().get());
+    EXPECT_FALSE(lease.held());  // taken by async_release
+    EXPECT_FALSE(c.status("job").held);
+}
+
+TEST(Async, UseFutureAndDeferredWork) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    auto l = deadbolt::async_acquire(c, "a", {}, {}, asio::use_future).get();
+    EXPECT_TRUE(l.valid());
+    // A deferred operation starts only when it is given its handler; its arguments are its own.
+    auto op = deadbolt::async_acquire(c, std::string("b"), {}, {}, asio::experimental::deferred);
+    EXPECT_FALSE(c.status("b").held);
+    Outcome got;
+    std::move(op)(got.handler());
+    auto [ec, lb] = got.get();
+    EXPECT_FALSE(ec);
+    EXPECT_TRUE(c.status("b").held);
+    deadbolt::async_release(lb, asio::use_future).get();
+    EXPECT_FALSE(c.status("b").held);
+}
+
+#ifdef ASIO_HAS_CO_AWAIT  // (clang-tidy's clang 14 lacks the coroutines of libstdc++ 12)
+TEST(Async, CoroutinesAwaitAcquireAndRelease) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    asio::io_context io;
+    std::uint64_t fence = 0;
+    bool held_inside = false;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            Lease l = co_await deadbolt::async_acquire(c, "co", {}, {}, asio::use_awaitable);
+            fence = l.fence();
+            held_inside = c.status("co").held;
+            co_await deadbolt::async_release(l, asio::use_awaitable);
+        },
+        asio::detached);
+    io.run();
+    EXPECT_GT(fence, 0u);
+    EXPECT_TRUE(held_inside);
+    EXPECT_FALSE(c.status("co").held);
+}
+#endif
+
+TEST(Async, AWaiterIsWokenByAReleaseAndADeadlineEndsAWait) {
+    RedisServer srv;
+    auto a = Client::connect(srv.url()), b = Client::connect(srv.url());
+    auto held = a.acquire("job", {.ttl = 60s});
+    Outcome late;
+    deadbolt::async_acquire(b, "job", {}, {.deadline = Clock::now() + 100ms}, late.handler());
+    EXPECT_EQ(late.get().first, errc::not_acquired);
+    Outcome woken;
+    auto deadline = Clock::now() + 20s;
+    deadbolt::async_acquire(b, "job", {}, {.deadline = deadline}, woken.handler());
+    std::this_thread::sleep_for(200ms);
+    auto first = held.fence();
+    held.release();  // without a wake-up the waiter would sleep until the 60 s TTL
+    auto [ec, l] = woken.get();
+    ASSERT_FALSE(ec) << ec.message();
+    // The last look at the deadline would find it free too: only a wake-up gets in before.
+    EXPECT_LT(Clock::now(), deadline) << "woken by the deadline, not by the release";
+    EXPECT_GT(l.fence(), first);
+}
+
+TEST(Async, ACancellationSlotOrAStopTokenEndsAWait) {
+    RedisServer srv;
+    auto a = Client::connect(srv.url()), b = Client::connect(srv.url());
+    auto held = a.acquire("job", {.ttl = 60s});
+    asio::cancellation_signal signal;
+    Outcome by_slot;
+    deadbolt::async_acquire(b, "job", {}, {},
+                            asio::bind_cancellation_slot(signal.slot(), by_slot.handler()));
+    std::this_thread::sleep_for(100ms);
+    signal.emit(asio::cancellation_type::terminal);
+    EXPECT_EQ(by_slot.get().first, errc::cancelled);
+
+    std::stop_source stop;
+    Outcome by_token;
+    deadbolt::async_acquire(b, "job", {}, {.cancel = stop.get_token()}, by_token.handler());
+    std::this_thread::sleep_for(100ms);
+    stop.request_stop();
+    EXPECT_EQ(by_token.get().first, errc::cancelled);
+    EXPECT_EQ(a.status("job").last_fence, held.fence());  // nothing was taken meanwhile
+}
+
+TEST(Async, BadInputCompletesWithAnError) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    Outcome empty_name, bad_ttl;
+    deadbolt::async_acquire(c, "", {}, {}, empty_name.handler());
+    deadbolt::async_acquire(c, "x", {.ttl = 0ms}, {}, bad_ttl.handler());
+    EXPECT_EQ(empty_name.get().first, errc::invalid_argument);
+    EXPECT_EQ(bad_ttl.get().first, errc::invalid_argument);
+    EXPECT_FALSE(c.status("x").held);
+}
+
+TEST(Async, AThousandAcquisitionsInFlightFromOneThread) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    constexpr int kN = 1000;
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<Lease> leases;
+    int failed = 0;
+    for (int i = 0; i < kN; ++i)  // all started before any completes: one thread, no waiting
+        deadbolt::async_acquire(c, "job" + std::to_string(i), {}, {},
+                                [&](std::error_code ec, Lease l) {
+                                    std::lock_guard lk(m);
+                                    if (ec) ++failed;
+                                    leases.push_back(std::move(l));
+                                    cv.notify_all();
+                                });
+    std::unique_lock lk(m);
+    ASSERT_TRUE(cv.wait_for(lk, 60s, [&] { return leases.size() == kN; }));
+    EXPECT_EQ(failed, 0);
+    std::set<std::string> names;
+    for (auto& l : leases) names.insert(l.name());
+    EXPECT_EQ(names.size(), std::size_t{kN});
+    EXPECT_EQ(srv.raw().cmd({"DBSIZE"}).integer, 2 * kN);  // each lock and its fence key
+    lk.unlock();
+    std::atomic<int> released{0};
+    for (auto& l : leases)
+        deadbolt::async_release(l, [&](std::error_code ec) {
+            if (!ec) ++released;
+        });
+    for (int i = 0; i < 600 && released < kN; ++i) std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(released.load(), kN);
+    EXPECT_FALSE(c.status("job0").held);
+}
