@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         Args a = parse(argc, argv);
+        if (a.scenario == "cycle" && a.contender == "deadbolt-async") return cycle_async(a);
         if (a.scenario == "cycle") return cycle(a);
         if (a.scenario == "contend") return contend(a);
         if (a.scenario == "wait") return wait(a);

@@ -2,6 +2,8 @@
 #include "backends/redis/store.hpp"
 
 #include "backends/redis/holding.hpp"
+#include "backends/redis/net/async_connection.hpp"
+#include "backends/redis/net/status.hpp"
 #include "backends/redis/replies.hpp"
 #include "backends/redis/topology/multi_slots.hpp"
 #include "backends/redis/topology/redlock.hpp"
@@ -34,11 +36,36 @@ ScriptCall RedisClaim::call() const {
     return {spec_.script, {spec_.keys.begin(), spec_.keys.end()}, {argv_.begin(), argv_.end()}};
 }
 
-void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
-                         Fences& f) {
+void RedisClaim::set_argv(const std::string& token, std::chrono::milliseconds keep) {
     argv_ = {token, std::to_string(keep.count()),
              std::to_string((keep + std::chrono::minutes(1)).count())};
     argv_.insert(argv_.end(), spec_.args.begin(), spec_.args.end());
+}
+
+void RedisClaim::async_attempt(const std::string& token, std::chrono::milliseconds keep,
+                               Attempted& a, Fences& f, std::function<void()> done) {
+    auto* ac = redis(c_).async_conn();
+    // A cluster's slots and Redlock's nodes block the loop for now (the default).
+    if (!ac || multi_spans_slots(c_, spec_))
+        return Claim::async_attempt(token, keep, a, f, std::move(done));
+    set_argv(token, keep);
+    ac->eval(call(), c_.deadline(),
+             [this, &a, &f, done = std::move(done)](const Status& st, const Reply& r) {
+                 AttemptOutcome out;
+                 a.status = !st.ok()       ? st
+                            : r.is_error() ? from_server_error(r.str)
+                                           : parse_acquire(r, out, spec_.fenced);
+                 a.acquired = out.acquired;
+                 a.pttl = out.pttl;
+                 f.fence = out.fence;
+                 f.each = std::move(out.fences);
+                 done();
+             });
+}
+
+void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                         Fences& f) {
+    set_argv(token, keep);
     ScriptCall c = call();
     AttemptOutcome out;
     if (redis(c_).nodes->redlock()) {

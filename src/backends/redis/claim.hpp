@@ -30,12 +30,15 @@ class RedisClaim final : public Claim {
     void disarm() noexcept override;
     void wait(Clock::time_point until) override { waker_.wait(until); }
 
+    void async_attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                       Fences& f, std::function<void()> done) override;
     void async_arm(Clock::time_point until, std::function<void(Status)> done) override;
     void async_wait(std::function<void()> woken) override;
     void cancel_wait() noexcept override;
 
   private:
     ScriptCall call() const;
+    void set_argv(const std::string& token, std::chrono::milliseconds keep);
     std::vector<std::string> channels() const;
 
     ClientImpl& c_;

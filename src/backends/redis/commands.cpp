@@ -1,13 +1,10 @@
 #include "backends/redis/commands.hpp"
 
 namespace deadbolt::detail {
-namespace {
 
 bool is_noscript(const Reply& r) {
     return r.is_error() && r.str.rfind("NOSCRIPT", 0) == 0;
 }
-
-}  // namespace
 
 ScriptCall OwnedCall::view() const {
     return {script, {keys.begin(), keys.end()}, {args.begin(), args.end()}};

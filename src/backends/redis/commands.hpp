@@ -32,6 +32,9 @@ OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_ke
                      const std::string& token, const std::string& channel,
                      std::chrono::milliseconds px, const std::vector<std::string>& op_args);
 
+/// True for the NOSCRIPT error reply (the server does not know the script's SHA1).
+bool is_noscript(const Reply& r);
+
 /// Runs calls as one pipeline of EVALSHA; any that hit NOSCRIPT (after SCRIPT FLUSH or a
 /// restart) are re-sent once with EVAL. Error replies stay in replies for the caller.
 Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,

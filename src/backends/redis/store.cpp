@@ -8,6 +8,7 @@
 #include "backends/redis/async_waker.hpp"
 #include "backends/redis/claim.hpp"
 #include "backends/redis/holding.hpp"
+#include "backends/redis/net/async_connection.hpp"
 #include "backends/redis/net/status.hpp"
 #include "backends/redis/topology/redlock.hpp"
 #include "core/quorum.hpp"
@@ -154,8 +155,30 @@ bool RedisStore::late_yes_is_lost() const {
 void RedisStore::stop() noexcept {
     if (sentinel) sentinel->stop();
     if (cluster) cluster->stop();
+    if (async_used_) client.loop().post([c = async_conn_] { c->close(); });
     std::lock_guard lk(sub_m_);
     if (sub_) sub_->listen(nullptr);  // the loop stops before the subscriber
+}
+
+AsyncConnection* RedisStore::async_conn() {
+    if (!conn || cluster || nodes->redlock()) return nullptr;
+    if (!async_conn_) {
+        async_conn_ = std::make_shared<AsyncConnection>(client.loop(), conn->endpoint());
+        async_used_ = true;
+    }
+    return async_conn_.get();
+}
+
+void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
+                               std::function<void(Verdict)> done) {
+    auto* ac = async_conn();
+    if (!ac) return Store::async_release(std::move(h), by, std::move(done));
+    const RedisHolding& rh = as_redis(h.get());
+    std::string px = std::to_string(rh.px.count());
+    ac->eval(rh.call(*rh.release, px), by,
+             [h, done = std::move(done)](const Status& st, const Reply& r) {
+                 done(st.ok() ? verdict_of(r, 1) : Verdict::unknown(st));
+             });
 }
 
 void RedisStore::armed(AsyncWaker* w, bool on) {
@@ -241,6 +264,7 @@ void RedisStore::primary_moved(const std::string& host, std::uint16_t port) {
         if (sub_) sub_->retarget(host, port);
     }
     conn->retarget(host, port);
+    if (async_used_) client.loop().post([c = async_conn_, host, port] { c->retarget(host, port); });
     if (on_doubt) on_doubt();  // the new primary may not hold what we held
 }
 

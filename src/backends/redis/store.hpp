@@ -4,6 +4,8 @@
 // kind's scripts.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -23,6 +25,7 @@
 namespace deadbolt::detail {
 
 class AsyncWaker;
+class AsyncConnection;
 
 class RedisStore final : public Store {
   public:
@@ -65,6 +68,12 @@ class RedisStore final : public Store {
 
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
+    /// The connection of the asynchronous API on one server (or Sentinel's primary), made at
+    /// first use; null elsewhere (cluster, Redlock: their calls block the loop for now).
+    /// Loop thread only.
+    AsyncConnection* async_conn();
+    void async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
+                       std::function<void(Verdict)> done) override;
     /// An AsyncWaker is armed (on) or not any more: armed ones hear of the subscriber's
     /// changes. Loop thread only.
     void armed(AsyncWaker* w, bool on);
@@ -87,9 +96,11 @@ class RedisStore final : public Store {
 
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
-    std::set<AsyncWaker*> armed_;  // loop thread only
-    bool listening_ = false;       // the subscriber tells the loop of changes
-    std::string moved_host_;       // where the primary is now, once a failover moved it
+    std::set<AsyncWaker*> armed_;                  // loop thread only
+    std::shared_ptr<AsyncConnection> async_conn_;  // set once, on the loop
+    std::atomic<bool> async_used_{false};          // async_conn_ is set
+    bool listening_ = false;                       // the subscriber tells the loop of changes
+    std::string moved_host_;  // where the primary is now, once a failover moved it
     std::uint16_t moved_port_ = 0;
 };
 

@@ -1,0 +1,76 @@
+// Scenario 1-2 for the asynchronous API: --threads T loops of acquire+release kept in flight
+// from this one thread (callbacks chain each loop's next cycle on the client's event loop).
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "deadbolt/async.hpp"
+#include "deadbolt/deadbolt.hpp"
+#include "scenarios.hpp"
+
+namespace deadbolt::bench {
+namespace {
+
+struct Loops {
+    std::mutex m;
+    std::condition_variable cv;
+    int running = 0;
+    std::string failure;
+};
+
+// One loop: acquire key, release it, record the cycle, again until `until`.
+void cycle_once(const Client& c, const std::string& key, std::int64_t until,
+                std::vector<double>& lat, Loops& loops) {
+    auto t0 = now_ns();
+    async_acquire(c, key, {}, {}, [&c, &key, until, &lat, &loops, t0](std::error_code ec, Lease l) {
+        auto finish = [&loops](const std::string& why) {
+            std::lock_guard lk(loops.m);
+            if (!why.empty() && loops.failure.empty()) loops.failure = why;
+            --loops.running;
+            loops.cv.notify_all();
+        };
+        if (ec) return finish("acquire: " + ec.message());
+        async_release(l, [&c, &key, until, &lat, &loops, t0, finish](std::error_code rec) {
+            if (rec) return finish("release: " + rec.message());
+            lat.push_back(double(now_ns() - t0) / 1000);
+            if (now_ns() >= until) return finish("");
+            cycle_once(c, key, until, lat, loops);
+        });
+    });
+}
+
+}  // namespace
+
+int cycle_async(const Args& a) {
+    auto client = Client::connect("redis://127.0.0.1:" + std::to_string(a.port));
+    std::vector<std::vector<double>> lat(a.threads);
+    std::vector<std::string> keys;
+    keys.reserve(a.threads);
+    for (int t = 0; t < a.threads; ++t)
+        keys.push_back(a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t));
+    Loops loops;
+    loops.running = a.threads;
+    auto start = now_ns();
+    double cpu0 = cpu_seconds();
+    for (int t = 0; t < a.threads; ++t) cycle_once(client, keys[t], a.until_ns, lat[t], loops);
+    {
+        std::unique_lock lk(loops.m);
+        loops.cv.wait(lk, [&] { return loops.running == 0; });
+    }
+    if (!loops.failure.empty()) {
+        std::fprintf(stderr, "deadbolt-bench: %s\n", loops.failure.c_str());
+        return 1;
+    }
+    double elapsed = double(now_ns() - start) / 1e9;
+    std::vector<double> all;
+    for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+    std::printf(
+        "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f}\n",
+        all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
+        cpu_seconds() - cpu0);
+    return 0;
+}
+
+}  // namespace deadbolt::bench

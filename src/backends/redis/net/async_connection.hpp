@@ -1,0 +1,77 @@
+// AsyncConnection: a pipelined command connection that lives on the client's event loop. Any
+// number of requests are in flight at once, written together and answered in order; each
+// completes with a callback on the loop. Loop thread only. (The blocking Connection serves
+// blocking callers on their own threads; this one serves the asynchronous API.)
+#pragma once
+
+#include <asio/steady_timer.hpp>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/redis/commands.hpp"
+#include "backends/redis/net/endpoint.hpp"
+#include "backends/redis/net/resp.hpp"
+#include "backends/redis/net/status.hpp"
+#include "backends/redis/net/transport.hpp"
+#include "core/event_loop.hpp"
+
+namespace deadbolt::detail {
+
+class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
+  public:
+    using Done = std::function<void(Status, std::vector<Reply>)>;
+    AsyncConnection(EventLoop& loop, Endpoint ep);
+    AsyncConnection(const AsyncConnection&) = delete;
+    AsyncConnection& operator=(const AsyncConnection&) = delete;
+
+    /// Sends count encoded commands; done(status, replies) once, on the loop. Errors as
+    /// Connection::exec: connect_failed or timeout when nothing was sent (safe to retry),
+    /// unknown_outcome when it was sent and the reply is lost (by deadline, a closed
+    /// connection or a move of the primary).
+    void exec(std::string encoded, std::size_t count, Clock::time_point deadline, Done done);
+    /// One script (EVALSHA, then EVAL after NOSCRIPT); an error reply stays in the reply.
+    void eval(const ScriptCall& call, Clock::time_point deadline,
+              std::function<void(Status, Reply)> done);
+    /// From the next request on, talks to host:port (a failover moved the primary).
+    void retarget(const std::string& host, std::uint16_t port);
+    /// Closes the session; what is in flight fails. Never throws.
+    void close() noexcept;
+
+  private:
+    struct Batch {
+        std::string bytes;
+        std::size_t count = 0;
+        std::vector<Reply> replies;
+        Clock::time_point deadline;
+        Done done;
+    };
+    void connect();
+    void flush();
+    void start_read();
+    void on_read(std::size_t n);
+    void arm_timer();
+    void reset(const Status& why);
+    static void fail(std::deque<Batch>& batches, const Status& why);
+
+    std::shared_ptr<void> keepalive_;  // the loop's context outlives our socket
+    EventLoop& loop_;
+    Endpoint ep_;
+    Transport transport_;
+    asio::steady_timer timer_;  // the oldest request in flight's deadline
+    std::deque<Batch> queued_;  // not written yet: safe to retry
+    std::deque<Batch> inflight_;
+    bool connected_ = false;
+    bool connecting_ = false;
+    bool writing_ = false;
+    bool reading_ = false;
+    unsigned gen_ = 0;  // session generation: handlers of a closed session ignore themselves
+    std::string wbuf_;
+    RespReader reader_;
+    std::vector<char> rbuf_;
+};
+
+}  // namespace deadbolt::detail
