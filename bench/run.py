@@ -39,6 +39,9 @@ CONTENDERS = {
     "node-redlock busy": (NODE, ["--retry", "busy"]),
 }
 LIMIT, OURS = "raw hiredis", "deadbolt"
+# The asynchronous API, in scenarios 1 and 2: --threads loops in flight from one thread.
+ASYNC = "deadbolt async"
+DRIVERS = {**CONTENDERS, ASYNC: ([DRIVER], ["--contender", "deadbolt-async"])}
 # Scenario 3p: deadbolt's primitives, each by 8 processes on one name.
 PRIMITIVES = {
     "Mutex": "mutex",
@@ -122,7 +125,7 @@ class Server:
 
 def argv_for(contender, scenario, opts, cpu=None):
     """The contender's driver command for scenario, pinned to cpu if given."""
-    prefix, extra = CONTENDERS[contender]
+    prefix, extra = DRIVERS[contender]
     argv = [*prefix, scenario, *extra, *[str(o) for o in opts]]
     return ["taskset", "-c", str(cpu), *argv] if cpu is not None else argv
 
@@ -229,12 +232,12 @@ def main():
             return f"b{key}"
 
         # 1. Uncontended latency: one thread, client on CPU 0 and on CPU 1.
-        s1 = {c: {0: [], 1: []} for c in [*CONTENDERS, "redis-benchmark"]}
+        s1 = {c: {0: [], 1: []} for c in [*CONTENDERS, ASYNC, "redis-benchmark"]}
         if 1 in only:
             sc["1_latency"] = s1
         for _ in range(reps if 1 in only else 0):
             for cpu in (0, 1):
-                for c in CONTENDERS:
+                for c in [*CONTENDERS, ASYNC]:
                     r = run(c, "cycle", ["--port", srv.port, "--threads", 1, "--seconds", cycle_s, "--key", fresh()], cpu)
                     if "version" in r:
                         results["versions"][c.split()[0]] = r["version"] + (f", ioredis {r['ioredis']}" if "ioredis" in r else "")
@@ -242,12 +245,12 @@ def main():
                 s1["redis-benchmark"][cpu].append(redis_benchmark(srv, 1, 2000 if smoke else 20000))
             srv.cli("FLUSHALL")
         # 2. Uncontended throughput: T threads (or T concurrent loops) on distinct keys.
-        s2 = {c: {t: [] for t in thread_counts} for c in [*CONTENDERS, "redis-benchmark"]}
+        s2 = {c: {t: [] for t in thread_counts} for c in [*CONTENDERS, ASYNC, "redis-benchmark"]}
         if 2 in only:
             sc["2_throughput"] = s2
         for _ in range(reps if 2 in only else 0):
             for t in thread_counts:
-                for c in CONTENDERS:
+                for c in [*CONTENDERS, ASYNC]:
                     s2[c][t].append(run(c, "cycle", ["--port", srv.port, "--threads", t, "--seconds", cycle_s, "--key", fresh()], 1))
                 s2["redis-benchmark"][t].append(redis_benchmark(srv, t, 2000 if smoke else 50000))
                 srv.cli("FLUSHALL")
