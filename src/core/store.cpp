@@ -77,4 +77,25 @@ Status Store::rate_take(const std::string&, const RateLimit&, std::int64_t, Rate
     return not_offered("RateLimiter");
 }
 
+Status Store::statuses(const std::vector<std::string>&,
+                       std::vector<std::pair<LockStatus, Status>>&) {
+    return not_offered("status");
+}
+Status Store::lock_names(std::string_view, std::vector<std::string>&) {
+    return not_offered("list");
+}
+Status Store::force_unlock(const std::string&, std::string&) {
+    return not_offered("force_unlock");
+}
+Status Store::fenced_get(std::string_view, FencedValue&) {
+    return not_offered("fenced data");
+}
+Status Store::fenced_write(std::string_view, std::string_view, std::uint64_t, std::string_view,
+                           FencedResult&) {
+    return not_offered("fenced data");
+}
+Status Store::ping() {
+    return {};
+}
+
 }  // namespace deadbolt::detail

@@ -13,12 +13,14 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/acquire_fsm.hpp"
 #include "core/lock_spec.hpp"
 #include "core/status.hpp"
 #include "deadbolt/acquire_options.hpp"
+#include "deadbolt/client.hpp"
 #include "deadbolt/leader_election.hpp"
 #include "deadbolt/rate_limiter.hpp"
 
@@ -186,6 +188,25 @@ class Store {
     /// RateLimiter: takes n tokens from name's bucket of limit if it has them.
     virtual Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
                              RateDecision& out);
+
+    // What a client sees without holding (status, list), administration, fenced data.
+
+    /// The status of each of names (out: one per name, with the name's own error, e.g.
+    /// wrong_type for foreign data under it). Fails when the engine cannot be asked at all.
+    virtual Status statuses(const std::vector<std::string>& names,
+                            std::vector<std::pair<LockStatus, Status>>& out);
+    /// The names whose lock entries match the glob pattern.
+    virtual Status lock_names(std::string_view pattern, std::vector<std::string>& names);
+    /// Frees name whatever holds it, waking its waiters; kind: what held it ("free": nothing).
+    virtual Status force_unlock(const std::string& name, std::string& kind);
+    /// The fenced value under key with its version.
+    virtual Status fenced_get(std::string_view key, FencedValue& out);
+    /// Writes value under key unless fence is older than the last one accepted there or
+    /// (version not empty) the version moved.
+    virtual Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                                std::string_view version, FencedResult& out);
+    /// The engine answers.
+    virtual Status ping();
 
     /// Stops the engine's background work (following a topology's moves). Never throws.
     virtual void stop() noexcept {}

@@ -62,6 +62,14 @@ class RedisStore final : public Store {
     Status permits_in_use(const std::string& name, int& in_use) override;
     Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
                      RateDecision& out) override;
+    Status statuses(const std::vector<std::string>& names,
+                    std::vector<std::pair<LockStatus, Status>>& out) override;
+    Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
+    Status force_unlock(const std::string& name, std::string& kind) override;
+    Status fenced_get(std::string_view key, FencedValue& out) override;
+    Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                        std::string_view version, FencedResult& out) override;
+    Status ping() override;
 
     /// The key of name: the client's prefix + name.
     std::string key_of(const std::string& name) const { return client.options.key_prefix + name; }
