@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
+#include "process_threads.hpp"
 #include "redis_server.hpp"
 #include "tcp_proxy.hpp"
 
@@ -202,4 +203,20 @@ TEST(Async, AThousandAcquisitionsInFlightFromOneThread) {
     for (int i = 0; i < 600 && released < kN; ++i) std::this_thread::sleep_for(100ms);
     EXPECT_EQ(released.load(), kN);
     EXPECT_FALSE(c.status("job0").held);
+}
+
+TEST(Async, TheLoopStartsAtTheFirstAsynchronousCallAndWaitsAddTheSubscriber) {
+    using deadbolt::test::threads_of_this_process;
+    RedisServer srv;
+    const int before = threads_of_this_process();
+    auto c = Client::connect(srv.url());
+    c.acquire("job").release();  // blocking: the renewer
+    EXPECT_EQ(threads_of_this_process(), before + 1);
+    deadbolt::async_acquire(c, "job", {}, {}, asio::use_future).get().release();
+    EXPECT_EQ(threads_of_this_process(), before + 2) << "the loop, and no subscriber: no wait";
+    auto held = c.acquire("held");
+    auto waited = deadbolt::async_acquire(c, "held", {}, {.deadline = Clock::now() + 100ms},
+                                          asio::use_future);
+    EXPECT_THROW(waited.get(), std::system_error);
+    EXPECT_EQ(threads_of_this_process(), before + 3) << "a real wait starts the subscriber";
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
+#include "process_threads.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
@@ -222,16 +223,7 @@ TEST(Waiting, ALockTakenAtOnceStartsNoSubscriberAndTheFirstRealWaitDoes) {
     waiter.join();
 }
 
-namespace {
-
-int threads_of_this_process() {
-    int n = 0;
-    for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task"))
-        ++n;
-    return n;
-}
-
-}  // namespace
+using deadbolt::test::threads_of_this_process;
 
 TEST(Waiting, ThreadsStartOnlyWhenNeeded) {
     RedisServer srv;
