@@ -14,6 +14,7 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/use_future.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -219,4 +220,31 @@ TEST(Async, TheLoopStartsAtTheFirstAsynchronousCallAndWaitsAddTheSubscriber) {
                                           asio::use_future);
     EXPECT_THROW(waited.get(), std::system_error);
     EXPECT_EQ(threads_of_this_process(), before + 3) << "a real wait starts the subscriber";
+}
+
+TEST(Async, TheObserverHearsAsynchronousAcquisitionsAsBlockingOnes) {
+    RedisServer srv;
+    std::mutex m;
+    std::vector<deadbolt::LockEventKind> heard;
+    deadbolt::ClientOptions o;
+    o.observer = [&](const deadbolt::LockEvent& e) {
+        std::lock_guard lk(m);
+        heard.push_back(e.kind);
+    };
+    auto c = Client::connect(srv.url(), o);
+    auto other = Client::connect(srv.url());
+    auto held = other.acquire("job");
+    auto late =
+        deadbolt::async_acquire(c, "job", {}, {.deadline = Clock::now() + 100ms}, asio::use_future);
+    EXPECT_THROW(late.get(), std::system_error);
+    held.release();
+    auto l = deadbolt::async_acquire(c, "job", {}, {}, asio::use_future).get();
+    deadbolt::async_release(l, asio::use_future).get();
+    using K = deadbolt::LockEventKind;
+    std::lock_guard lk(m);
+    auto count = [&](K k) { return std::count(heard.begin(), heard.end(), k); };
+    EXPECT_GE(count(K::refused), 1);
+    EXPECT_EQ(count(K::gave_up), 1);
+    EXPECT_EQ(count(K::granted), 1);
+    EXPECT_EQ(count(K::released), 1);
 }
