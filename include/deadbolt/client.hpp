@@ -46,8 +46,9 @@ struct Holder {
 
 /// A lock's state as the server sees it now (one round trip, a snapshot).
 struct LockStatus {
-    bool held = false;                 ///< The lock key exists.
-    std::chrono::milliseconds ttl{0};  ///< Remaining TTL when held; -1 ms = no expiry.
+    bool held = false;                 ///< Somebody holds it (any kind, any holder).
+    std::chrono::milliseconds ttl{0};  ///< Until it frees by itself when held; -1 ms: the
+                                       ///< holder set no expiry (a foreign lock).
     std::uint64_t last_fence = 0;      ///< Last fencing token handed out; 0 = unknown.
     std::string kind{};  ///< "free", "mutex" (also FairMutex, RWLock writer), "reentrant",
                          ///< "leader", "semaphore", or "readers" (RWLock read-held).
