@@ -2,9 +2,9 @@
 // holder's expiry or a refresh, whichever comes first. No polling.
 #include "core/acquire.hpp"
 
-#include <random>
 
 #include "core/acquire_fsm.hpp"
+#include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/lease_state.hpp"
@@ -60,7 +60,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& s
                                 .wakes_by_token = traits.wakes_by_token,
                                 .can_sleep_instead = traits.can_sleep_instead,
                                 .yield_until = c.handoffs.yield_until(traits.handoff_key),
-                                .seed = std::random_device{}()},
+                                .seed = random_seed()},
                    started);
     // Now, so that what follows does not meet it; in the background only when the engine
     // cannot be reached now.

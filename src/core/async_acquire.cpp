@@ -6,9 +6,9 @@
 #include <asio/steady_timer.hpp>
 
 #include <optional>
-#include <random>
 
 #include "core/acquire_fsm.hpp"
+#include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/token.hpp"
@@ -59,7 +59,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
                                   .wakes_by_token = t.wakes_by_token,
                                   .can_sleep_instead = t.can_sleep_instead,
                                   .yield_until = client_->handoffs.yield_until(t.handoff_key),
-                                  .seed = std::random_device{}()},
+                                  .seed = random_seed()},
                      started_);
         step(fsm_->start(Clock::now()));
     }

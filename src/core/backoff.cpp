@@ -32,6 +32,10 @@ std::chrono::milliseconds jittered_backoff(unsigned attempt, std::chrono::millis
     return jittered_backoff(attempt, base, max, unit());
 }
 
+std::uint64_t random_seed() {
+    return rng()();
+}
+
 std::chrono::milliseconds random_jitter(std::chrono::milliseconds max) {
     if (max.count() <= 0) return std::chrono::milliseconds(0);
     return std::chrono::milliseconds(

@@ -15,6 +15,10 @@ std::chrono::milliseconds jittered_backoff(unsigned attempt, std::chrono::millis
 std::chrono::milliseconds jittered_backoff(unsigned attempt, std::chrono::milliseconds base,
                                            std::chrono::milliseconds max, double r);
 
+/// A seed for a machine's own generator, from the thread-local one: the hot path must not
+/// build a std::random_device per acquisition (it was half of an async cycle's CPU).
+std::uint64_t random_seed();
+
 /// Uniform random duration in [0, max]; 0 when max <= 0.
 std::chrono::milliseconds random_jitter(std::chrono::milliseconds max);
 

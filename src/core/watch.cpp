@@ -1,8 +1,8 @@
 #include "core/watch.hpp"
 
-#include <random>
 
 #include "core/acquire_fsm.hpp"
+#include "core/backoff.hpp"
 #include "core/waiting.hpp"
 
 namespace deadbolt::detail {
@@ -15,7 +15,7 @@ bool watch(const Store& store, Waker& waker, bool can_sleep_instead,
                                 .look_only = true,
                                 .no_expiry_recheck = std::chrono::milliseconds(0),
                                 .unarmed_recheck = unarmed_recheck,
-                                .seed = std::random_device{}()},
+                                .seed = random_seed()},
                    Clock::now());
     bool looked = false;  // a stop request still gets one look: observers return what they saw
     for (Step step = fsm.start(Clock::now());;) {
