@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -91,6 +92,16 @@ double percentile(std::vector<double>& v, double p) {
     auto i = std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())));
     std::nth_element(v.begin(), v.begin() + static_cast<long>(i), v.end());
     return v[i];
+}
+
+void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0) {
+    double elapsed = double(now_ns() - start_ns) / 1e9;
+    std::vector<double> all;
+    for (const auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+    std::printf(
+        "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f}\n",
+        all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
+        cpu_seconds() - cpu0);
 }
 
 }  // namespace deadbolt::bench

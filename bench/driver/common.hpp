@@ -49,4 +49,8 @@ class Raw {
 /// The p-th percentile (0..1) of v (reorders v).
 double percentile(std::vector<double>& v, double p);
 
+/// Prints scenario 1-2's JSON: every loop's cycle latencies (µs), from start_ns and the CPU
+/// time cpu0 then.
+void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0);
+
 }  // namespace deadbolt::bench

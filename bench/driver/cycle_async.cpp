@@ -63,13 +63,7 @@ int cycle_async(const Args& a) {
         std::fprintf(stderr, "deadbolt-bench: %s\n", loops.failure.c_str());
         return 1;
     }
-    double elapsed = double(now_ns() - start) / 1e9;
-    std::vector<double> all;
-    for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
-    std::printf(
-        "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f}\n",
-        all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
-        cpu_seconds() - cpu0);
+    print_cycles(lat, start, cpu0);
     return 0;
 }
 

@@ -2,9 +2,7 @@
 // holder's expiry or a refresh, whichever comes first. No polling.
 #include "core/acquire.hpp"
 
-
 #include "core/acquire_fsm.hpp"
-#include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/lease_state.hpp"
@@ -49,19 +47,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& s
     const MutexOptions& options = spec.options;
     std::string token = spec.owner.empty() ? random_token() : spec.owner;
     auto px = options.ttl + options.lock_delay;
-    AcquireFsm fsm(AcquireRules{.name = spec.name,
-                                .ttl = options.ttl,
-                                .px = px,
-                                .deadline = how.deadline,
-                                .refresh = traits.refresh,
-                                .wait_jitter = options.wait_jitter,
-                                .fixed_owner = !spec.owner.empty(),
-                                .abandons = traits.abandons,
-                                .wakes_by_token = traits.wakes_by_token,
-                                .can_sleep_instead = traits.can_sleep_instead,
-                                .yield_until = c.handoffs.yield_until(traits.handoff_key),
-                                .seed = random_seed()},
-                   started);
+    AcquireFsm fsm(rules_for(c, spec, *claim, how, px), started);
     // Now, so that what follows does not meet it; in the background only when the engine
     // cannot be reached now.
     auto cleanup = [&](std::shared_ptr<Holding> h, const Step::Cleanup& when) {

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "core/acquire_fsm.hpp"
-#include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/token.hpp"
@@ -47,20 +46,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
         const MutexOptions& o = spec_.options;
         token_ = spec_.owner.empty() ? random_token() : spec_.owner;
         px_ = o.ttl + o.lock_delay;
-        const ClaimTraits& t = claim_->traits();
-        fsm_.emplace(AcquireRules{.name = spec_.name,
-                                  .ttl = o.ttl,
-                                  .px = px_,
-                                  .deadline = how_.deadline,
-                                  .refresh = t.refresh,
-                                  .wait_jitter = o.wait_jitter,
-                                  .fixed_owner = !spec_.owner.empty(),
-                                  .abandons = t.abandons,
-                                  .wakes_by_token = t.wakes_by_token,
-                                  .can_sleep_instead = t.can_sleep_instead,
-                                  .yield_until = client_->handoffs.yield_until(t.handoff_key),
-                                  .seed = random_seed()},
-                     started_);
+        fsm_.emplace(rules_for(*client_, spec_, *claim_, how_, px_), started_);
         step(fsm_->start(Clock::now()));
     }
 

@@ -1,9 +1,27 @@
 #include "core/grant.hpp"
 
+#include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/events.hpp"
 
 namespace deadbolt::detail {
+
+AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
+                       const AcquireOptions& how, std::chrono::milliseconds px) {
+    const ClaimTraits& t = claim.traits();
+    return AcquireRules{.name = spec.name,
+                        .ttl = spec.options.ttl,
+                        .px = px,
+                        .deadline = how.deadline,
+                        .refresh = t.refresh,
+                        .wait_jitter = spec.options.wait_jitter,
+                        .fixed_owner = !spec.owner.empty(),
+                        .abandons = t.abandons,
+                        .wakes_by_token = t.wakes_by_token,
+                        .can_sleep_instead = t.can_sleep_instead,
+                        .yield_until = c.handoffs.yield_until(t.handoff_key),
+                        .seed = random_seed()};
+}
 
 std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
                                        const LockSpec& spec, const Claim& claim, std::string token,

@@ -12,11 +12,17 @@
 #include "core/lease_state.hpp"
 #include "core/lock_spec.hpp"
 #include "core/store.hpp"
+#include "deadbolt/acquire_options.hpp"
 #include "deadbolt/events.hpp"
 
 namespace deadbolt::detail {
 
 struct ClientImpl;
+
+/// The machine's rules for acquiring spec through claim as how says (px: how long the engine
+/// keeps a grant).
+AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
+                       const AcquireOptions& how, std::chrono::milliseconds px);
 
 /// The lease of token's grant of spec through claim: kept by the engine for px, valid on
 /// the client until valid_until, counted from sent_at.

@@ -1,6 +1,5 @@
 #include "core/watch.hpp"
 
-
 #include "core/acquire_fsm.hpp"
 #include "core/backoff.hpp"
 #include "core/waiting.hpp"

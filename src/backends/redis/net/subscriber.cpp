@@ -195,22 +195,7 @@ Status Subscriber::subscribe_all(const std::vector<std::string>& channels,
                                  Clock::time_point deadline, std::vector<std::uint64_t>& seqs) {
     std::unique_lock lk(m_);
     // Every SUBSCRIBE goes out in one write; the acks are awaited together (one round trip).
-    std::vector<Channel*> chs;
-    bool queued = false;
-    for (const auto& name : channels) {
-        Channel& ch = channels_[name];  // std::map: references stay valid as it grows
-        chs.push_back(&ch);
-        if (++ch.refs == 1 && connected_) {
-            encode_command(out_, {"SUBSCRIBE", name});
-            ++ch.pending_acks;
-            queued = true;
-        }
-    }
-    if (queued)
-        asio::post(io_, [this] {
-            std::lock_guard l(m_);
-            start_write_locked();
-        });
+    std::vector<Channel*> chs = start_locked(channels);
     bool ok = cv_.wait_until(lk, deadline, [&] {
         if (stopping_) return true;
         if (!connected_) return false;
@@ -285,9 +270,16 @@ void Subscriber::listen(std::function<void()> on_change) {
 
 void Subscriber::subscribe_start(const std::vector<std::string>& channels) {
     std::lock_guard lk(m_);
+    start_locked(channels);
+}
+
+std::vector<Subscriber::Channel*> Subscriber::start_locked(
+    const std::vector<std::string>& channels) {
+    std::vector<Channel*> chs;
     bool queued = false;
     for (const auto& name : channels) {
-        Channel& ch = channels_[name];
+        Channel& ch = channels_[name];  // std::map: references stay valid as it grows
+        chs.push_back(&ch);
         if (++ch.refs == 1 && connected_) {
             encode_command(out_, {"SUBSCRIBE", name});
             ++ch.pending_acks;
@@ -299,6 +291,7 @@ void Subscriber::subscribe_start(const std::vector<std::string>& channels) {
             std::lock_guard l(m_);
             start_write_locked();
         });
+    return chs;
 }
 
 std::optional<Status> Subscriber::subscribed(const std::vector<std::string>& channels,

@@ -87,6 +87,8 @@ class Subscriber {
     void on_reply(const Reply& r);
     void on_disconnect();
     void notify_locked();  // waiters and the listener
+    // Adds interest in channels and queues the SUBSCRIBEs a session needs now.
+    std::vector<Channel*> start_locked(const std::vector<std::string>& channels);
 
     Endpoint ep_;
     asio::io_context io_;
