@@ -8,7 +8,6 @@
 #include "core/lease_state.hpp"
 #include "core/store.hpp"
 #include "core/token.hpp"
-#include "core/validity.hpp"
 #include "core/waiting.hpp"
 #include "deadbolt/client.hpp"
 
@@ -34,12 +33,9 @@ Status enter_local_queue(ClientImpl& c, const std::string& line, const AcquireOp
 Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
                     const AcquireOptions& how, Status& status) {
     auto started = Clock::now();
-    status = spec.shape == Shape::multi ? validate_names(spec.names) : validate_name(spec.name);
-    if (!status.ok()) return {};
-    if (status = validate_options(spec.options); !status.ok()) return {};
     ClientImpl& c = *client;
     Store& store = *c.store;
-    if (status = store.supports(spec); !status.ok()) return {};
+    if (status = admissible(store, spec); !status.ok()) return {};
     auto claim = store.open(spec, how.cancel);
     const ClaimTraits& traits = claim->traits();
     if (status = enter_local_queue(c, traits.local_line, how); !status.ok()) return {};
@@ -81,10 +77,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& s
                 a.sent_at = c.now();
                 claim->attempt(token, px, a, fences);
                 a.replied_at = c.now();
-                if (a.status.ec == make_error_code(errc::unknown_outcome))
-                    tell_event(LockEventKind::unknown_outcome, a.status.ec);
-                else if (a.status.ok() && !a.acquired)
-                    tell_event(LockEventKind::refused, {});
+                tell_attempt(c, spec, a, started);
                 step = fsm.attempted(a, Clock::now());
                 break;
             case Next::subscribe:  // drive_wait's
@@ -96,7 +89,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& s
                 break;
             case Next::granted: {
                 auto s = make_state(client, spec, *claim, std::move(token), std::move(fences), px,
-                                    a.sent_at, step.until);
+                                    a.sent_at, step.until, true);
                 tell_event(LockEventKind::granted, {}, s->fence);
                 c.renewer->add(s);
                 status = {};

@@ -11,7 +11,6 @@
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/token.hpp"
-#include "core/validity.hpp"
 #include "core/waiting.hpp"
 
 namespace deadbolt::detail {
@@ -30,12 +29,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
 
     // On the loop.
     void start(const std::stop_token& also) {
-        auto self = shared_from_this();
-        Status st =
-            spec_.shape == Shape::multi ? validate_names(spec_.names) : validate_name(spec_.name);
-        if (st.ok()) st = validate_options(spec_.options);
-        if (st.ok()) st = client_->store->supports(spec_);
-        if (!st.ok()) return finish(std::move(st), {});
+        if (Status st = admissible(*client_->store, spec_); !st.ok())
+            return finish(std::move(st), {});
         claim_ = client_->store->open(spec_, stop_.get_token());
         // Either stop request becomes ours; the callbacks only post, the loop decides.
         auto on_stop = [weak = weak_from_this(), &loop = loop_] {
@@ -116,11 +111,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
         claim_->async_attempt(token_, px_, a_, fences_, [self = shared_from_this()] {
             self->then([](Operation& op) {
                 op.a_.replied_at = op.client_->now();
-                if (op.a_.status.ec == make_error_code(errc::unknown_outcome))
-                    tell_acquire(*op.client_, op.spec_, LockEventKind::unknown_outcome, op.a_,
-                                 op.started_, op.a_.status.ec);
-                else if (op.a_.status.ok() && !op.a_.acquired)
-                    tell_acquire(*op.client_, op.spec_, LockEventKind::refused, op.a_, op.started_);
+                tell_attempt(*op.client_, op.spec_, op.a_, op.started_);
                 op.step(op.fsm_->attempted(op.a_, Clock::now()));
             });
         });
@@ -161,10 +152,9 @@ class Operation : public std::enable_shared_from_this<Operation> {
     }
 
     void grant(Clock::time_point valid_until) {
+        // Asynchronous acquisitions do not line up in the local queue.
         auto s = make_state(client_, spec_, *claim_, token_, std::move(fences_), px_, a_.sent_at,
-                            valid_until);
-        s->local_line.clear();  // async acquisitions do not line up in the local queue
-        s->left_queue = true;
+                            valid_until, false);
         tell_acquire(*client_, spec_, LockEventKind::granted, a_, started_, {}, s->fence);
         client_->renewer->add(s);
         finish({}, Lease(std::move(s)));

@@ -3,8 +3,16 @@
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/events.hpp"
+#include "core/validity.hpp"
 
 namespace deadbolt::detail {
+
+Status admissible(const Store& store, const LockSpec& spec) {
+    Status st = spec.shape == Shape::multi ? validate_names(spec.names) : validate_name(spec.name);
+    if (st.ok()) st = validate_options(spec.options);
+    if (st.ok()) st = store.supports(spec);
+    return st;
+}
 
 AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
                        const AcquireOptions& how, std::chrono::milliseconds px) {
@@ -26,7 +34,8 @@ AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
 std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
                                        const LockSpec& spec, const Claim& claim, std::string token,
                                        Fences fences, std::chrono::milliseconds px,
-                                       Clock::time_point sent_at, Clock::time_point valid_until) {
+                                       Clock::time_point sent_at, Clock::time_point valid_until,
+                                       bool in_local_queue) {
     auto s = std::make_shared<LeaseState>();
     const ClaimTraits& t = claim.traits();
     s->client = client;
@@ -35,8 +44,8 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->holding = claim.holding(token, px);
     s->handoff_key = t.handoff_key;
     s->hands_off = t.hands_off;
-    s->local_line = t.local_line;
-    s->left_queue = t.local_line.empty();
+    if (in_local_queue) s->local_line = t.local_line;
+    s->left_queue = s->local_line.empty();
     s->token = std::move(token);
     s->fence = fences.fence;
     s->fences = std::move(fences.each);
@@ -46,6 +55,14 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->acquired_at = sent_at;
     s->set_valid_until(valid_until);
     return s;
+}
+
+void tell_attempt(const ClientImpl& c, const LockSpec& spec, const Attempted& a,
+                  Clock::time_point started) {
+    if (a.status.ec == make_error_code(errc::unknown_outcome))
+        tell_acquire(c, spec, LockEventKind::unknown_outcome, a, started, a.status.ec);
+    else if (a.status.ok() && !a.acquired)
+        tell_acquire(c, spec, LockEventKind::refused, a, started);
 }
 
 void tell_acquire(const ClientImpl& c, const LockSpec& spec, LockEventKind kind, const Attempted& a,

@@ -19,17 +19,27 @@ namespace deadbolt::detail {
 
 struct ClientImpl;
 
+/// Ok when spec may be acquired on store: its name(s) and options are valid and the engine
+/// keeps its shape; else the error that says why (invalid_argument).
+Status admissible(const Store& store, const LockSpec& spec);
+
 /// The machine's rules for acquiring spec through claim as how says (px: how long the engine
 /// keeps a grant).
 AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
                        const AcquireOptions& how, std::chrono::milliseconds px);
 
 /// The lease of token's grant of spec through claim: kept by the engine for px, valid on
-/// the client until valid_until, counted from sent_at.
+/// the client until valid_until, counted from sent_at. in_local_queue: the acquisition lined
+/// up in this process's local queue, which the lease leaves when it ends.
 std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client,
                                        const LockSpec& spec, const Claim& claim, std::string token,
                                        Fences fences, std::chrono::milliseconds px,
-                                       Clock::time_point sent_at, Clock::time_point valid_until);
+                                       Clock::time_point sent_at, Clock::time_point valid_until,
+                                       bool in_local_queue);
+
+/// Tells c's observer what an attempt a of spec came back with (refused, or unknown outcome).
+void tell_attempt(const ClientImpl& c, const LockSpec& spec, const Attempted& a,
+                  Clock::time_point started);
 
 /// Tells c's observer (if any) what happened to an acquisition of spec that started at
 /// started; a is its last attempt.

@@ -9,6 +9,18 @@
 #include "backends/redis/topology/redlock.hpp"
 
 namespace deadbolt::detail {
+namespace {
+
+// What an attempt's outcome tells the machine, and its fences.
+void report(AttemptOutcome out, Attempted& a, Fences& f) {
+    a.acquired = out.acquired;
+    a.pttl = out.pttl;
+    a.cleanup_pending = out.cleanup_pending;
+    f.fence = out.fence;
+    f.each = std::move(out.fences);
+}
+
+}  // namespace
 
 RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
     : c_(c),
@@ -55,10 +67,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
                  a.status = !st.ok()       ? st
                             : r.is_error() ? from_server_error(r.str)
                                            : parse_acquire(r, out, spec_.fenced);
-                 a.acquired = out.acquired;
-                 a.pttl = out.pttl;
-                 f.fence = out.fence;
-                 f.each = std::move(out.fences);
+                 report(std::move(out), a, f);
                  done();
              });
 }
@@ -77,11 +86,7 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
         a.status = redis(c_).server->eval(c, reply, c_.deadline());
         if (a.status.ok()) a.status = parse_acquire(reply, out, spec_.fenced);
     }
-    a.acquired = out.acquired;
-    a.pttl = out.pttl;
-    a.cleanup_pending = out.cleanup_pending;
-    f.fence = out.fence;
-    f.each = std::move(out.fences);
+    report(std::move(out), a, f);
 }
 
 Status RedisClaim::confirm() {

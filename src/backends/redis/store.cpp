@@ -20,12 +20,17 @@ const RedisHolding& as_redis(const Holding* h) {
     return static_cast<const RedisHolding&>(*h);
 }
 
-// A lease script's reply as a verdict: yes(n - 1 woken) for n >= yes_from, no for a smaller
-// integer, unknown for anything else (an error reply says why).
-Verdict verdict_of(const Reply& r, long long yes_from) {
-    if (r.type == Reply::Type::integer)
-        return r.integer >= yes_from ? Verdict::yes(static_cast<int>(r.integer - 1))
-                                     : Verdict::no();
+// What a lease script answers: 1 = yes, 0 = no (extend, check); a release answers n >= 1 =
+// yes, having woken n - 1 waiters.
+enum class Answer : unsigned char { one_or_zero, woken_plus_one };
+
+// A lease script's reply as a verdict; unknown for anything but an integer (an error reply
+// says why).
+Verdict verdict_of(const Reply& r, Answer answer) {
+    if (r.type == Reply::Type::integer) {
+        if (answer == Answer::one_or_zero) return r.integer == 1 ? Verdict::yes() : Verdict::no();
+        return r.integer >= 1 ? Verdict::yes(static_cast<int>(r.integer - 1)) : Verdict::no();
+    }
     if (r.is_error() && r.str.starts_with("NOQUORUM "))  // Nodes' undecided majority
         return Verdict::unknown(Status::error(errc::no_quorum, r.str.substr(9)));
     if (r.is_error()) return Verdict::unknown(from_server_error(r.str));
@@ -35,14 +40,14 @@ Verdict verdict_of(const Reply& r, long long yes_from) {
 // Runs calls on the nodes (a majority's verdicts on Redlock) or, with node set, on that
 // Redlock node alone; one verdict per call.
 std::vector<Verdict> run(Nodes& nodes, std::span<const ScriptCall> calls, Clock::time_point by,
-                         std::optional<std::size_t> node, long long yes_from) {
+                         std::optional<std::size_t> node, Answer answer) {
     std::vector<Reply> replies;
     Status st = node ? eval_many(nodes.node(*node), calls, replies, by)
                      : nodes.eval_many(calls, replies, by);
     std::vector<Verdict> out;
     out.reserve(calls.size());
     for (std::size_t i = 0; i < calls.size(); ++i)
-        out.push_back(st.ok() ? verdict_of(replies[i], yes_from) : Verdict::unknown(st));
+        out.push_back(st.ok() ? verdict_of(replies[i], answer) : Verdict::unknown(st));
     return out;
 }
 
@@ -54,30 +59,12 @@ Status RedisStore::supports(const LockSpec& spec) const {
 
 Status RedisStore::offers(std::string_view primitive) const {
     if (!nodes->redlock()) return {};
-    // Redlock keeps one promise: a majority of independent nodes agrees on one holder. What
-    // needs more than that is refused, with the reason.
-    static const std::map<std::string_view, std::string_view> kWhyNot{
-        {"FairMutex", "a FIFO queue cannot be kept in one order on independent nodes"},
-        {"Semaphore",
-         "permits counted on independent nodes do not add up: with N permits, N + 1 holders can "
-         "each hold a majority"},
-        {"PermitExpirableSemaphore",
-         "permits counted on independent nodes do not add up: with N permits, N + 1 holders can "
-         "each hold a majority"},
-        {"RateLimiter",
-         "a token bucket on independent nodes either multiplies the rate or needs every node to "
-         "answer"},
-        {"CountDownLatch",
-         "a count kept on independent nodes diverges when a node misses a "
-         "count_down"},
-        {"force_unlock", "a majority of independent nodes would have to agree on an eviction"},
-    };
-    auto why = kWhyNot.find(primitive);
-    if (why == kWhyNot.end()) return {};
+    std::string_view why = redlock_why_not(primitive);
+    if (why.empty()) return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("{} is not available over redlock://: {}. {}; use a redis:// "
                                      "URL for {}",
-                                     primitive, why->second, kRedlockOffers, primitive));
+                                     primitive, why, kRedlockOffers, primitive));
 }
 
 std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {
@@ -94,13 +81,11 @@ std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time
         px[i] = std::to_string(rs[i].keep.count());
         calls.push_back(h.call(*h.kind->extend, px[i]));
     }
-    auto out = run(*nodes, calls, by, std::nullopt, 1);
+    auto out = run(*nodes, calls, by, std::nullopt, Answer::one_or_zero);
     // Not confirmed by enough replicas: not extended, as far as anyone can rely on.
     if (Status st = nodes->confirm_replicated(calls, client.deadline()); !st.ok())
         for (auto& v : out)
             if (v.is == Verdict::Is::yes) v = Verdict::unknown(st);
-    for (auto& v : out)  // an extension answers 1 or 0: a larger number is not a yes
-        if (v.is == Verdict::Is::yes && v.woke != 0) v = Verdict::no();
     return out;
 }
 
@@ -118,7 +103,7 @@ std::vector<Verdict> RedisStore::release(std::span<const Holding* const> hs, Clo
             px[k] = std::to_string(h.px.count());
             calls.push_back(h.call(*h.release, px[k]));
         }
-        auto verdicts = run(*nodes, calls, by, node, 1);
+        auto verdicts = run(*nodes, calls, by, node, Answer::woken_plus_one);
         for (std::size_t k = 0; k < which.size(); ++k) out[which[k]] = std::move(verdicts[k]);
     }
     return out;
@@ -133,10 +118,7 @@ std::vector<Verdict> RedisStore::check(std::span<const Holding* const> hs, Clock
         px[i] = std::to_string(h.px.count());
         calls.push_back(h.call(*h.kind->check, px[i]));
     }
-    auto out = run(*nodes, calls, by, std::nullopt, 1);
-    for (auto& v : out)  // a check answers 1 or 0
-        if (v.is == Verdict::Is::yes && v.woke != 0) v = Verdict::no();
-    return out;
+    return run(*nodes, calls, by, std::nullopt, Answer::one_or_zero);
 }
 
 Clock::time_point RedisStore::deadline() const {
@@ -177,7 +159,7 @@ void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_poi
     std::string px = std::to_string(rh.px.count());
     ac->eval(rh.call(*rh.release, px), by,
              [h, done = std::move(done)](const Status& st, const Reply& r) {
-                 done(st.ok() ? verdict_of(r, 1) : Verdict::unknown(st));
+                 done(st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st));
              });
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "backends/redis/holding.hpp"
 #include "backends/redis/scripts.hpp"
 #include "core/backoff.hpp"
@@ -117,14 +119,32 @@ bool raise_fences(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call, 
 
 }  // namespace
 
+std::string_view redlock_why_not(std::string_view primitive) {
+    // Redlock keeps one promise: a majority of independent nodes agrees on one holder. What
+    // needs more than that is refused, with the reason.
+    static const std::map<std::string_view, std::string_view> kWhyNot{
+        {"FairMutex", "a FIFO queue cannot be kept in one order on independent nodes"},
+        {"Semaphore",
+         "permits counted on independent nodes do not add up: with N permits, N + 1 holders can "
+         "each hold a majority"},
+        {"PermitExpirableSemaphore",
+         "permits counted on independent nodes do not add up: with N permits, N + 1 holders can "
+         "each hold a majority"},
+        {"RateLimiter",
+         "a token bucket on independent nodes either multiplies the rate or needs every node to "
+         "answer"},
+        {"CountDownLatch",
+         "a count kept on independent nodes diverges when a node misses a count_down"},
+        {"force_unlock", "a majority of independent nodes would have to agree on an eviction"},
+    };
+    auto why = kWhyNot.find(primitive);
+    return why == kWhyNot.end() ? std::string_view{} : why->second;
+}
+
 Status redlock_supports(const LockSpec& spec) {
-    std::string_view why;
-    if (spec.shape == Shape::fair)
-        why = "a FIFO queue cannot be kept in one order on independent nodes";
-    else if (spec.shape == Shape::permits)
-        why =
-            "counts kept on independent nodes do not add up: with N permits, N + 1 holders "
-            "can each hold a majority of nodes";
+    std::string_view why = spec.shape == Shape::fair      ? redlock_why_not("FairMutex")
+                           : spec.shape == Shape::permits ? redlock_why_not("Semaphore")
+                                                          : std::string_view{};
     if (why.empty()) return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("'{}' cannot be acquired over redlock://: {} ({})", spec.name,

@@ -19,6 +19,10 @@ struct ClientImpl;
 inline constexpr std::string_view kRedlockOffers =
     "Redlock offers Mutex, ReentrantMutex, RWLock, MultiLock and LeaderElection";
 
+/// Why Redlock does not offer primitive ("FairMutex", "Semaphore", "CountDownLatch", ...);
+/// empty when it does.
+std::string_view redlock_why_not(std::string_view primitive);
+
 /// Ok when spec can run over Redlock; otherwise invalid_argument saying why not.
 Status redlock_supports(const LockSpec& spec);
 
