@@ -248,3 +248,17 @@ TEST(Async, TheObserverHearsAsynchronousAcquisitionsAsBlockingOnes) {
     EXPECT_EQ(count(K::granted), 1);
     EXPECT_EQ(count(K::released), 1);
 }
+
+TEST(Async, AnAttemptAndAReleaseSurviveAScriptFlush) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    deadbolt::async_acquire(c, "warm-up", {}, {}, asio::use_future).get().release();
+    // The loop's connection meets NOSCRIPT now: it must run the scripts with EVAL instead.
+    srv.raw().cmd({"SCRIPT", "FLUSH"});
+    auto l = deadbolt::async_acquire(c, "job", {}, {}, asio::use_future).get();
+    EXPECT_GT(l.fence(), 0u);
+    EXPECT_TRUE(c.status("job").held);
+    srv.raw().cmd({"SCRIPT", "FLUSH"});
+    deadbolt::async_release(l, asio::use_future).get();
+    EXPECT_FALSE(c.status("job").held);
+}

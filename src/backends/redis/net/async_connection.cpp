@@ -28,15 +28,19 @@ void AsyncConnection::eval(const ScriptCall& call, Clock::time_point deadline,
                            std::function<void(Status, Reply)> done) {
     std::string bytes;
     encode_evalsha(bytes, *call.script, call.keys, call.args);
-    // EVAL's bytes are made now: call's views need not outlive this call.
-    std::string retry;
-    encode_eval(retry, *call.script, call.keys, call.args);
+    // Its own copy of the keys and arguments (call's views need not outlive this call), so
+    // that EVAL, with the script's whole source, is encoded only after a NOSCRIPT.
+    OwnedCall again{
+        call.script, {call.keys.begin(), call.keys.end()}, {call.args.begin(), call.args.end()}};
     exec(std::move(bytes), 1, deadline,
-         [self = shared_from_this(), retry = std::move(retry), deadline, done = std::move(done)](
+         [self = shared_from_this(), again = std::move(again), deadline, done = std::move(done)](
              Status st, std::vector<Reply> r) mutable {
              if (!st.ok()) return done(std::move(st), {});
              if (!is_noscript(r.front())) return done({}, std::move(r.front()));
              // After SCRIPT FLUSH or a restart: EVAL runs it and caches it again.
+             std::string retry;
+             ScriptCall view = again.view();
+             encode_eval(retry, *view.script, view.keys, view.args);
              self->exec(std::move(retry), 1, deadline,
                         [done = std::move(done)](Status st2, std::vector<Reply> r2) {
                             done(std::move(st2), r2.empty() ? Reply{} : std::move(r2.front()));
