@@ -91,6 +91,9 @@ TEST(Redlock, FencingOffSkipsTheFenceRound) {
     const std::string token = m.lease().token();
     EXPECT_EQ(m.lease().fence(), 0u);  // no agreed fence: a node's own counter is not one
     EXPECT_EQ(c.holding("job", token), 3);
+    // The grant is a bare SET: no node's fence counter is read or written.
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(c[i].raw().cmd({"EXISTS", "{job}:fence"}).integer, 0);
     EXPECT_EQ(code_of([&] { client.fenced_set("record", "v", m.lease().fence()); }),
               errc::invalid_argument);
     m.unlock();

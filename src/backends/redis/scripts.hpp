@@ -47,6 +47,8 @@ struct LeaseKind {
 
 /// Mutex: SET NX PX + fencing. KEYS: lock, fence.
 const Script& acquire_script();
+/// Mutex over Redlock with fencing=0: SET NX PX alone, granted with fence 0. KEYS: lock.
+const Script& unfenced_acquire_script();
 /// Mutex: compare-and-delete + publish. Returns 1 + waiters woken, or 0.
 const Script& release_script();
 /// Redlock round 2: if every lock of KEYS (lock1, fence1, lock2, fence2, ...) is still held by

@@ -68,8 +68,12 @@ Status RedisStore::offers(std::string_view primitive) const {
 }
 
 std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {
-    return std::make_unique<RedisClaim>(client, redis_spec(client.options.key_prefix, spec),
-                                        std::move(cancel));
+    RedisSpec rs = redis_spec(client.options.key_prefix, spec);
+    if (nodes->redlock() && !nodes->fencing() && rs.script == &acquire_script()) {
+        rs.script = &unfenced_acquire_script();
+        rs.fenced = false;
+    }
+    return std::make_unique<RedisClaim>(client, std::move(rs), std::move(cancel));
 }
 
 std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time_point by) {

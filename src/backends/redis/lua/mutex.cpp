@@ -24,6 +24,15 @@ if not waits_for(found) then return refuse(KEYS[1], found, 'a Mutex') end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua";
 
+// Redlock with fencing=0 promises no fence: the grant is one SET, as light as node-redlock's,
+// and neither the counter nor the clock is read.
+constexpr std::string_view kUnfencedAcquire = R"lua(
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, 0} end
+local found = kind_of(KEYS[1])
+if not waits_for(found) then return refuse(KEYS[1], found, 'a Mutex') end
+return {0, redis.call('PTTL', KEYS[1])}
+)lua";
+
 constexpr std::string_view kRelease = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   local woken = redis.call('PUBLISH', ARGV[2], 'released')
@@ -49,6 +58,10 @@ return 0
 
 const Script& acquire_script() {
     static const Script s = make_script("acquire", with_kinds(kAcquire));
+    return s;
+}
+const Script& unfenced_acquire_script() {
+    static const Script s = make_script("unfenced_acquire", with_kinds(kUnfencedAcquire));
     return s;
 }
 const Script& release_script() {
