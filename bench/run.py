@@ -55,6 +55,7 @@ PRIMITIVES = {
 PEERS = [c for c in CONTENDERS if c not in (LIMIT, OURS)]
 # Scenario 7: Redlock over several nodes; node-redlock is the one peer that does it.
 REDLOCK = {"deadbolt": (OURS, []), "deadbolt fencing=0": (OURS, ["--query", "fencing=0"]),
+           "deadbolt async": (ASYNC, []), "deadbolt async fencing=0": (ASYNC, ["--query", "fencing=0"]),
            "node-redlock": ("node-redlock default", [])}
 # Scenario 8: a Redis Cluster of 3 masters; redis-py's RedisCluster Lock is the peer, and
 # deadbolt on one plain server shows what routing costs.

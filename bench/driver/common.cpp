@@ -104,4 +104,17 @@ void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t star
         cpu_seconds() - cpu0);
 }
 
+std::string client_url(const Args& a) {
+    if (a.ports.empty()) return "redis://127.0.0.1:" + std::to_string(a.port);
+    std::string url = a.cluster ? "redis-cluster://" : "redlock://", sep;
+    for (std::size_t at = 0; at != std::string::npos;) {
+        auto comma = a.ports.find(',', at);
+        url += sep + "127.0.0.1:" + a.ports.substr(at, comma - at);
+        sep = ",";
+        at = comma == std::string::npos ? comma : comma + 1;
+    }
+    if (!a.query.empty()) url += "?" + a.query;
+    return url;
+}
+
 }  // namespace deadbolt::bench

@@ -26,6 +26,10 @@ struct Args {
 };
 Args parse(int argc, char** argv);
 
+/// deadbolt's URL for the servers a names: redis:// on --port, or redlock:// (redis-cluster://
+/// with --cluster) over --ports, with --query appended.
+std::string client_url(const Args& a);
+
 /// CLOCK_MONOTONIC in ns: the clock every contender (C++, Python, Node) reports on.
 std::int64_t now_ns();
 /// User + system CPU seconds of this process so far.

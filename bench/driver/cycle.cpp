@@ -43,19 +43,8 @@ void deadbolt_cycles(Client& client, const std::string& key, std::int64_t until,
 int cycle(const Args& a) {
     std::vector<std::vector<double>> lat(a.threads);
     std::unique_ptr<Client> client;
-    if (a.contender == "deadbolt" && !a.ports.empty()) {
-        std::string url = a.cluster ? "redis-cluster://" : "redlock://", sep;
-        for (std::size_t at = 0; at != std::string::npos;) {
-            auto comma = a.ports.find(',', at);
-            url += sep + "127.0.0.1:" + a.ports.substr(at, comma - at);
-            sep = ",";
-            at = comma == std::string::npos ? comma : comma + 1;
-        }
-        if (!a.query.empty()) url += "?" + a.query;
-        client = std::make_unique<Client>(Client::connect(url));
-    } else if (a.contender == "deadbolt") {
-        client = std::make_unique<Client>(
-            Client::connect("redis://127.0.0.1:" + std::to_string(a.port)));
+    if (a.contender == "deadbolt") {
+        client = std::make_unique<Client>(Client::connect(client_url(a)));
     } else if (!a.ports.empty()) {
         throw std::invalid_argument("--ports: only deadbolt runs Redlock here");
     }

@@ -44,7 +44,7 @@ void cycle_once(const Client& c, const std::string& key, std::int64_t until,
 }  // namespace
 
 int cycle_async(const Args& a) {
-    auto client = Client::connect("redis://127.0.0.1:" + std::to_string(a.port));
+    auto client = Client::connect(client_url(a));
     std::vector<std::vector<double>> lat(a.threads);
     std::vector<std::string> keys;
     keys.reserve(a.threads);

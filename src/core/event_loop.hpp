@@ -6,10 +6,11 @@
 
 #include <asio/io_context.hpp>
 
-#include <deque>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace deadbolt::detail {
@@ -27,9 +28,12 @@ class EventLoop {
     asio::io_context& io() { return state_->io; }
     /// Runs fn on the loop's thread.
     void post(std::function<void()> fn);
-    /// Runs fn on the loop's thread between handlers, where it may run the context itself (a
-    /// blocking connect does).
-    void defer(std::function<void()> fn);
+    /// Runs start(deliver) on the loop and returns what it delivers, blocking the caller (a
+    /// blocking call served by the loop). On the loop's own thread (a blocking call from a
+    /// completion handler) it runs the loop's handlers meanwhile instead of deadlocking.
+    /// deliver must be called exactly once.
+    template <class T>
+    T wait(std::function<void(std::function<void(T)>)> start);
     /// Keeps the context alive while held: what owns sockets or timers of it holds this.
     std::shared_ptr<void> keepalive() const { return state_; }
     /// True on the loop's own thread.
@@ -38,9 +42,6 @@ class EventLoop {
   private:
     struct State {
         asio::io_context io;
-        std::mutex m;
-        std::deque<std::function<void()>> deferred;
-        bool stopping = false;
         std::thread::id id;
     };
     static void run(const std::shared_ptr<State>& s);
@@ -48,5 +49,31 @@ class EventLoop {
     std::shared_ptr<State> state_;  // shared with the thread, which may outlive this
     std::thread thread_;
 };
+
+template <class T>
+T EventLoop::wait(std::function<void(std::function<void(T)>)> start) {
+    struct Box {
+        std::mutex m;
+        std::condition_variable cv;
+        std::optional<T> value;
+    };
+    auto box = std::make_shared<Box>();
+    auto deliver = [box](T v) {
+        {
+            std::lock_guard lk(box->m);
+            box->value.emplace(std::move(v));
+        }
+        box->cv.notify_one();
+    };
+    if (here()) {
+        start(deliver);
+        while (!box->value) io().run_one();
+        return std::move(*box->value);
+    }
+    post([start = std::move(start), deliver] { start(deliver); });
+    std::unique_lock lk(box->m);
+    box->cv.wait(lk, [&] { return box->value.has_value(); });
+    return std::move(*box->value);
+}
 
 }  // namespace deadbolt::detail

@@ -98,15 +98,20 @@ LockStatus majority_status(const std::vector<LockStatus>& answered, int n) {
     LockStatus out;
     out.kind = "free";
     std::vector<std::chrono::milliseconds> ttls;
+    std::vector<std::uint64_t> fences;
     // Who holds it: as the node that saw the highest fence says (the latest grant).
     const LockStatus* latest = nullptr;
     for (const auto& s : answered) {
-        out.last_fence = std::max(out.last_fence, s.last_fence);
+        fences.push_back(s.last_fence);
         if (!s.held) continue;
         ttls.push_back(s.ttl);
         if (!latest || s.last_fence > latest->last_fence) latest = &s;
     }
     auto need = static_cast<std::size_t>(majority(n));
+    // The last fence agreed is on a majority: the need-th highest. One node's counter alone
+    // may be ahead (its own round 1 value of a grant decided without it); it was never agreed.
+    std::sort(fences.begin(), fences.end(), std::greater<>());
+    if (!fences.empty()) out.last_fence = fences[std::min(need, fences.size()) - 1];
     if (!latest || ttls.size() < need) return out;
     out.held = true;
     out.kind = "mutex";

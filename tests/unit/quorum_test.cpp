@@ -103,7 +103,10 @@ TEST(Quorum, ALockIsHeldWhileAMajorityOfNodesHoldIt) {
     EXPECT_TRUE(s.held);
     EXPECT_EQ(s.kind, "mutex");
     EXPECT_EQ(s.ttl, 300ms);
-    EXPECT_EQ(s.last_fence, 99u);  // the highest any node saw
+    EXPECT_EQ(s.last_fence, 7u);  // the highest a majority reached: 99 is one node's alone
+    free_node.last_fence = 6;
+    s = majority_status({held(500, 7), free_node, free_node}, 3);
+    EXPECT_EQ(s.last_fence, 6u);
     // 2 of 5 hold (a split, or a partial key): not held.
     s = majority_status({held(500, 7), held(300, 7), free_node, free_node, free_node}, 5);
     EXPECT_FALSE(s.held);

@@ -56,8 +56,18 @@ void RedisClaim::set_argv(const std::string& token, std::chrono::milliseconds ke
 
 void RedisClaim::async_attempt(const std::string& token, std::chrono::milliseconds keep,
                                Attempted& a, Fences& f, std::function<void()> done) {
+    if (redis(c_).nodes->redlock()) {
+        set_argv(token, keep);
+        return redlock_async_attempt(
+            c_, spec_, call(), keep, a.sent_at,
+            [&a, &f, done = std::move(done)](Status st, AttemptOutcome out) {
+                a.status = std::move(st);
+                report(std::move(out), a, f);
+                done();
+            });
+    }
     auto* ac = redis(c_).async_conn();
-    // A cluster's slots and Redlock's nodes block the loop for now (the default).
+    // A cluster's slots block the loop for now (the default).
     if (!ac || multi_spans_slots(c_, spec_))
         return Claim::async_attempt(token, keep, a, f, std::move(done));
     set_argv(token, keep);

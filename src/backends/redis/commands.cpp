@@ -10,6 +10,17 @@ ScriptCall OwnedCall::view() const {
     return {script, {keys.begin(), keys.end()}, {args.begin(), args.end()}};
 }
 
+OwnedCall owned(const ScriptCall& call) {
+    return {
+        call.script, {call.keys.begin(), call.keys.end()}, {call.args.begin(), call.args.end()}};
+}
+
+std::string encode_calls(std::span<const ScriptCall> calls) {
+    std::string out;
+    for (const auto& call : calls) encode_evalsha(out, *call.script, call.keys, call.args);
+    return out;
+}
+
 OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_keys,
                      const std::string& token, const std::string& channel,
                      std::chrono::milliseconds px, const std::vector<std::string>& op_args) {
@@ -34,12 +45,6 @@ Status reload_missing(Connection& c, std::span<const ScriptCall> calls, std::vec
     if (Status st = c.exec(std::move(retry), missing.size(), again, deadline); !st.ok()) return st;
     for (std::size_t k = 0; k < missing.size(); ++k) replies[missing[k]] = std::move(again[k]);
     return {};
-}
-
-std::string encode_calls(std::span<const ScriptCall> calls) {
-    std::string out;
-    for (const auto& call : calls) encode_evalsha(out, *call.script, call.keys, call.args);
-    return out;
 }
 
 }  // namespace

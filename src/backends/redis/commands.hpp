@@ -32,6 +32,11 @@ OwnedCall lease_call(const Script& script, const std::vector<std::string>& op_ke
                      const std::string& token, const std::string& channel,
                      std::chrono::milliseconds px, const std::vector<std::string>& op_args);
 
+/// A copy of call that owns its keys and arguments.
+OwnedCall owned(const ScriptCall& call);
+/// The calls as one pipeline of EVALSHAs.
+std::string encode_calls(std::span<const ScriptCall> calls);
+
 /// True for the NOSCRIPT error reply (the server does not know the script's SHA1).
 bool is_noscript(const Reply& r);
 

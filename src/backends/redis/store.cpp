@@ -142,6 +142,7 @@ void RedisStore::stop() noexcept {
     if (sentinel) sentinel->stop();
     if (cluster) cluster->stop();
     if (async_used_) client.loop().post([c = async_conn_] { c->close(); });
+    nodes->stop();
     std::lock_guard lk(sub_m_);
     if (sub_) sub_->listen(nullptr);  // the loop stops before the subscriber
 }
@@ -157,10 +158,18 @@ AsyncConnection* RedisStore::async_conn() {
 
 void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
                                std::function<void(Verdict)> done) {
-    auto* ac = async_conn();
-    if (!ac) return Store::async_release(std::move(h), by, std::move(done));
     const RedisHolding& rh = as_redis(h.get());
     std::string px = std::to_string(rh.px.count());
+    if (nodes->redlock() && !rh.node) {
+        auto call = std::make_shared<std::vector<OwnedCall>>(1, owned(rh.call(*rh.release, px)));
+        return nodes->async_eval_many(
+            call, by, [h, done = std::move(done)](Status st, std::vector<Reply> r) {
+                done(st.ok() ? verdict_of(r.front(), Answer::woken_plus_one)
+                             : Verdict::unknown(st));
+            });
+    }
+    auto* ac = async_conn();
+    if (!ac) return Store::async_release(std::move(h), by, std::move(done));
     ac->eval(rh.call(*rh.release, px), by,
              [h, done = std::move(done)](const Status& st, const Reply& r) {
                  done(st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st));
@@ -197,7 +206,9 @@ RedisStore::RedisStore(ClientImpl& c, const Endpoint& e)
     : RedisStore(c, e, std::make_shared<Connection>(e), {}, {}) {}
 
 RedisStore::RedisStore(ClientImpl& c, const std::vector<Endpoint>& redlock, bool fencing)
-    : RedisStore(c, redlock.front(), {}, {}, std::make_shared<Nodes>(redlock, fencing)) {}
+    : RedisStore(
+          c, redlock.front(), {}, {},
+          std::make_shared<Nodes>(redlock, fencing, [&c]() -> EventLoop& { return c.loop(); })) {}
 
 RedisStore::RedisStore(ClientImpl& c, const std::vector<Endpoint>& seeds,
                        std::shared_ptr<Cluster> cl)

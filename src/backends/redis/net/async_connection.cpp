@@ -18,50 +18,63 @@ void AsyncConnection::exec(std::string encoded, std::size_t count, Clock::time_p
                            Done done) {
     queued_.push_back({std::move(encoded), count, {}, deadline, std::move(done)});
     if (connected_) return flush();
-    if (connecting_) return;
-    connecting_ = true;
-    // Transport::open runs the context itself: not inside a handler, so between them.
-    loop_.defer([self = shared_from_this()] { self->connect(); });
+    if (!connecting_) connect();
 }
 
-void AsyncConnection::eval(const ScriptCall& call, Clock::time_point deadline,
-                           std::function<void(Status, Reply)> done) {
-    std::string bytes;
-    encode_evalsha(bytes, *call.script, call.keys, call.args);
-    // Its own copy of the keys and arguments (call's views need not outlive this call), so
-    // that EVAL, with the script's whole source, is encoded only after a NOSCRIPT.
-    OwnedCall again{
-        call.script, {call.keys.begin(), call.keys.end()}, {call.args.begin(), call.args.end()}};
-    exec(std::move(bytes), 1, deadline,
-         [self = shared_from_this(), again = std::move(again), deadline, done = std::move(done)](
+void AsyncConnection::eval_many(Calls calls, std::string encoded, Clock::time_point deadline,
+                                Done done) {
+    const std::size_t n = calls->size();
+    exec(std::move(encoded), n, deadline,
+         [self = shared_from_this(), calls = std::move(calls), deadline, done = std::move(done)](
              Status st, std::vector<Reply> r) mutable {
-             if (!st.ok()) return done(std::move(st), {});
-             if (!is_noscript(r.front())) return done({}, std::move(r.front()));
-             // After SCRIPT FLUSH or a restart: EVAL runs it and caches it again.
+             std::vector<std::size_t> missing;
+             for (std::size_t i = 0; st.ok() && i < r.size(); ++i)
+                 if (is_noscript(r[i])) missing.push_back(i);
+             if (missing.empty()) return done(std::move(st), std::move(r));
+             // After SCRIPT FLUSH or a restart: EVAL runs each and caches it again. Only then
+             // is a script's whole source encoded.
              std::string retry;
-             ScriptCall view = again.view();
-             encode_eval(retry, *view.script, view.keys, view.args);
-             self->exec(std::move(retry), 1, deadline,
-                        [done = std::move(done)](Status st2, std::vector<Reply> r2) {
-                            done(std::move(st2), r2.empty() ? Reply{} : std::move(r2.front()));
+             for (auto i : missing) {
+                 ScriptCall view = (*calls)[i].view();
+                 encode_eval(retry, *view.script, view.keys, view.args);
+             }
+             const std::size_t k = missing.size();
+             self->exec(std::move(retry), k, deadline,
+                        [r = std::move(r), missing = std::move(missing), done = std::move(done)](
+                            Status st2, std::vector<Reply> again) mutable {
+                            if (!st2.ok()) return done(std::move(st2), {});
+                            for (std::size_t j = 0; j < missing.size(); ++j)
+                                r[missing[j]] = std::move(again[j]);
+                            done({}, std::move(r));
                         });
          });
 }
 
+void AsyncConnection::eval(const ScriptCall& call, Clock::time_point deadline,
+                           std::function<void(Status, Reply)> done) {
+    auto calls = std::make_shared<std::vector<OwnedCall>>(1, owned(call));
+    eval_many(calls, encode_calls({&call, 1}), deadline,
+              [done = std::move(done)](Status st, std::vector<Reply> r) {
+                  done(std::move(st), r.empty() ? Reply{} : std::move(r.front()));
+              });
+}
+
 void AsyncConnection::connect() {
-    Status st = transport_.open(
-        ep_, std::min(Clock::now() + ep_.options.connect_timeout,
-                      queued_.empty() ? Clock::time_point::max() : queued_.front().deadline));
-    connecting_ = false;
-    if (!st.ok()) {
-        fail(queued_, st);
-        return;
-    }
-    connected_ = true;
-    ++gen_;
-    reader_.reset();
-    writing_ = reading_ = false;
-    flush();
+    connecting_ = true;
+    transport_.async_open(
+        ep_,
+        std::min(Clock::now() + ep_.options.connect_timeout,
+                 queued_.empty() ? Clock::time_point::max() : queued_.front().deadline),
+        [self = shared_from_this(), g = gen_](Status st) {
+            if (g != self->gen_) return;  // closed meanwhile; its requests were failed then
+            self->connecting_ = false;
+            if (!st.ok()) return fail(self->queued_, st);
+            self->connected_ = true;
+            ++self->gen_;
+            self->reader_.reset();
+            self->writing_ = self->reading_ = false;
+            self->flush();
+        });
 }
 
 void AsyncConnection::flush() {
@@ -154,15 +167,15 @@ void AsyncConnection::arm_timer() {
 void AsyncConnection::retarget(const std::string& host, std::uint16_t port) {
     ep_.host = host;
     ep_.port = port;
-    if (connected_)
+    if (connected_ || connecting_)
         reset(Status::error(errc::unknown_outcome,
                             "the primary moved (failover) while the request was in flight, so it "
                             "may have been executed"));
 }
 
 void AsyncConnection::reset(const Status& why) {
-    transport_.close();
-    connected_ = false;
+    transport_.close();  // an opening in progress ends too; its done is ignored (gen_)
+    connected_ = connecting_ = false;
     writing_ = reading_ = false;
     ++gen_;
     reader_.reset();
@@ -171,10 +184,7 @@ void AsyncConnection::reset(const Status& why) {
     inflight_.clear();
     fail(lost, why);
     // Requests queued meanwhile were not sent: a new session takes them.
-    if (!queued_.empty() && !connecting_) {
-        connecting_ = true;
-        loop_.defer([self = shared_from_this()] { self->connect(); });
-    }
+    if (!queued_.empty() && !connecting_) connect();
 }
 
 void AsyncConnection::close() noexcept {

@@ -33,9 +33,15 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     /// unknown_outcome when it was sent and the reply is lost (by deadline, a closed
     /// connection or a move of the primary).
     void exec(std::string encoded, std::size_t count, Clock::time_point deadline, Done done);
-    /// One script (EVALSHA, then EVAL after NOSCRIPT); an error reply stays in the reply.
+    using Calls = std::shared_ptr<const std::vector<OwnedCall>>;
+    /// Scripts as one pipeline: `encoded` is their EVALSHAs (encode_calls); a call answered
+    /// NOSCRIPT is sent again with EVAL. Error replies stay in the replies; the Status fails
+    /// as exec's.
+    void eval_many(Calls calls, std::string encoded, Clock::time_point deadline, Done done);
+    /// One script, as eval_many.
     void eval(const ScriptCall& call, Clock::time_point deadline,
               std::function<void(Status, Reply)> done);
+    const Endpoint& endpoint() const { return ep_; }
     /// From the next request on, talks to host:port (a failover moved the primary).
     void retarget(const std::string& host, std::uint16_t port);
     /// Closes the session; what is in flight fails. Never throws.

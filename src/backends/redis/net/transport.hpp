@@ -6,6 +6,7 @@
 #include <asio/ssl.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <variant>
 #include <vector>
@@ -20,10 +21,20 @@ using Clock = std::chrono::steady_clock;
 class Transport {
   public:
     explicit Transport(asio::io_context& io) : io_(io) {}
+    ~Transport();
+    Transport(const Transport&) = delete;
+    Transport& operator=(const Transport&) = delete;
 
     /// Closes any previous stream, then connects and prepares a session. Runs io (on the
     /// calling thread) until done or deadline; the caller must be the only one running io.
+    /// Fails with connect_failed (unreachable, refused, timed out, closed in the handshake),
+    /// tls_failed, protocol_error (not a Redis server) or the server's error (a bad password).
     Status open(const Endpoint& ep, Clock::time_point deadline);
+    using Opened = std::function<void(Status)>;
+    /// The same without blocking: done runs once, on io's thread, by deadline. Whoever owns
+    /// this transport keeps it alive until then (an AsyncConnection holds itself in done).
+    void async_open(const Endpoint& ep, Clock::time_point deadline, Opened done);
+    /// Closes the stream, or ends an opening in progress (its done says connection_lost).
     void close() noexcept;
     bool is_open() const noexcept { return !std::holds_alternative<std::monostate>(s_); }
 
@@ -62,20 +73,16 @@ class Transport {
             s_);
     }
 
-    Status connect_tcp(const Endpoint& ep, Clock::time_point deadline);
-    Status connect_unix(const Endpoint& ep, Clock::time_point deadline);
+    struct Opening;
     Status prepare_tls(const Endpoint& ep);
-    Status handshake_tls(const Endpoint& ep, Clock::time_point deadline);
-    Status hello(const Endpoint& ep, Clock::time_point deadline);
+    void close_stream() noexcept;
 
     asio::io_context& io_;
     std::variant<std::monostate, asio::ip::tcp::socket, asio::local::stream_protocol::socket,
                  std::unique_ptr<Tls>>
         s_;
     std::shared_ptr<asio::ssl::context> tls_ctx_;
-    // Closed TLS streams: their aborted operations still call into them when the io_context
-    // runs, so they are freed only once those handlers have run (at the next open()).
-    std::vector<std::unique_ptr<Tls>> retired_;
+    std::shared_ptr<Opening> opening_;  // the opening in progress, if any
 };
 
 /// Runs io on this thread until done() or deadline; false on deadline.

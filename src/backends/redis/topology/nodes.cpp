@@ -8,74 +8,92 @@ namespace deadbolt::detail {
 
 Nodes::Nodes(std::shared_ptr<Server> one) : one_(std::move(one)) {}
 
-Nodes::Nodes(const std::vector<Endpoint>& redlock, bool fencing)
-    : redlock_(true), fencing_(fencing) {
+Nodes::Nodes(const std::vector<Endpoint>& redlock, bool fencing, LoopOf loop)
+    : redlock_(true), fencing_(fencing), loop_(std::move(loop)) {
     for (auto ep : redlock) {
         ep.retry_connect = false;
         conns_.push_back(std::make_shared<Connection>(std::move(ep)));
     }
 }
 
-std::vector<NodeReplies> Nodes::everywhere(std::span<const ScriptCall> calls,
-                                           Clock::time_point deadline,
-                                           const std::vector<std::size_t>& which) {
-    std::size_t n = which.empty() ? conns_.size() : which.size();
-    std::vector<NodeReplies> out(n);
-    auto at = [&](std::size_t i) -> Connection& { return node(which.empty() ? i : which[i]); };
-    // Nodes with an open session: this thread writes to each, then collects each reply (one
-    // round trip for all, no thread hop). A node that must connect first (a blackholed host
-    // can take its whole timeout) goes to a pool thread, so it delays no one.
-    std::vector<std::size_t> ready, connecting;
-    for (std::size_t i = 0; i < n; ++i) (at(i).connected_now() ? ready : connecting).push_back(i);
-    auto fail = [&](std::size_t i, const std::exception& ex) {  // out of memory: a lost vote
-        out[i].status = Status::error(errc::server_error, ex.what());
-    };
-    fanout_.run(connecting.size() + 1, [&](std::size_t k) {
-        if (k > 0) {
-            std::size_t i = connecting[k - 1];
-            try {
-                out[i].status = detail::eval_many(at(i), calls, out[i].replies, deadline);
-            } catch (const std::exception& ex) {
-                fail(i, ex);
-            }
-            return;
-        }
-        std::vector<Connection::Pending> pending(ready.size());
-        for (std::size_t j = 0; j < ready.size(); ++j) {
-            try {
-                pending[j] = send_many(at(ready[j]), calls);
-            } catch (const std::exception& ex) {
-                fail(ready[j], ex);
-            }
-        }
-        for (std::size_t j = 0; j < ready.size(); ++j) {
-            if (!pending[j]) continue;
-            auto i = ready[j];
-            try {
-                out[i].status = finish_many(at(i), pending[j], calls, out[i].replies, deadline);
-            } catch (const std::exception& ex) {
-                fail(i, ex);
-            }
-        }
-    });
+void Nodes::stop() noexcept {
+    if (!async_used_) return;
+    try {
+        // What is in flight fails now: its handlers, which hold the connections, run before
+        // the loop ends instead of outliving it.
+        loop().post([this] {
+            for (const auto& c : async_) c->close();
+        });
+    } catch (...) {
+        // Out of memory: the connections close with the loop.
+    }
+}
+
+std::vector<std::shared_ptr<AsyncConnection>> Nodes::on_loop(
+    const std::vector<std::size_t>& which) {
+    if (async_.empty()) {
+        for (const auto& c : conns_)
+            async_.push_back(std::make_shared<AsyncConnection>(loop(), c->endpoint()));
+        async_used_ = true;
+    }
+    if (which.empty()) return async_;
+    std::vector<std::shared_ptr<AsyncConnection>> out;
+    out.reserve(which.size());
+    for (auto i : which) out.push_back(async_[i]);
     return out;
 }
 
-std::vector<NodeReplies> Nodes::command_everywhere(const std::vector<std::string_view>& argv) {
-    std::vector<NodeReplies> out(size());
-    fanout_.run(size(), [&](std::size_t i) {
-        auto& r = out[i];
-        auto& c = node(i);
-        auto deadline = Clock::now() + c.endpoint().options.connect_timeout +
-                        c.endpoint().options.command_timeout;
-        try {
-            r.replies.resize(1);
-            r.status = command(c, argv, r.replies.front(), deadline);
-        } catch (const std::exception& ex) {
-            r.status = Status::error(errc::server_error, ex.what());
-        }
-    });
+void Nodes::start(const Send& send, const std::vector<std::size_t>& which, Decided decided,
+                  RoundDone done) {
+    start_round(on_loop(which), send, std::move(decided), std::move(done));
+}
+
+std::vector<NodeReplies> Nodes::blocking(const Send& send, const std::vector<std::size_t>& which) {
+    return loop().wait<std::vector<NodeReplies>>(
+        [this, &send, &which](RoundDone done) { start(send, which, nullptr, std::move(done)); });
+}
+
+namespace {
+
+Send eval_send(AsyncConnection::Calls calls, Clock::time_point deadline) {
+    std::vector<ScriptCall> views;
+    for (const auto& c : *calls) views.push_back(c.view());
+    return [calls = std::move(calls), bytes = encode_calls(views), deadline](
+               AsyncConnection& c, AsyncConnection::Done done) {
+        c.eval_many(calls, bytes, deadline, std::move(done));
+    };
+}
+
+AsyncConnection::Calls owned_all(std::span<const ScriptCall> calls) {
+    auto out = std::make_shared<std::vector<OwnedCall>>();
+    for (const auto& c : calls) out->push_back(owned(c));
     return out;
+}
+
+}  // namespace
+
+void Nodes::async_everywhere(AsyncConnection::Calls calls, Clock::time_point deadline,
+                             const std::vector<std::size_t>& which, Decided decided,
+                             RoundDone done) {
+    start(eval_send(std::move(calls), deadline), which, std::move(decided), std::move(done));
+}
+
+std::vector<NodeReplies> Nodes::everywhere(std::span<const ScriptCall> calls,
+                                           Clock::time_point deadline,
+                                           const std::vector<std::size_t>& which) {
+    return blocking(eval_send(owned_all(calls), deadline), which);
+}
+
+std::vector<NodeReplies> Nodes::command_everywhere(const std::vector<std::string_view>& argv) {
+    std::string bytes;
+    encode_command(bytes, argv);
+    const auto& o = conns_.front()->endpoint().options;
+    auto deadline = Clock::now() + o.connect_timeout + o.command_timeout;
+    return blocking(
+        [&bytes, deadline](AsyncConnection& c, AsyncConnection::Done done) {
+            c.exec(bytes, 1, deadline, std::move(done));
+        },
+        {});
 }
 
 std::string Nodes::describe_failures(const std::vector<NodeReplies>& results, std::size_t answered,
@@ -99,46 +117,87 @@ Status Nodes::need_majority(const std::vector<NodeReplies>& results,
                          describe_failures(results, answered) + std::string(advice));
 }
 
+namespace {
+
+// The nodes' answers to call c of a pipeline: how many said yes (n >= 1), and no (0).
+struct Votes {
+    int yes = 0;
+    int no = 0;
+    long long best = 0;  // the largest yes
+};
+
+Votes votes_on(const std::vector<NodeReplies>& results, std::size_t c) {
+    Votes v;
+    for (const auto& r : results) {
+        if (!r.arrived || !r.status.ok() || r.replies[c].type != Reply::Type::integer) continue;
+        long long x = r.replies[c].integer;
+        if (x >= 1) {
+            ++v.yes;
+            v.best = std::max(v.best, x);
+        } else {
+            ++v.no;
+        }
+    }
+    return v;
+}
+
+}  // namespace
+
+void Nodes::async_eval_many(AsyncConnection::Calls calls, Clock::time_point deadline,
+                            AsyncConnection::Done done) {
+    const std::size_t k = calls->size();
+    const int n = static_cast<int>(size());
+    // Decided once every call is: a majority's yes or no is final, whatever the rest say.
+    auto decided = [k, n](const std::vector<NodeReplies>& results) {
+        for (std::size_t c = 0; c < k; ++c) {
+            Votes v = votes_on(results, c);
+            if (tally(v.yes, v.no, n) == Tally::undecided) return false;
+        }
+        return true;
+    };
+    async_everywhere(
+        std::move(calls), deadline, {}, decided,
+        [this, k, n, done = std::move(done)](std::vector<NodeReplies> results) {
+            std::size_t answered = 0;
+            for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
+            if (answered == 0)
+                return done(Status::error(errc::no_quorum, describe_failures(results, answered)),
+                            {});
+            std::vector<Reply> replies(k);
+            for (std::size_t c = 0; c < k; ++c) {
+                Votes v = votes_on(results, c);
+                Reply& out = replies[c];
+                switch (tally(v.yes, v.no, n)) {
+                    case Tally::yes:
+                        out.type = Reply::Type::integer;
+                        out.integer = v.best;
+                        break;
+                    case Tally::no:
+                        out.type = Reply::Type::integer;
+                        out.integer = 0;
+                        break;
+                    case Tally::undecided:
+                        out.type = Reply::Type::error;
+                        out.str = fmt::format("NOQUORUM {} said yes and {} no; {}", v.yes, v.no,
+                                              describe_failures(results, answered));
+                        break;
+                }
+            }
+            done({}, std::move(replies));
+        });
+}
+
 Status Nodes::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                         Clock::time_point deadline) {
     if (!redlock_) return one_->eval_many(calls, replies, deadline);
-    auto results = everywhere(calls, deadline);
-    std::size_t answered = 0;
-    for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
-    if (answered == 0) return Status::error(errc::no_quorum, describe_failures(results, answered));
-    int n = static_cast<int>(size());
-    replies.assign(calls.size(), Reply{});
-    for (std::size_t c = 0; c < calls.size(); ++c) {
-        int yes = 0, no = 0;
-        long long best = 0;
-        for (const auto& r : results) {
-            if (!r.status.ok() || r.replies[c].type != Reply::Type::integer) continue;
-            long long v = r.replies[c].integer;
-            if (v >= 1) {
-                ++yes;
-                best = std::max(best, v);
-            } else {
-                ++no;
-            }
-        }
-        Reply& out = replies[c];
-        switch (tally(yes, no, n)) {
-            case Tally::yes:
-                out.type = Reply::Type::integer;
-                out.integer = best;
-                break;
-            case Tally::no:
-                out.type = Reply::Type::integer;
-                out.integer = 0;
-                break;
-            case Tally::undecided:
-                out.type = Reply::Type::error;
-                out.str = fmt::format("NOQUORUM {} said yes and {} no; {}", yes, no,
-                                      describe_failures(results, answered));
-                break;
-        }
-    }
-    return {};
+    auto [st, r] = loop().wait<std::pair<Status, std::vector<Reply>>>([this, all = owned_all(calls),
+                                                                       deadline](auto done) {
+        async_eval_many(all, deadline, [done = std::move(done)](Status s, std::vector<Reply> x) {
+            done({std::move(s), std::move(x)});
+        });
+    });
+    replies = std::move(r);
+    return st;
 }
 
 Status Nodes::eval(const ScriptCall& call, Reply& reply, Clock::time_point deadline) {

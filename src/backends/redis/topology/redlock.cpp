@@ -25,24 +25,30 @@ std::chrono::milliseconds split_vote_delay() {
 }
 
 // Gives back what the attempt may hold on `nodes` (those that granted, or whose answer is
-// unknown); a node that does not answer now gets it in the background. True when it did.
-bool release_on(ClientImpl& c, const RedisSpec& spec, std::string_view token,
+// unknown); a node that does not answer gets it in the background. then(true) when one did:
+// the next attempt must not share the token, or that late release could delete its grant.
+void release_on(ClientImpl& c, const RedisSpec& spec, const std::string& token,
                 std::chrono::milliseconds px, Clock::time_point give_up,
-                const std::vector<std::size_t>& nodes) {
-    if (nodes.empty()) return false;
-    auto call = lease_call(*spec.kind->release, spec.op_keys, std::string(token), spec.channel, px,
-                           spec.op_args);
-    auto view = call.view();
-    auto results = redis(c).nodes->everywhere({&view, 1}, c.deadline(), nodes);
-    bool later = false;
-    for (std::size_t k = 0; k < results.size(); ++k) {
-        if (results[k].status.ok()) continue;
-        auto one = RedisHolding::held(spec, std::string(token), px);
-        one->node = nodes[k];
-        c.renewer->add_cleanup(std::move(one), give_up);
-        later = true;
-    }
-    return later;
+                const std::vector<std::size_t>& nodes, std::function<void(bool)> then) {
+    if (nodes.empty()) return then(false);
+    std::shared_ptr<const RedisHolding> held = RedisHolding::held(spec, token, px);
+    const std::string px_s = std::to_string(px.count());
+    auto call =
+        std::make_shared<std::vector<OwnedCall>>(1, owned(held->call(*spec.kind->release, px_s)));
+    redis(c).nodes->async_everywhere(
+        call, c.deadline(), nodes, nullptr,
+        [renewer = c.renewer, held, nodes, give_up,
+         then = std::move(then)](const std::vector<NodeReplies>& results) {
+            bool later = false;
+            for (std::size_t k = 0; k < results.size(); ++k) {
+                if (results[k].status.ok()) continue;
+                auto one = std::make_shared<RedisHolding>(*held);
+                one->node = nodes[k];
+                renewer->add_cleanup(std::move(one), give_up);
+                later = true;
+            }
+            then(later);
+        });
 }
 
 // What round 1 brought back from every node.
@@ -91,31 +97,163 @@ Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, 
     return r;
 }
 
-// Round 2 on the nodes that granted: one fence per lock above every counter seen for it,
-// written where the holding still stands. Returns the fences when a majority took them.
-bool raise_fences(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call, const Round1& r1,
-                  Clock::time_point deadline, std::vector<std::uint64_t>& fences) {
+// Whether round 1's answers so far decide it: a majority granted, or so many refused that no
+// majority can (nodes that fail are waited for: too few answers is an error, not a refusal).
+// A fence needs no more than a majority's counters: every agreed fence is on a majority, and
+// two majorities share a node. A late node's own counter may be ahead; it was never agreed.
+// A ReentrantMutex and an election hear every node before they grant (wait_all): re-entries
+// return the fence each node's holding keeps, and readers of an election look for a majority
+// agreeing on the term, so every granting node must carry the agreed one.
+bool round1_decided(const std::vector<NodeReplies>& results, bool fenced, bool wait_all) {
+    const int n = static_cast<int>(results.size());
+    const int q = majority(n);
+    int granted = 0;
+    int refused = 0;
+    for (const auto& r : results) {
+        if (!r.arrived || !r.status.ok() || r.replies.front().is_error()) continue;
+        AttemptOutcome o;
+        if (!parse_acquire(r.replies.front(), o, fenced).ok()) continue;
+        ++(o.acquired ? granted : refused);
+    }
+    return (granted >= q && !wait_all) || refused >= std::max(n - q + 1, q);
+}
+
+// Round 2's call on the nodes that granted: one fence per lock above every counter seen for
+// it, written where the holding still stands.
+OwnedCall raise_call(const RedisSpec& spec, const OwnedCall& call, const Round1& r1,
+                     std::vector<std::uint64_t>& fences) {
     const std::size_t locks = r1.counters.size();
-    std::vector<std::string> fence_s;
+    std::string notify;  // an election tells observers once its term is agreed
+    if (spec.kind->held_as == "leader") notify = spec.op_args.front();
+    OwnedCall raise{&raise_fence_script(),
+                    {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},
+                    {call.args[0], call.args[2], std::string(spec.kind->held_as), notify}};
     for (const auto& counters : r1.counters) {
         fences.push_back(redlock_fence(counters, 0));
-        fence_s.push_back(std::to_string(fences.back()));
+        raise.args.push_back(std::to_string(fences.back()));
     }
-    std::string_view notify;  // an election tells observers once its term is agreed
-    if (spec.kind->held_as == "leader") notify = spec.op_args.front();
-    ScriptCall raise{
-        &raise_fence_script(),
-        {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},
-        {call.args[0], call.args[2], spec.kind->held_as, notify}};
-    for (const auto& f : fence_s) raise.args.push_back(f);
-    auto round2 = redis(c).nodes->everywhere({&raise, 1}, deadline, r1.granted);
-    std::size_t raised = 0;
-    for (const auto& r : round2)
-        if (r.status.ok() && r.replies.front().type == Reply::Type::integer &&
-            r.replies.front().integer == 1)
-            ++raised;
-    return raised >= static_cast<std::size_t>(majority(static_cast<int>(redis(c).nodes->size())));
+    return raise;
 }
+
+std::size_t raised(const std::vector<NodeReplies>& results) {
+    std::size_t n = 0;
+    for (const auto& r : results)
+        if (r.arrived && r.status.ok() && r.replies.front().type == Reply::Type::integer &&
+            r.replies.front().integer == 1)
+            ++n;
+    return n;
+}
+
+// One attempt, on the loop: round 1 everywhere, the fence round where it was granted, and the
+// give-back where it failed. Each round ends as soon as a majority decides it.
+struct Attempt : std::enable_shared_from_this<Attempt> {
+    ClientImpl& c;
+    const RedisSpec& spec;  // the claim's, which waits for done
+    AsyncConnection::Calls call;
+    std::chrono::milliseconds px;
+    Clock::time_point sent_at;
+    RedlockDone done;
+    Round1 r1;
+    std::size_t answered_any = 0;
+    std::vector<NodeReplies> round1;
+    std::vector<std::uint64_t> fences;
+
+    Attempt(ClientImpl& c, const RedisSpec& spec, AsyncConnection::Calls call,
+            std::chrono::milliseconds px, Clock::time_point sent_at, RedlockDone done)
+        : c(c),
+          spec(spec),
+          call(std::move(call)),
+          px(px),
+          sent_at(sent_at),
+          done(std::move(done)) {}
+
+    Nodes& nodes() const { return *redis(c).nodes; }
+    std::size_t quorum() const {
+        return static_cast<std::size_t>(majority(static_cast<int>(nodes().size())));
+    }
+    Clock::time_point valid_until() const { return validity_deadline(sent_at, spec.options.ttl); }
+    Clock::time_point by() const {
+        return Clock::now() + node_timeout(spec.options.ttl, c.options.command_timeout);
+    }
+
+    void start() {
+        const std::size_t locks = spec.names.empty() ? 1 : spec.names.size();
+        nodes().async_everywhere(
+            call, by(), {},
+            [fenced = spec.fenced, all = spec.kind->held_as != "token" && nodes().fencing()](
+                const auto& results) { return round1_decided(results, fenced, all); },
+            [self = shared_from_this(), locks](std::vector<NodeReplies> results) {
+                self->r1 = tally_round1(results, locks, self->spec.fenced);
+                self->round1 = std::move(results);
+                self->after_round1();
+            });
+    }
+
+    void after_round1() {
+        if (!r1.hard.ok() || r1.granted.size() < quorum() || c.now() >= valid_until())
+            return give_up();
+        AttemptOutcome out;
+        out.acquired = true;
+        if (!nodes().fencing() || !spec.fenced) return done({}, out);  // no fence round
+        if (spec.reentry && r1.reentered >= quorum()) {
+            // A majority already fenced this holding: a re-entry keeps its fence. Only when
+            // the caller holds it: a stale grant of the same owner (a failed attempt's, left
+            // to expire) was never fenced by a majority, so it is fenced afresh.
+            out.fence = r1.reentry_fence;
+            return done({}, out);
+        }
+        auto raise = std::make_shared<std::vector<OwnedCall>>(
+            1, raise_call(spec, call->front(), r1, fences));
+        const std::size_t q = quorum();
+        const std::size_t asked = r1.granted.size();
+        nodes().async_everywhere(
+            raise, by(), r1.granted,
+            [q, asked](const auto& results) {
+                std::size_t in = 0;
+                for (const auto& r : results) in += r.arrived ? 1 : 0;
+                std::size_t yes = raised(results);
+                return yes >= q || in - yes > asked - q;
+            },
+            [self = shared_from_this()](const std::vector<NodeReplies>& results) {
+                if (raised(results) < self->quorum() || self->c.now() >= self->valid_until())
+                    return self->give_up();
+                AttemptOutcome out;
+                out.acquired = true;
+                out.fence = self->fences.front();
+                if (!self->spec.names.empty()) out.fences = std::move(self->fences);
+                self->done({}, std::move(out));
+            });
+    }
+
+    void give_up() {
+        // A node that refused holds nothing of ours: under contention most attempts end here,
+        // and they cost no second round. A fixed owner (ReentrantMutex) gives back only the
+        // grants it saw: a release sent where the answer is unknown could take back a count
+        // of the owner's other holdings if the request never ran. Such grants expire by
+        // themselves.
+        release_on(c, spec, call->front().args[0], px, sent_at + px,
+                   spec.owner.empty() ? r1.maybe_ours : r1.granted,
+                   [self = shared_from_this()](bool later) { self->refused(later); });
+    }
+
+    void refused(bool cleanup_pending) {
+        AttemptOutcome out;
+        out.cleanup_pending = cleanup_pending;
+        if (!r1.hard.ok()) return done(r1.hard, out);
+        const std::size_t q = quorum();
+        if (r1.answered < q)
+            return done(
+                Status::error(errc::no_quorum, nodes().describe_failures(round1, r1.answered) +
+                                                   ": check that the nodes are up and reachable"),
+                out);
+        int free_nodes = static_cast<int>(r1.answered - r1.refusals.size());
+        out.pttl = redlock_wait(r1.refusals, free_nodes, static_cast<int>(nodes().size()));
+        // A majority was free but the attempt still failed: contenders split the vote, or a
+        // round ran out of validity. Try again soon, at a random moment.
+        if (out.pttl.count() == 0) out.pttl = split_vote_delay();
+        done({}, out);
+    }
+};
 
 }  // namespace
 
@@ -151,59 +289,25 @@ Status redlock_supports(const LockSpec& spec) {
                                      why, kRedlockOffers));
 }
 
+void redlock_async_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
+                           std::chrono::milliseconds px, Clock::time_point sent_at,
+                           RedlockDone done) {
+    auto calls = std::make_shared<std::vector<OwnedCall>>(1, owned(call));
+    std::make_shared<Attempt>(c, spec, std::move(calls), px, sent_at, std::move(done))->start();
+}
+
 Status redlock_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
                        std::chrono::milliseconds px, Clock::time_point sent_at,
                        AttemptOutcome& out) {
-    Nodes& nodes = *redis(c).nodes;
-    const int n = static_cast<int>(nodes.size());
-    const auto quorum = static_cast<std::size_t>(majority(n));
-    const auto valid_until = validity_deadline(sent_at, spec.options.ttl);
-    const auto per_node = node_timeout(spec.options.ttl, c.options.command_timeout);
-    const std::size_t locks = spec.names.empty() ? 1 : spec.names.size();
-
-    auto round1 = nodes.everywhere({&call, 1}, Clock::now() + per_node);
-    auto r1 = tally_round1(round1, locks, spec.fenced);
-    if (r1.hard.ok() && r1.granted.size() >= quorum && c.now() < valid_until) {
-        if (!nodes.fencing() || !spec.fenced) {
-            out.acquired = true;  // no fence round, no fence (fencing=0, or a shared holding)
-            return {};
-        }
-        if (spec.reentry && r1.reentered >= quorum) {
-            // A majority already fenced this holding: a re-entry keeps its fence. Only when
-            // the caller holds it: a stale grant of the same owner (a failed attempt's, left
-            // to expire) was never fenced by a majority, so it is fenced afresh.
-            out.acquired = true;
-            out.fence = r1.reentry_fence;
-            return {};
-        }
-        std::vector<std::uint64_t> fences;
-        if (raise_fences(c, spec, call, r1, Clock::now() + per_node, fences) &&
-            c.now() < valid_until) {
-            out.acquired = true;
-            out.fence = fences.front();
-            if (!spec.names.empty()) out.fences = std::move(fences);
-            return {};
-        }
-    }
-
-    // A node that refused holds nothing of ours: under contention most attempts end here, and
-    // they cost no second round.
-    // A fixed owner (ReentrantMutex) gives back only the grants it saw: a release sent
-    // where the answer is unknown could take back a count of the owner's other holdings
-    // if the request never ran. Such grants expire by themselves.
-    out.cleanup_pending = release_on(c, spec, call.args[0], px, sent_at + px,
-                                     spec.owner.empty() ? r1.maybe_ours : r1.granted);
-    if (!r1.hard.ok()) return r1.hard;
-    if (r1.answered < quorum)
-        return Status::error(errc::no_quorum, nodes.describe_failures(round1, r1.answered) +
-                                                  ": check that the nodes are up and reachable");
-    out.acquired = false;
-    int free_nodes = static_cast<int>(r1.answered - r1.refusals.size());
-    out.pttl = redlock_wait(r1.refusals, free_nodes, n);
-    // A majority was free but the attempt still failed: contenders split the vote, or a round
-    // ran out of validity. Try again soon, at a random moment.
-    if (out.pttl.count() == 0) out.pttl = split_vote_delay();
-    return {};
+    auto [st, o] =
+        redis(c).nodes->loop().wait<std::pair<Status, AttemptOutcome>>([&](auto deliver) {
+            redlock_async_attempt(c, spec, call, px, sent_at,
+                                  [deliver = std::move(deliver)](Status s, AttemptOutcome x) {
+                                      deliver({std::move(s), std::move(x)});
+                                  });
+        });
+    out = std::move(o);
+    return st;
 }
 
 }  // namespace deadbolt::detail

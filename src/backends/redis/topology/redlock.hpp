@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string_view>
 
 #include "backends/redis/commands.hpp"
@@ -33,8 +34,18 @@ Status redlock_supports(const LockSpec& spec);
 /// out.pttl says when to try again (the holder's keys' expiry, or a short random delay after a
 /// split vote). Fails with no_quorum when fewer than a majority answered, or with a node's error
 /// that retrying cannot fix.
+/// A round ends as soon as a majority decides it (node-redlock does the same): a node still
+/// unanswered then counts as unknown, and the fence is above every counter of the majority
+/// heard (so above every agreed fence). Runs on the client's event loop; blocks the caller
+/// until done.
 Status redlock_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
                        std::chrono::milliseconds px, Clock::time_point sent_at,
                        AttemptOutcome& out);
+
+using RedlockDone = std::function<void(Status, AttemptOutcome)>;
+/// redlock_attempt on the loop, without blocking: done once, there. spec must outlive it.
+void redlock_async_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
+                           std::chrono::milliseconds px, Clock::time_point sent_at,
+                           RedlockDone done);
 
 }  // namespace deadbolt::detail
