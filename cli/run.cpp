@@ -382,10 +382,10 @@ int observe_command(const RunArgs& a) {
             fmt::print("{}: no leader\n", a.name);
         std::fflush(stdout);
     };
-    auto seen = election->leader();
+    auto seen = election.leader();
     print(seen);
     for (;;) {
-        auto now = election->observe(seen);
+        auto now = election.observe(seen);
         if (!now.same_as(seen)) print(now);
         seen = now;
     }

@@ -37,34 +37,32 @@ FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const 
     impl_->store->offers("FairMutex").throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
-    return FairMutex(impl_, std::string(name), std::move(options));
+    return FairMutex(Mutex(impl_, std::string(name), std::move(options), detail::LockFlavor::fair));
 }
 
-std::unique_ptr<ReentrantMutex> Client::reentrant_mutex(std::string_view name, MutexOptions options,
-                                                        std::string_view owner) const {
+ReentrantMutex Client::reentrant_mutex(std::string_view name, MutexOptions options,
+                                       std::string_view owner) const {
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     if (owner.size() > kMaxNameBytes)
         throw UsageError(
             make_error_code(errc::invalid_argument),
             fmt::format("owner id is {} bytes, over the limit of {}", owner.size(), kMaxNameBytes));
-    return std::make_unique<ReentrantMutex>(impl_, std::string(name), std::move(options),
-                                            std::string(owner));
+    return ReentrantMutex(impl_, std::string(name), std::move(options), std::string(owner));
 }
 
-std::unique_ptr<RWLock> Client::rwlock(std::string_view name, MutexOptions options) const {
+RWLock Client::rwlock(std::string_view name, MutexOptions options) const {
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
-    return std::make_unique<RWLock>(impl_, std::string(name), std::move(options));
+    return RWLock(impl_, std::string(name), std::move(options));
 }
 
-std::unique_ptr<Semaphore> Client::semaphore(std::string_view name, int permits,
-                                             MutexOptions options) const {
+Semaphore Client::semaphore(std::string_view name, int permits, MutexOptions options) const {
     impl_->store->offers("Semaphore").throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
-    return std::make_unique<Semaphore>(impl_, std::string(name), permits, std::move(options));
+    return Semaphore(impl_, std::string(name), permits, std::move(options));
 }
 
 PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int permits,
@@ -79,7 +77,7 @@ PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int per
 MultiLock Client::multi_lock(std::vector<std::string> names, MutexOptions options) const {
     detail::validate_names(names).throw_if_error();
     detail::validate_options(options).throw_if_error();
-    return MultiLock(impl_, std::move(names), std::move(options));
+    return MultiLock(Mutex(impl_, std::move(names), std::move(options)));
 }
 
 Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOptions& options,
@@ -94,11 +92,10 @@ RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
     return RateLimiter(impl_, std::string(name), limit);
 }
 
-std::unique_ptr<LeaderElection> Client::election(std::string_view name,
-                                                 MutexOptions options) const {
+LeaderElection Client::election(std::string_view name, MutexOptions options) const {
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
-    return std::make_unique<LeaderElection>(impl_, std::string(name), std::move(options));
+    return LeaderElection(impl_, std::string(name), std::move(options));
 }
 
 Lease Client::campaign(std::string_view name, std::string_view value, const MutexOptions& options,

@@ -118,6 +118,10 @@ Status LeaseState::is_current(bool& current) const noexcept {
     }
 }
 
+Lease make_lease(std::shared_ptr<LeaseState> state) noexcept {
+    return Lease(std::move(state));
+}
+
 std::shared_ptr<LeaseState> take_state(Lease& l) noexcept {
     return std::move(l.s_);
 }

@@ -33,22 +33,27 @@ int contend(const Args& a) {
     std::unique_ptr<Client> client;
     std::unique_ptr<Raw> raw;
     std::optional<Mutex> m;
-    std::unique_ptr<RWLock> rw;
-    std::unique_ptr<Semaphore> sem;
-    std::unique_ptr<ReentrantMutex> re;
+    std::optional<FairMutex> fair;
+    std::optional<RWLock> rw;
+    std::optional<Semaphore> sem;
+    std::optional<ReentrantMutex> re;
     std::optional<MultiLock> multi;
-    std::unique_ptr<LeaderElection> election;
+    std::optional<LeaderElection> election;
     Section s;
     if (a.contender == "deadbolt") {
         client = std::make_unique<Client>(
             Client::connect("redis://127.0.0.1:" + std::to_string(a.port)));
         s.work = rmw;
-        if (a.primitive == "mutex" || a.primitive == "fair") {
-            m.emplace(a.primitive == "fair" ? client->fair_mutex(a.key) : client->mutex(a.key));
+        if (a.primitive == "mutex") {
+            m.emplace(client->mutex(a.key));
             s.enter = [&](Clock::time_point d) { return m->try_lock_until(d); };
             s.leave = [&] { m->unlock(); };
+        } else if (a.primitive == "fair") {
+            fair.emplace(client->fair_mutex(a.key));
+            s.enter = [&](Clock::time_point d) { return fair->try_lock_until(d); };
+            s.leave = [&] { fair->unlock(); };
         } else if (a.primitive == "reentrant") {
-            re = client->reentrant_mutex(a.key);
+            re.emplace(client->reentrant_mutex(a.key));
             s.enter = [&](Clock::time_point d) {
                 return re->try_lock_until(d) && (re->lock(), true);  // and once more, inside
             };
@@ -61,7 +66,7 @@ int contend(const Args& a) {
             s.enter = [&](Clock::time_point d) { return multi->try_lock_until(d); };
             s.leave = [&] { multi->unlock(); };
         } else if (a.primitive == "leader") {
-            election = client->election(a.key);
+            election.emplace(client->election(a.key));
             s.enter = [&](Clock::time_point d) {
                 AcquireOptions how;
                 how.deadline = d;
@@ -75,7 +80,7 @@ int contend(const Args& a) {
             };
             s.leave = [&] { election->resign(); };
         } else if (a.primitive == "rw") {
-            rw = client->rwlock(a.key);
+            rw.emplace(client->rwlock(a.key));
             bool writer = a.id % 4 == 0;
             s.enter = [&, writer](Clock::time_point d) {
                 return writer ? rw->try_lock_until(d) : rw->try_lock_shared_until(d);
@@ -86,7 +91,7 @@ int contend(const Args& a) {
                     if (data.cmd({"GET", counter}) != data.cmd({"GET", counter})) ++violations;
                 };
         } else if (a.primitive == "sem4") {
-            sem = client->semaphore(a.key, 4);
+            sem.emplace(client->semaphore(a.key, 4));
             s.enter = [&](Clock::time_point d) { return sem->try_acquire_until(d); };
             s.leave = [&] { sem->release(); };
             s.work = [&] {

@@ -121,14 +121,12 @@ class Client {
     FairMutex fair_mutex(std::string_view name, MutexOptions options = {}) const;
     /// A ReentrantMutex for name; owner empty = this client + the calling thread. Throws
     /// UsageError for a bad name, options or owner id (over kMaxNameBytes).
-    std::unique_ptr<ReentrantMutex> reentrant_mutex(std::string_view name,
-                                                    MutexOptions options = {},
-                                                    std::string_view owner = {}) const;
+    ReentrantMutex reentrant_mutex(std::string_view name, MutexOptions options = {},
+                                   std::string_view owner = {}) const;
     /// An RWLock for name. Throws UsageError.
-    std::unique_ptr<RWLock> rwlock(std::string_view name, MutexOptions options = {}) const;
+    RWLock rwlock(std::string_view name, MutexOptions options = {}) const;
     /// A Semaphore of permits (>= 1) for name. Throws UsageError.
-    std::unique_ptr<Semaphore> semaphore(std::string_view name, int permits,
-                                         MutexOptions options = {}) const;
+    Semaphore semaphore(std::string_view name, int permits, MutexOptions options = {}) const;
     /// A PermitExpirableSemaphore of permits (>= 1) for name. Throws UsageError.
     PermitExpirableSemaphore permit_semaphore(std::string_view name, int permits,
                                               MutexOptions options = {}) const;
@@ -140,8 +138,7 @@ class Client {
     RateLimiter rate_limiter(std::string_view name, RateLimit limit) const;
     /// A LeaderElection under name; options shape the leader's term (ttl, renewal, on_lost).
     /// Throws UsageError for a bad name or options.
-    std::unique_ptr<LeaderElection> election(std::string_view name,
-                                             MutexOptions options = {}) const;
+    LeaderElection election(std::string_view name, MutexOptions options = {}) const;
     /// A CountDownLatch for name. Throws UsageError for a bad name.
     CountDownLatch latch(std::string_view name) const;
 

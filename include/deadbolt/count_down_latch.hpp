@@ -23,8 +23,6 @@ class CountDownLatch {
   public:
     using clock = std::chrono::steady_clock;
 
-    CountDownLatch(std::shared_ptr<detail::ClientImpl> client, std::string name);
-
     /// Sets the count if the latch is not set already (true), else changes nothing (false).
     /// The latch expires (opens) after ttl so nothing leaks. Throws UsageError for count < 1 or
     /// a bad ttl, ConnectionError / ServerError.
@@ -51,6 +49,8 @@ class CountDownLatch {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend class Client;
+    CountDownLatch(std::shared_ptr<detail::ClientImpl> client, std::string name);
     bool wait_until_impl(std::optional<clock::time_point> deadline,
                          const std::stop_token& cancel) const;
 

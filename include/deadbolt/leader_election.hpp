@@ -45,9 +45,9 @@ class LeaderElection {
   public:
     using clock = std::chrono::steady_clock;
 
-    LeaderElection(std::shared_ptr<detail::ClientImpl> client, std::string name,
-                   MutexOptions options);
-    LeaderElection(LeaderElection&&) = delete;
+    /// Takes over other's term (other leads nothing after).
+    LeaderElection(LeaderElection&&) noexcept;
+    LeaderElection& operator=(LeaderElection&&) = delete;
     /// Resigns if leading; never throws.
     ~LeaderElection();
 
@@ -77,6 +77,9 @@ class LeaderElection {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend class Client;
+    LeaderElection(std::shared_ptr<detail::ClientImpl> client, std::string name,
+                   MutexOptions options);
     std::shared_ptr<detail::ClientImpl> client_;
     std::string name_;
     MutexOptions options_;

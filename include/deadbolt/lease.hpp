@@ -16,6 +16,8 @@ namespace detail {
 struct LeaseState;
 /// Moves the state out of l, leaving it empty (the asynchronous release takes it so).
 std::shared_ptr<LeaseState> take_state(Lease& l) noexcept;
+/// The Lease of a granted holding (what acquisitions hand out).
+Lease make_lease(std::shared_ptr<LeaseState> state) noexcept;
 }  // namespace detail
 
 /// One name's fencing token within a lease.
@@ -30,8 +32,8 @@ class Lease {
   public:
     using clock = std::chrono::steady_clock;
 
+    /// An empty lease: holds nothing (valid() is false).
     Lease() = default;
-    explicit Lease(std::shared_ptr<detail::LeaseState> state) : s_(std::move(state)) {}
     Lease(Lease&&) noexcept = default;
     /// Releases the held lease first (never throws), then takes other's.
     Lease& operator=(Lease&& other) noexcept;
@@ -88,6 +90,8 @@ class Lease {
 
   private:
     friend std::shared_ptr<detail::LeaseState> detail::take_state(Lease& l) noexcept;
+    friend Lease detail::make_lease(std::shared_ptr<detail::LeaseState> state) noexcept;
+    explicit Lease(std::shared_ptr<detail::LeaseState> state) : s_(std::move(state)) {}
     std::shared_ptr<detail::LeaseState> s_;
 };
 

@@ -13,16 +13,15 @@ namespace deadbolt {
 /// Mutex of that name uses, so a MultiLock and a Mutex on a shared name exclude each other.
 /// Its one Lease renews all the names together and is lost (stop token, on_lost) as soon as any
 /// of them is; Lease::fences() gives each name's fencing token. Waiters wake on the release of
-/// any name. TimedLockable; fails as Mutex does. Single-server URLs only for now (Redis Cluster
-/// will take names that span slots in a fixed order with rollback).
-class MultiLock : public Mutex {
+/// any name. TimedLockable; each call fails as Mutex's does; name() is the names joined.
+class MultiLock : public detail::MutexFront {
   public:
-    /// names already checked (Client::multi_lock does).
-    MultiLock(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> names,
-              MutexOptions options);
-
     /// The names, in the order given (the order of Lease::fences()).
-    const std::vector<std::string>& names() const noexcept { return names_held(); }
+    const std::vector<std::string>& names() const noexcept { return lock_.names_; }
+
+  private:
+    friend class Client;
+    explicit MultiLock(Mutex lock) : MutexFront(std::move(lock)) {}
 };
 
 }  // namespace deadbolt

@@ -28,8 +28,7 @@ class Mutex {
   public:
     using clock = std::chrono::steady_clock;
 
-    Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options,
-          detail::LockFlavor flavor = detail::LockFlavor::plain);
+    /// Takes over other's holding (other holds nothing after).
     Mutex(Mutex&&) noexcept;
     Mutex& operator=(Mutex&&) = delete;
     /// Unlocks if held; never throws.
@@ -73,14 +72,17 @@ class Mutex {
     /// The lock name.
     const std::string& name() const noexcept { return name_; }
 
-  protected:
+  private:
+    // Made by Client; FairMutex, MultiLock and an RWLock's writer hold a Mutex of their flavor.
+    friend class Client;
+    friend class MultiLock;
+    friend class RWLock;
+    Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options,
+          detail::LockFlavor flavor = detail::LockFlavor::plain);
     /// A lock over several names at once (MultiLock); name() is how messages call it.
     Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> names,
           MutexOptions options);
-    /// The names of a MultiLock; empty for a single name.
-    const std::vector<std::string>& names_held() const noexcept { return names_; }
 
-  private:
     bool lock_until(clock::time_point deadline);
     bool lock_until(clock::time_point deadline, std::error_code& ec) noexcept;
 
@@ -92,5 +94,45 @@ class Mutex {
     detail::LockFlavor flavor_;
     std::vector<std::string> names_;
 };
+
+namespace detail {
+
+/// The TimedLockable front of a lock that is one Mutex of its flavor (FairMutex, MultiLock, an
+/// RWLock's writer): every call goes to that Mutex and fails as Mutex's does.
+class MutexFront {
+  public:
+    using clock = Mutex::clock;
+
+    /// Waits until the lock is ours (no polling: wakes on release, grant or expiry).
+    void lock() { lock_.lock(); }
+    void lock(std::error_code& ec) noexcept { lock_.lock(ec); }
+    /// One attempt, no waiting.
+    bool try_lock() { return lock_.try_lock(); }
+    bool try_lock(std::error_code& ec) noexcept { return lock_.try_lock(ec); }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
+        return lock_.try_lock_for(d);
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& d, std::error_code& ec) noexcept {
+        return lock_.try_lock_for(d, ec);
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
+        return lock_.try_lock_until(t);
+    }
+    /// Releases (and wakes or hands over to the next waiter); never throws.
+    void unlock() noexcept { lock_.unlock(); }
+    /// The current holding. Throws LockError(not_owner) when not locked.
+    Lease& lease() { return lock_.lease(); }
+    bool owns_lock() const noexcept { return lock_.owns_lock(); }
+    const std::string& name() const noexcept { return lock_.name(); }
+
+  protected:
+    explicit MutexFront(Mutex lock) : lock_(std::move(lock)) {}
+    Mutex lock_;
+};
+
+}  // namespace detail
 
 }  // namespace deadbolt

@@ -26,9 +26,6 @@ using Permit = Lease;
 /// back when its lease ends. Shares its server state with Semaphore of the same name.
 class PermitExpirableSemaphore {
   public:
-    PermitExpirableSemaphore(std::shared_ptr<detail::ClientImpl> client, std::string name,
-                             int permits, MutexOptions options);
-
     /// Takes a permit, waiting as how says. Throws LockError(not_acquired) when the deadline
     /// passes, LockError(cancelled), ConnectionError, ServerError, UsageError.
     Permit acquire(const AcquireOptions& how = {}) const;
@@ -49,6 +46,9 @@ class PermitExpirableSemaphore {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend class Client;
+    PermitExpirableSemaphore(std::shared_ptr<detail::ClientImpl> client, std::string name,
+                             int permits, MutexOptions options);
     std::shared_ptr<detail::ClientImpl> client_;
     std::string name_;
     int permits_;

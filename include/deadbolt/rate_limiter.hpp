@@ -37,9 +37,6 @@ class RateLimiter {
   public:
     using clock = std::chrono::steady_clock;
 
-    /// limit already checked (Client::rate_limiter does).
-    RateLimiter(std::shared_ptr<detail::ClientImpl> client, std::string name, RateLimit limit);
-
     /// Takes n tokens if the bucket has them, else says how long until it will. Throws
     /// UsageError for n < 1 or n > burst (never satisfiable), or for a RateLimit other than the
     /// one this name is used with; ServerError(wrong_type) for a key that is not a bucket;
@@ -67,6 +64,9 @@ class RateLimiter {
     const RateLimit& limit() const noexcept { return limit_; }
 
   private:
+    friend class Client;
+    /// limit already checked (Client::rate_limiter does).
+    RateLimiter(std::shared_ptr<detail::ClientImpl> client, std::string name, RateLimit limit);
     RateDecision call(std::int64_t n) const;
 
     std::shared_ptr<detail::ClientImpl> client_;

@@ -29,10 +29,9 @@ class ReentrantMutex {
   public:
     using clock = std::chrono::steady_clock;
 
-    /// owner empty = client id + thread; otherwise every handle with this owner id is one owner.
-    ReentrantMutex(std::shared_ptr<detail::ClientImpl> client, std::string name,
-                   MutexOptions options, std::string owner);
-    ReentrantMutex(ReentrantMutex&&) = delete;
+    /// Takes over other's holdings (other holds nothing after).
+    ReentrantMutex(ReentrantMutex&&) noexcept;
+    ReentrantMutex& operator=(ReentrantMutex&&) = delete;
     /// Releases every holding this handle still has; never throws.
     ~ReentrantMutex();
 
@@ -71,6 +70,10 @@ class ReentrantMutex {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend class Client;
+    /// owner empty = client id + thread; otherwise every handle with this owner id is one owner.
+    ReentrantMutex(std::shared_ptr<detail::ClientImpl> client, std::string name,
+                   MutexOptions options, std::string owner);
     bool lock_until(clock::time_point deadline, std::error_code* ec);
 
     std::shared_ptr<detail::ClientImpl> client_;

@@ -21,33 +21,15 @@ namespace deadbolt {
 /// readers), so std::unique_lock and std::shared_lock work. Writers are not starved: a
 /// waiting writer claims the lock, new readers then wait, and the readers already in finish
 /// (the claim lapses after waiter_ttl if its writer dies). The writer's lease carries a fence;
-/// a reader's fence() is 0. Both kinds of lease are renewed. Throws as Mutex.
-class RWLock {
+/// a reader's fence() is 0. Both kinds of lease are renewed. Throws as Mutex. lock(),
+/// try_lock...(), unlock() and lease() are the writer's.
+class RWLock : public detail::MutexFront {
   public:
-    using clock = std::chrono::steady_clock;
-
-    RWLock(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options);
-    RWLock(RWLock&&) = delete;
+    /// Takes over other's holdings (other holds nothing after).
+    RWLock(RWLock&&) noexcept;
+    RWLock& operator=(RWLock&&) = delete;
     /// Releases the write lease and every read lease still held; never throws.
     ~RWLock();
-
-    /// Waits for exclusive access.
-    void lock() { writer_.lock(); }
-    void lock(std::error_code& ec) noexcept { writer_.lock(ec); }
-    bool try_lock() { return writer_.try_lock(); }
-    bool try_lock(std::error_code& ec) noexcept { return writer_.try_lock(ec); }
-    template <class Rep, class Period>
-    bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
-        return writer_.try_lock_for(d);
-    }
-    template <class Clock, class Duration>
-    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        return writer_.try_lock_until(t);
-    }
-    /// Releases exclusive access; never throws.
-    void unlock() noexcept { writer_.unlock(); }
-    /// The writer's lease (with its fence). Throws LockError(not_owner) when not write-locked.
-    Lease& lease() { return writer_.lease(); }
 
     /// Waits for shared access (no writer holds or claims the lock).
     void lock_shared();
@@ -69,14 +51,13 @@ class RWLock {
     /// The calling thread's latest read lease. Throws LockError(not_owner) when it has none.
     Lease& shared_lease();
 
-    const std::string& name() const noexcept { return writer_.name(); }
-
   private:
+    friend class Client;
+    RWLock(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options);
     bool lock_shared_until(clock::time_point deadline, std::error_code* ec);
 
     std::shared_ptr<detail::ClientImpl> client_;
     MutexOptions options_;
-    Mutex writer_;
     mutable std::mutex m_;
     std::vector<std::pair<std::thread::id, Lease>> readers_;
 };

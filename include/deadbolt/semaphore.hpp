@@ -26,10 +26,9 @@ class Semaphore {
   public:
     using clock = std::chrono::steady_clock;
 
-    /// permits >= 1 (UsageError otherwise, from Client::semaphore).
-    Semaphore(std::shared_ptr<detail::ClientImpl> client, std::string name, int permits,
-              MutexOptions options);
-    Semaphore(Semaphore&&) = delete;
+    /// Takes over other's permits (other holds none after).
+    Semaphore(Semaphore&&) noexcept;
+    Semaphore& operator=(Semaphore&&) = delete;
     /// Releases every permit this handle still holds; never throws.
     ~Semaphore();
 
@@ -66,6 +65,10 @@ class Semaphore {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend class Client;
+    /// permits >= 1 (UsageError otherwise, from Client::semaphore).
+    Semaphore(std::shared_ptr<detail::ClientImpl> client, std::string name, int permits,
+              MutexOptions options);
     bool acquire_until(clock::time_point deadline, std::error_code* ec);
 
     std::shared_ptr<detail::ClientImpl> client_;

@@ -93,7 +93,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& s
                 tell_event(LockEventKind::granted, {}, s->fence);
                 c.renewer->add(s);
                 status = {};
-                return Lease(std::move(s));
+                return make_lease(std::move(s));
             }
             case Next::failed:
                 tell_event(LockEventKind::gave_up, step.status.ec);

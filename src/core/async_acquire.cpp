@@ -157,7 +157,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
                             valid_until, false);
         tell_acquire(*client_, spec_, LockEventKind::granted, a_, started_, {}, s->fence);
         client_->renewer->add(s);
-        finish({}, Lease(std::move(s)));
+        finish({}, make_lease(std::move(s)));
     }
 
     void finish(Status st, Lease l) {

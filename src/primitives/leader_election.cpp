@@ -16,6 +16,14 @@ LeaderElection::~LeaderElection() {
     resign();
 }
 
+LeaderElection::LeaderElection(LeaderElection&& other) noexcept
+    : client_(std::move(other.client_)),
+      name_(std::move(other.name_)),
+      options_(std::move(other.options_)) {
+    std::lock_guard lk(other.m_);
+    term_.swap(other.term_);
+}
+
 Lease& LeaderElection::campaign(std::string_view value, const AcquireOptions& how) {
     if (leading())
         throw UsageError(

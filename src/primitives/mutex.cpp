@@ -5,11 +5,15 @@
 #include "core/lock_spec.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
+#include "deadbolt/fair_mutex.hpp"
+#include "deadbolt/multi_lock.hpp"
 #include "primitives/take.hpp"
 
 namespace deadbolt {
 
 static_assert(std::is_move_constructible_v<Mutex>);
+static_assert(std::is_move_constructible_v<FairMutex>);
+static_assert(std::is_move_constructible_v<MultiLock>);
 
 namespace {
 

@@ -32,6 +32,15 @@ ReentrantMutex::~ReentrantMutex() {
     }
 }
 
+ReentrantMutex::ReentrantMutex(ReentrantMutex&& other) noexcept
+    : client_(std::move(other.client_)),
+      name_(std::move(other.name_)),
+      options_(std::move(other.options_)),
+      owner_(std::move(other.owner_)) {
+    std::lock_guard lk(other.m_);
+    held_.swap(other.held_);
+}
+
 std::string ReentrantMutex::owner() const {
     if (!owner_.empty()) return owner_;
     return client_->id + ":" +

@@ -8,9 +8,9 @@
 namespace deadbolt {
 
 RWLock::RWLock(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options)
-    : client_(client),
-      options_(options),
-      writer_(std::move(client), std::move(name), std::move(options), detail::LockFlavor::write) {}
+    : MutexFront(Mutex(client, std::move(name), options, detail::LockFlavor::write)),
+      client_(std::move(client)),
+      options_(std::move(options)) {}
 
 RWLock::~RWLock() {
     std::vector<std::pair<std::thread::id, Lease>> readers;
@@ -18,7 +18,15 @@ RWLock::~RWLock() {
         std::lock_guard lk(m_);
         readers.swap(readers_);
     }
-    // The leases' destructors release; writer_'s destructor unlocks. Neither throws.
+    // The leases' destructors release; the writer's Mutex unlocks as it goes. Neither throws.
+}
+
+RWLock::RWLock(RWLock&& other) noexcept
+    : MutexFront(std::move(other.lock_)),
+      client_(std::move(other.client_)),
+      options_(std::move(other.options_)) {
+    std::lock_guard lk(other.m_);
+    readers_.swap(other.readers_);
 }
 
 bool RWLock::lock_shared_until(clock::time_point deadline, std::error_code* ec) {

@@ -21,6 +21,15 @@ Semaphore::~Semaphore() {
     // Each Lease's destructor returns its permit; never throws.
 }
 
+Semaphore::Semaphore(Semaphore&& other) noexcept
+    : client_(std::move(other.client_)),
+      name_(std::move(other.name_)),
+      permits_(other.permits_),
+      options_(std::move(other.options_)) {
+    std::lock_guard lk(other.m_);
+    leases_.swap(other.leases_);
+}
+
 bool Semaphore::acquire_until(clock::time_point deadline, std::error_code* ec) {
     Lease l;
     if (!detail::take(client_, detail::permits_spec(name_, options_, permits_), deadline, l, ec))

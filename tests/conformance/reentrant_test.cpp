@@ -20,18 +20,18 @@ TYPED_TEST(ReentrantContract, AnOwnerReentersAndOthersWaitForTheLastRelease) {
     auto a = this->connect(), b = this->connect();
     auto mine = a.reentrant_mutex(n, {}, "owner-a");
     auto theirs = b.reentrant_mutex(n, {}, "owner-b");
-    mine->lock();
-    auto fence = mine->lease().fence();
-    mine->lock();  // again: same owner
-    EXPECT_EQ(mine->hold_count(), 2u);
-    EXPECT_EQ(mine->lease().fence(), fence);
-    EXPECT_FALSE(theirs->try_lock());
-    mine->unlock();
-    EXPECT_FALSE(theirs->try_lock());  // one hold is left
-    mine->unlock();
-    EXPECT_TRUE(theirs->try_lock_for(10s));
-    EXPECT_GT(theirs->lease().fence(), fence);
-    theirs->unlock();
+    mine.lock();
+    auto fence = mine.lease().fence();
+    mine.lock();  // again: same owner
+    EXPECT_EQ(mine.hold_count(), 2u);
+    EXPECT_EQ(mine.lease().fence(), fence);
+    EXPECT_FALSE(theirs.try_lock());
+    mine.unlock();
+    EXPECT_FALSE(theirs.try_lock());  // one hold is left
+    mine.unlock();
+    EXPECT_TRUE(theirs.try_lock_for(10s));
+    EXPECT_GT(theirs.lease().fence(), fence);
+    theirs.unlock();
 }
 
 TYPED_TEST(ReentrantContract, TheSameOwnerIdSharesAHoldingAcrossClients) {
@@ -39,10 +39,10 @@ TYPED_TEST(ReentrantContract, TheSameOwnerIdSharesAHoldingAcrossClients) {
     auto a = this->connect(), b = this->connect();
     auto one = a.reentrant_mutex(n, {}, "worker-7");
     auto two = b.reentrant_mutex(n, {}, "worker-7");
-    one->lock();
-    EXPECT_TRUE(two->try_lock());  // an owner id names one owner wherever it runs
-    two->unlock();
-    one->unlock();
+    one.lock();
+    EXPECT_TRUE(two.try_lock());  // an owner id names one owner wherever it runs
+    two.unlock();
+    one.unlock();
 }
 
 TYPED_TEST(ReentrantContract, AWaiterIsWokenByTheLastRelease) {
@@ -50,19 +50,19 @@ TYPED_TEST(ReentrantContract, AWaiterIsWokenByTheLastRelease) {
     auto a = this->connect(), b = this->connect();
     auto mine = a.reentrant_mutex(n, {.ttl = 60s}, "owner-a");
     auto theirs = b.reentrant_mutex(n, {}, "owner-b");
-    mine->lock();
-    mine->lock();
+    mine.lock();
+    mine.lock();
     std::thread releaser([&] {
         std::this_thread::sleep_for(200ms);
-        mine->unlock();
-        mine->unlock();
+        mine.unlock();
+        mine.unlock();
     });
     // Without a wake-up the waiter would sleep until the 60 s TTL, past its deadline.
     auto deadline = Clock::now() + 20s;
-    EXPECT_TRUE(theirs->try_lock_until(deadline));
+    EXPECT_TRUE(theirs.try_lock_until(deadline));
     EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     releaser.join();
-    theirs->unlock();
+    theirs.unlock();
 }
 
 }  // namespace deadbolt::conformance

@@ -122,22 +122,22 @@ TEST(Acl, AUserGrantedExactlyTheDerivedListUsesEveryPrimitive) {
     }
     {
         auto r = c.reentrant_mutex("re");
-        r->lock();
-        r->lock();
-        r->unlock();
-        r->unlock();
+        r.lock();
+        r.lock();
+        r.unlock();
+        r.unlock();
     }
     {
         auto rw = c.rwlock("rw");
-        rw->lock_shared();
-        rw->unlock_shared();
-        rw->lock();
-        rw->unlock();
+        rw.lock_shared();
+        rw.unlock_shared();
+        rw.lock();
+        rw.unlock();
     }
     {
         auto s = c.semaphore("sem", 2);
-        s->acquire();
-        s->release();
+        s.acquire();
+        s.release();
         auto pool = c.permit_semaphore("pool", 1);
         auto p = pool.acquire();
         EXPECT_TRUE(pool.release(p.token()));
@@ -159,11 +159,11 @@ TEST(Acl, AUserGrantedExactlyTheDerivedListUsesEveryPrimitive) {
     }
     {
         auto e = c.election("lead");
-        auto& term = e->campaign("me");
+        auto& term = e.campaign("me");
         EXPECT_GT(term.fence(), 0u);
-        e->proclaim("me too");
-        EXPECT_EQ(e->leader().value, "me too");
-        e->resign();
+        e.proclaim("me too");
+        EXPECT_EQ(e.leader().value, "me too");
+        e.resign();
     }
     {
         auto lease = c.acquire("fenced");

@@ -81,11 +81,11 @@ TEST(CliHabits, ElectObservePrintsTheLeaderAndEveryChange) {
     std::this_thread::sleep_for(500ms);
     auto c = deadbolt::Client::connect(srv.url());
     auto e = c.election("sched");
-    const auto term = e->campaign("node-a").fence();
+    const auto term = e.campaign("node-a").fence();
     std::this_thread::sleep_for(300ms);
-    e->proclaim("node-a:9090");
+    e.proclaim("node-a:9090");
     std::this_thread::sleep_for(300ms);
-    e->resign();
+    e.resign();
     auto out = watch.get();
     auto at = [&](const std::string& s, std::size_t from) { return out.find(s, from); };
     auto a = at("sched: no leader", 0);

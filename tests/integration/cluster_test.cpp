@@ -201,28 +201,28 @@ TEST(Cluster, EveryPrimitiveWorksOnNamesSpreadOverTheMasters) {
     auto name = [&] { return names[next++]; };
 
     auto sem = client.semaphore(name(), 2);
-    EXPECT_TRUE(sem->try_acquire());
-    EXPECT_TRUE(sem->try_acquire());
-    EXPECT_FALSE(other.semaphore(sem->name(), 2)->try_acquire());
-    sem->release();
-    EXPECT_EQ(sem->available(), 1);
+    EXPECT_TRUE(sem.try_acquire());
+    EXPECT_TRUE(sem.try_acquire());
+    EXPECT_FALSE(other.semaphore(sem.name(), 2).try_acquire());
+    sem.release();
+    EXPECT_EQ(sem.available(), 1);
 
     auto rw = client.rwlock(name());
-    rw->lock_shared();
-    auto rw2 = other.rwlock(rw->name());
-    EXPECT_TRUE(rw2->try_lock_shared());
-    EXPECT_FALSE(rw2->try_lock());  // readers hold it
-    rw2->unlock_shared();
-    rw->unlock_shared();
-    EXPECT_TRUE(rw2->try_lock());
-    rw2->unlock();
+    rw.lock_shared();
+    auto rw2 = other.rwlock(rw.name());
+    EXPECT_TRUE(rw2.try_lock_shared());
+    EXPECT_FALSE(rw2.try_lock());  // readers hold it
+    rw2.unlock_shared();
+    rw.unlock_shared();
+    EXPECT_TRUE(rw2.try_lock());
+    rw2.unlock();
 
     auto re = client.reentrant_mutex(name());
-    re->lock();
-    re->lock();
-    EXPECT_FALSE(other.reentrant_mutex(std::string(re->name()))->try_lock());
-    re->unlock();
-    re->unlock();
+    re.lock();
+    re.lock();
+    EXPECT_FALSE(other.reentrant_mutex(std::string(re.name())).try_lock());
+    re.unlock();
+    re.unlock();
 
     auto fair_name = name();
     auto fair = client.fair_mutex(fair_name);
@@ -247,9 +247,9 @@ TEST(Cluster, EveryPrimitiveWorksOnNamesSpreadOverTheMasters) {
 
     auto election_name = name();
     auto election = client.election(election_name);
-    election->campaign("node-a");
-    EXPECT_EQ(other.election(election_name)->leader().value, "node-a");
-    election->resign();
+    election.campaign("node-a");
+    EXPECT_EQ(other.election(election_name).leader().value, "node-a");
+    election.resign();
 
     // Fencing enforced on a data key in another slot than the lock.
     auto lock_name = name();

@@ -91,8 +91,8 @@ TEST(Events, AGrantARenewalAReleaseAndARefusalAreHeard) {
 
     // Each primitive says what it is.
     auto rw = c.rwlock("shelf");
-    rw->lock_shared();
-    rw->unlock_shared();
+    rw.lock_shared();
+    rw.unlock_shared();
     c.acquire("q", deadbolt::LockMode::fair, {}).release();
     auto g = ear.of(LockEventKind::granted);
     ASSERT_EQ(g.size(), 3u);

@@ -65,12 +65,13 @@ std::vector<Kind> kinds() {
          }},
         {"ReentrantMutex", "a ReentrantMutex",
          [](deadbolt::Client& c, const std::string& n) {
-             std::shared_ptr<deadbolt::ReentrantMutex> r = c.reentrant_mutex(n, {}, "holder");
+             auto r =
+                 std::make_shared<deadbolt::ReentrantMutex>(c.reentrant_mutex(n, {}, "holder"));
              r->lock();
              return std::shared_ptr<void>(r);
          },
          [](deadbolt::Client& c, const std::string& n) {
-             return c.reentrant_mutex(n, {}, "other")->try_lock() ? Outcome::taken : Outcome::held;
+             return c.reentrant_mutex(n, {}, "other").try_lock() ? Outcome::taken : Outcome::held;
          }},
         {"Semaphore", "a Semaphore",
          [](deadbolt::Client& c, const std::string& n) {

@@ -29,23 +29,23 @@ TEST(RedlockPrimitives, ReentrantMutexReentersWithItsFenceAndExcludesOtherOwners
     auto b = deadbolt::Client::connect(c.url());
     auto ma = a.reentrant_mutex("job");
     auto mb = b.reentrant_mutex("job");
-    ma->lock();
-    const auto fence = ma->lease().fence();
+    ma.lock();
+    const auto fence = ma.lease().fence();
     c[2].stop();  // a re-entry needs a majority too, and keeps the fence
-    ma->lock();
-    EXPECT_EQ(ma->hold_count(), 2u);
-    EXPECT_EQ(ma->lease().fence(), fence) << "a re-entry must not get a new fence";
-    EXPECT_EQ(c.answering({"HGET", "job", ma->owner()}, "2"), 2);
+    ma.lock();
+    EXPECT_EQ(ma.hold_count(), 2u);
+    EXPECT_EQ(ma.lease().fence(), fence) << "a re-entry must not get a new fence";
+    EXPECT_EQ(c.answering({"HGET", "job", ma.owner()}, "2"), 2);
     // Round 2 left the agreed fence in every node's hash, so re-entries return it.
     EXPECT_EQ(c.answering({"HGET", "job", ""}, std::to_string(fence)), 2);
-    EXPECT_FALSE(mb->try_lock());
-    ma->unlock();
-    EXPECT_FALSE(mb->try_lock()) << "one of two holds released the lock";
-    ma->unlock();
+    EXPECT_FALSE(mb.try_lock());
+    ma.unlock();
+    EXPECT_FALSE(mb.try_lock()) << "one of two holds released the lock";
+    ma.unlock();
     EXPECT_EQ(c.answering({"TYPE", "job"}, "none"), 2);
-    ASSERT_TRUE(mb->try_lock());
-    EXPECT_GT(mb->lease().fence(), fence);
-    mb->unlock();
+    ASSERT_TRUE(mb.try_lock());
+    EXPECT_GT(mb.lease().fence(), fence);
+    mb.unlock();
 }
 
 TEST(RedlockPrimitives, RWLockReadersShareAndExcludeTheWriter) {
@@ -56,19 +56,19 @@ TEST(RedlockPrimitives, RWLockReadersShareAndExcludeTheWriter) {
     auto ra = a.rwlock("doc");
     auto rb = b.rwlock("doc");
     auto rw = w.rwlock("doc");
-    ASSERT_TRUE(ra->try_lock_shared());
-    ASSERT_TRUE(rb->try_lock_shared());
-    EXPECT_EQ(ra->shared_lease().fence(), 0u);
-    EXPECT_FALSE(rw->try_lock());
+    ASSERT_TRUE(ra.try_lock_shared());
+    ASSERT_TRUE(rb.try_lock_shared());
+    EXPECT_EQ(ra.shared_lease().fence(), 0u);
+    EXPECT_FALSE(rw.try_lock());
     c[0].stop();  // a minority down changes nothing
-    ra->unlock_shared();
-    EXPECT_FALSE(rw->try_lock()) << "a writer got in beside a reader";
-    rb->unlock_shared();
-    ASSERT_TRUE(rw->try_lock());
-    EXPECT_GT(rw->lease().fence(), 0u);
-    EXPECT_FALSE(ra->try_lock_shared()) << "a reader got in beside the writer";
-    rw->unlock();
-    EXPECT_TRUE(ra->try_lock_shared()) << "the writer's claim outlived its wait";
+    ra.unlock_shared();
+    EXPECT_FALSE(rw.try_lock()) << "a writer got in beside a reader";
+    rb.unlock_shared();
+    ASSERT_TRUE(rw.try_lock());
+    EXPECT_GT(rw.lease().fence(), 0u);
+    EXPECT_FALSE(ra.try_lock_shared()) << "a reader got in beside the writer";
+    rw.unlock();
+    EXPECT_TRUE(ra.try_lock_shared()) << "the writer's claim outlived its wait";
 }
 
 TEST(RedlockPrimitives, RWLockWriterWaitsForTheLastReader) {
@@ -77,19 +77,19 @@ TEST(RedlockPrimitives, RWLockWriterWaitsForTheLastReader) {
     auto w = deadbolt::Client::connect(c.url());
     auto ra = a.rwlock("doc");
     auto rw = w.rwlock("doc");
-    ASSERT_TRUE(ra->try_lock_shared());
+    ASSERT_TRUE(ra.try_lock_shared());
     std::atomic<bool> writing{false};
     std::thread writer([&] {
-        rw->lock();  // woken by the reader's release message, not by polling
+        rw.lock();  // woken by the reader's release message, not by polling
         writing = true;
-        rw->unlock();
+        rw.unlock();
     });
     std::this_thread::sleep_for(100ms);
     EXPECT_FALSE(writing.load());
     // The waiting writer's claim holds new readers back.
     auto b = deadbolt::Client::connect(c.url());
-    EXPECT_FALSE(b.rwlock("doc")->try_lock_shared());
-    ra->unlock_shared();
+    EXPECT_FALSE(b.rwlock("doc").try_lock_shared());
+    ra.unlock_shared();
     writer.join();
     EXPECT_TRUE(writing.load());
 }
@@ -149,28 +149,28 @@ TEST(RedlockPrimitives, ElectionLeaderIsTheMajoritysAndTermsRise) {
     auto ea = a.election("primary");
     auto eb = b.election("primary");
     auto ew = w.election("primary");
-    EXPECT_FALSE(ew->leader().elected);
-    const auto term = ea->campaign("node-a").fence();
+    EXPECT_FALSE(ew.leader().elected);
+    const auto term = ea.campaign("node-a").fence();
     c[2].stop();  // reads, proclamations and the next election need only a majority
-    auto seen = ew->leader();
+    auto seen = ew.leader();
     EXPECT_TRUE(seen.elected);
     EXPECT_EQ(seen.value, "node-a");
     EXPECT_EQ(seen.term, term) << "the term is the agreed fence, not one node's counter";
-    ea->proclaim("node-a:v2");
-    seen = ew->observe(seen, wait_for(5s));
+    ea.proclaim("node-a:v2");
+    seen = ew.observe(seen, wait_for(5s));
     EXPECT_EQ(seen.value, "node-a:v2");
-    EXPECT_EQ(code_of([&] { eb->campaign("node-b", no_wait()); }), errc::not_acquired);
-    std::thread candidate([&] { eb->campaign("node-b", wait_for(10s)); });
-    ea->resign();
+    EXPECT_EQ(code_of([&] { eb.campaign("node-b", no_wait()); }), errc::not_acquired);
+    std::thread candidate([&] { eb.campaign("node-b", wait_for(10s)); });
+    ea.resign();
     candidate.join();
-    ASSERT_TRUE(eb->leading());
-    auto next = ew->leader();
+    ASSERT_TRUE(eb.leading());
+    auto next = ew.leader();
     EXPECT_EQ(next.value, "node-b");
     EXPECT_GT(next.term, term);
-    EXPECT_EQ(next.term, eb->term().fence());
+    EXPECT_EQ(next.term, eb.term().fence());
     // A deposed leader cannot proclaim over the new one.
-    EXPECT_EQ(code_of([&] { ea->proclaim("stale"); }), errc::not_owner);
-    EXPECT_EQ(ew->leader().value, "node-b");
+    EXPECT_EQ(code_of([&] { ea.proclaim("stale"); }), errc::not_owner);
+    EXPECT_EQ(ew.leader().value, "node-b");
 }
 
 TEST(RedlockPrimitives, AnObserverSeesTheNewLeaderWhenTheMessageNodeIsDown) {
@@ -180,13 +180,13 @@ TEST(RedlockPrimitives, AnObserverSeesTheNewLeaderWhenTheMessageNodeIsDown) {
     auto w = deadbolt::Client::connect(c.url());
     auto ea = a.election("primary");
     auto ew = w.election("primary");
-    auto nobody = ew->leader();
+    auto nobody = ew.leader();
     ASSERT_FALSE(nobody.elected);
     std::thread candidate([&] {
         std::this_thread::sleep_for(100ms);
-        ea->campaign("node-a");
+        ea.campaign("node-a");
     });
-    auto seen = ew->observe(nobody, wait_for(10s));
+    auto seen = ew.observe(nobody, wait_for(10s));
     candidate.join();
     EXPECT_TRUE(seen.elected);
     EXPECT_EQ(seen.value, "node-a");

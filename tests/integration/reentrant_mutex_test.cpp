@@ -18,28 +18,28 @@ TEST(ReentrantMutex, OwnerReentersAndTheCountLivesOnTheServer) {
     auto c = deadbolt::Client::connect(srv.url());
     auto m = c.reentrant_mutex("re");
     auto raw = srv.raw();
-    m->lock();
-    auto fence = m->lease().fence();
-    m->lock();
-    EXPECT_EQ(m->hold_count(), 2u);
-    EXPECT_EQ(raw.cmd({"HGET", "re", m->owner()}).str, "2");
-    EXPECT_EQ(m->lease().fence(), fence);  // issued on the first holding only
-    m->unlock();
-    EXPECT_EQ(raw.cmd({"HGET", "re", m->owner()}).str, "1");
-    m->unlock();
+    m.lock();
+    auto fence = m.lease().fence();
+    m.lock();
+    EXPECT_EQ(m.hold_count(), 2u);
+    EXPECT_EQ(raw.cmd({"HGET", "re", m.owner()}).str, "2");
+    EXPECT_EQ(m.lease().fence(), fence);  // issued on the first holding only
+    m.unlock();
+    EXPECT_EQ(raw.cmd({"HGET", "re", m.owner()}).str, "1");
+    m.unlock();
     EXPECT_EQ(raw.cmd({"EXISTS", "re"}).integer, 0);
-    m->lock();
-    EXPECT_GT(m->lease().fence(), fence);
-    m->unlock();
+    m.lock();
+    EXPECT_GT(m.lease().fence(), fence);
+    m.unlock();
 }
 
 TEST(ReentrantMutex, AnotherThreadIsAnotherOwner) {
     RedisServer srv;
     auto c = deadbolt::Client::connect(srv.url());
     auto m = c.reentrant_mutex("re");
-    std::lock_guard lk(*m);
+    std::lock_guard lk(m);
     bool other = true;
-    std::thread([&] { other = m->try_lock(); }).join();
+    std::thread([&] { other = m.try_lock(); }).join();
     EXPECT_FALSE(other);
 }
 
@@ -50,15 +50,15 @@ TEST(ReentrantMutex, TwoHandlesOfOneOwnerIdAgreeOnTheCount) {
     auto ma = a.reentrant_mutex("shared-owner", {}, "job-7");
     auto mb = b.reentrant_mutex("shared-owner", {}, "job-7");
     auto other = b.reentrant_mutex("shared-owner", {}, "job-8");
-    ASSERT_TRUE(ma->try_lock());
-    ASSERT_TRUE(mb->try_lock());
-    EXPECT_FALSE(other->try_lock());
+    ASSERT_TRUE(ma.try_lock());
+    ASSERT_TRUE(mb.try_lock());
+    EXPECT_FALSE(other.try_lock());
     EXPECT_EQ(srv.raw().cmd({"HGET", "shared-owner", "job-7"}).str, "2");
-    ma->unlock();
-    EXPECT_FALSE(other->try_lock());  // job-7 still holds it once
-    mb->unlock();
-    EXPECT_TRUE(other->try_lock());
-    other->unlock();
+    ma.unlock();
+    EXPECT_FALSE(other.try_lock());  // job-7 still holds it once
+    mb.unlock();
+    EXPECT_TRUE(other.try_lock());
+    other.unlock();
 }
 
 TEST(ReentrantMutex, HandlesOfOneClientShareReentryInOneThread) {
@@ -66,13 +66,13 @@ TEST(ReentrantMutex, HandlesOfOneClientShareReentryInOneThread) {
     auto c = deadbolt::Client::connect(srv.url());
     auto a = c.reentrant_mutex("re");
     auto b = c.reentrant_mutex("re");  // as Redisson's RLocks of one client
-    a->lock();
-    ASSERT_TRUE(b->try_lock());
-    EXPECT_EQ(b->lease().fence(), a->lease().fence()) << "one holding, entered twice";
-    EXPECT_EQ(srv.raw().cmd({"HGET", "re", a->owner()}).str, "2");
-    a->unlock();
-    EXPECT_EQ(srv.raw().cmd({"HGET", "re", a->owner()}).str, "1");
-    b->unlock();
+    a.lock();
+    ASSERT_TRUE(b.try_lock());
+    EXPECT_EQ(b.lease().fence(), a.lease().fence()) << "one holding, entered twice";
+    EXPECT_EQ(srv.raw().cmd({"HGET", "re", a.owner()}).str, "2");
+    a.unlock();
+    EXPECT_EQ(srv.raw().cmd({"HGET", "re", a.owner()}).str, "1");
+    b.unlock();
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "re"}).integer, 0);
 }
 
@@ -83,16 +83,16 @@ TEST(ReentrantMutex, AHoldingOfOursTheServerRolledBackIsNotAReentry) {
     auto c = deadbolt::Client::connect(srv.url());
     auto m = c.reentrant_mutex("re");
     auto raw = srv.raw();
-    m->lock();
-    const auto first = m->lease().fence();
+    m.lock();
+    const auto first = m.lease().fence();
     auto snapshot = raw.cmd({"DUMP", "re"}).str;
-    m->unlock();
+    m.unlock();
     raw.cmd({"RESTORE", "re", "30000", snapshot});  // as a restart from an older RDB would
-    m->lock();
-    EXPECT_GT(m->lease().fence(), first) << "a new holding gets a new fence";
-    EXPECT_EQ(m->hold_count(), 1u);
-    EXPECT_EQ(raw.cmd({"HGET", "re", m->owner()}).str, "1");
-    m->unlock();
+    m.lock();
+    EXPECT_GT(m.lease().fence(), first) << "a new holding gets a new fence";
+    EXPECT_EQ(m.hold_count(), 1u);
+    EXPECT_EQ(raw.cmd({"HGET", "re", m.owner()}).str, "1");
+    m.unlock();
     EXPECT_EQ(raw.cmd({"EXISTS", "re"}).integer, 0) << "one unlock frees it";
 }
 
@@ -102,11 +102,11 @@ TEST(ReentrantMutex, DeadHolderExpiresAndLossIsSignalled) {
     auto b = deadbolt::Client::connect(srv.url());
     auto ma = a.reentrant_mutex("re", {.ttl = 300ms, .auto_renew = false});
     auto mb = b.reentrant_mutex("re");
-    ma->lock();
-    auto stop = ma->lease().stop_token();
-    ASSERT_TRUE(mb->try_lock_for(5s));
+    ma.lock();
+    auto stop = ma.lease().stop_token();
+    ASSERT_TRUE(mb.try_lock_for(5s));
     EXPECT_TRUE(stop.stop_requested());
-    mb->unlock();
+    mb.unlock();
 }
 
 TEST(ReentrantMutex, KeyOfAnotherTypeIsAWrongTypeError) {
@@ -115,13 +115,13 @@ TEST(ReentrantMutex, KeyOfAnotherTypeIsAWrongTypeError) {
     srv.raw().cmd({"SET", "plain", "token"});
     auto m = c.reentrant_mutex("plain");
     try {
-        m->lock();
+        m.lock();
         FAIL() << "locked a key holding a string";
     } catch (const deadbolt::ServerError& e) {
         EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::wrong_type));
     }
     std::error_code ec;
-    EXPECT_FALSE(m->try_lock(ec));
+    EXPECT_FALSE(m.try_lock(ec));
     EXPECT_EQ(ec, deadbolt::make_error_code(deadbolt::errc::wrong_type));
     EXPECT_EQ(srv.raw().cmd({"GET", "plain"}).str, "token");
 }
@@ -130,7 +130,7 @@ TEST(ReentrantMutex, UnlockWithoutHoldingDoesNothingAndLeaseThrows) {
     RedisServer srv;
     auto c = deadbolt::Client::connect(srv.url());
     auto m = c.reentrant_mutex("re");
-    m->unlock();
-    EXPECT_THROW(m->lease(), deadbolt::LockError);
+    m.unlock();
+    EXPECT_THROW(m.lease(), deadbolt::LockError);
     EXPECT_THROW(c.reentrant_mutex("re", {}, std::string(5000, 'o')), deadbolt::UsageError);
 }

@@ -72,9 +72,9 @@ int main(int argc, char** argv) {
             std::lock_guard lk(fair);
             rmw(data, pause);
         } else if (mode == "reentrant") {
-            std::lock_guard outer(*re);
-            std::lock_guard inner(*re);
-            if (re->hold_count() != 2) return 70;
+            std::lock_guard outer(re);
+            std::lock_guard inner(re);
+            if (re.hold_count() != 2) return 70;
             rmw(data, pause);
         } else if (mode == "multi" && i % 2 == 0) {
             std::lock_guard lk(multi);
@@ -84,19 +84,19 @@ int main(int argc, char** argv) {
             std::lock_guard lk(m);
             rmw(data, pause);
         } else if (mode == "elect") {
-            election->campaign(std::to_string(getpid()));
+            election.campaign(std::to_string(getpid()));
             rmw(data, pause);
-            election->resign();
+            election.resign();
         } else if (mode == "rw" && i % 4 == 0) {
-            std::lock_guard lk(*rw);
+            std::lock_guard lk(rw);
             rmw(data, pause);
         } else if (mode == "rw") {
-            std::shared_lock lk(*rw);
+            std::shared_lock lk(rw);
             long long before = get(data, "counter");
             if (pause.count() > 0) std::this_thread::sleep_for(pause);
             if (get(data, "counter") != before) run(data, "INCR violations");
         } else if (mode.rfind("permits:", 0) == 0) {
-            sem->acquire();
+            sem.acquire();
             auto* r = static_cast<redisReply*>(
                 redisCommand(data, "EVAL %s 2 inside peak",
                              "local n = redis.call('INCR', KEYS[1]) "
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
             if (n > permits) run(data, "INCR violations");
             if (pause.count() > 0) std::this_thread::sleep_for(pause);
             run(data, "DECR inside");
-            sem->release();
+            sem.release();
         } else {
             rmw(data, pause);  // nolock
         }

@@ -16,15 +16,15 @@ TEST(Semaphore, PermitsRunOutAndComeBackOnRelease) {
     auto b = deadbolt::Client::connect(srv.url());
     auto sa = a.semaphore("pool", 2);
     auto sb = b.semaphore("pool", 2);
-    ASSERT_TRUE(sa->try_acquire());
-    ASSERT_TRUE(sb->try_acquire());
-    EXPECT_FALSE(sb->try_acquire());
-    EXPECT_EQ(sa->available(), 0);
-    EXPECT_EQ(sa->held(), 1u);
-    sa->release();
-    EXPECT_EQ(sb->available(), 1);
-    EXPECT_TRUE(sb->try_acquire());
-    EXPECT_EQ(sb->held(), 2u);
+    ASSERT_TRUE(sa.try_acquire());
+    ASSERT_TRUE(sb.try_acquire());
+    EXPECT_FALSE(sb.try_acquire());
+    EXPECT_EQ(sa.available(), 0);
+    EXPECT_EQ(sa.held(), 1u);
+    sa.release();
+    EXPECT_EQ(sb.available(), 1);
+    EXPECT_TRUE(sb.try_acquire());
+    EXPECT_EQ(sb.held(), 2u);
 }
 
 TEST(Semaphore, WaiterWakesOnReleaseNotOnExpiry) {
@@ -33,12 +33,12 @@ TEST(Semaphore, WaiterWakesOnReleaseNotOnExpiry) {
     auto b = deadbolt::Client::connect(srv.url());
     auto sa = a.semaphore("pool", 1, {.ttl = 30s});
     auto sb = b.semaphore("pool", 1, {.ttl = 30s});
-    sa->acquire();
+    sa.acquire();
     std::thread releaser([&] {
         std::this_thread::sleep_for(200ms);
-        sa->release();
+        sa.release();
     });
-    EXPECT_TRUE(sb->try_acquire_for(10s));  // the holder's TTL is 30 s: only the release wakes it
+    EXPECT_TRUE(sb.try_acquire_for(10s));  // the holder's TTL is 30 s: only the release wakes it
     releaser.join();
 }
 
@@ -50,21 +50,21 @@ TEST(Semaphore, BadInputIsAClearError) {
     EXPECT_THROW(c.permit_semaphore("pool", 0), deadbolt::UsageError);
     auto s = c.semaphore("pool", 3);
     try {
-        s->release();
+        s.release();
         FAIL() << "released a permit that was never acquired";
     } catch (const deadbolt::LockError& e) {
         EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::not_owner));
     }
-    ASSERT_TRUE(s->try_acquire());
+    ASSERT_TRUE(s.try_acquire());
     auto other = c.semaphore("pool", 5);  // disagrees on the count
     try {
-        other->try_acquire();
+        other.try_acquire();
         FAIL() << "a client asking for 5 permits used a 3-permit semaphore";
     } catch (const deadbolt::UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("3 permits"), std::string::npos) << e.what();
     }
     srv.raw().cmd({"SET", "str", "x"});
-    EXPECT_THROW(c.semaphore("str", 1)->try_acquire(), deadbolt::ServerError);
+    EXPECT_THROW(c.semaphore("str", 1).try_acquire(), deadbolt::ServerError);
 }
 
 TEST(PermitExpirableSemaphore, CrashedHoldersPermitComesBackAndItsLossIsSignalled) {

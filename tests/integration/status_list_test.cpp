@@ -53,12 +53,12 @@ TEST(Status, NamesEveryHolderByHostPidAndGrantTimeForEveryKind) {
     auto mutex = client.acquire("job");
     auto leader = client.campaign("ldr", "http://10.0.0.3:8080");
     auto reentrant = client.reentrant_mutex("re");
-    reentrant->lock();
+    reentrant.lock();
     auto sem = client.semaphore("slots", 3);
-    sem->acquire();
-    sem->acquire();
+    sem.acquire();
+    sem.acquire();
     auto rw = client.rwlock("rd");
-    rw->lock_shared();
+    rw.lock_shared();
     auto fair = client.acquire("fair", deadbolt::LockMode::fair, {});
     auto after = SysClock::now();
 
@@ -74,10 +74,10 @@ TEST(Status, NamesEveryHolderByHostPidAndGrantTimeForEveryKind) {
     expect_held_here(s, 2, false, before, after);
     expect_held_here(client.status("rd"), 1, false, before, after);
 
-    rw->unlock_shared();
+    rw.unlock_shared();
     EXPECT_TRUE(client.status("rd").held_by.empty());
     EXPECT_TRUE(client.status("free-name").held_by.empty());
-    reentrant->unlock();
+    reentrant.unlock();
 }
 
 TEST(Status, AHolderDeadboltDidNotWriteIsNotGivenAnotherHoldersName) {
@@ -97,7 +97,7 @@ TEST(Status, ListsAtMostTheCapOfHoldersAndCountsThemAll) {
     RedisServer srv;
     auto client = deadbolt::Client::connect(srv.url());
     auto sem = client.semaphore("wide", 200);
-    sem->acquire();  // makes the semaphore; the rest join it as other processes would
+    sem.acquire();  // makes the semaphore; the rest join it as other processes would
     auto now_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(SysClock::now().time_since_epoch())
             .count();
@@ -116,9 +116,9 @@ TEST(List, FindsEveryHeldLockUnderThePrefixAndNothingElse) {
     auto app = deadbolt::Client::connect(srv.url() + "?prefix=app:");
     auto job = app.acquire("job");
     auto sem = app.semaphore("slots", 2);
-    sem->acquire();
+    sem.acquire();
     auto rw = app.rwlock("rd");
-    rw->lock_shared();
+    rw.lock_shared();
     auto leader = app.campaign("ldr", "me");
     auto both = app.acquire_all({"a", "{tagged}:b"});
     app.acquire("gone").release();  // its fence key stays a minute: still not a lock
@@ -146,6 +146,6 @@ TEST(List, FindsEveryHeldLockUnderThePrefixAndNothingElse) {
     EXPECT_THROW(app.list(""), deadbolt::UsageError);
 
     job.release();
-    rw->unlock_shared();
+    rw.unlock_shared();
     EXPECT_EQ(names_of(app.list("[jr]*")), std::vector<std::string>{});
 }

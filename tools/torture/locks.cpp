@@ -44,7 +44,8 @@ class DeadboltLock : public LockAdapter {
           kind_(kind_parts(kind).primitive) {
         MutexOptions o;
         o.ttl = ttl_;
-        if (kind_ == "deadbolt-reentrant") reentrant_ = client_.reentrant_mutex("torture", o);
+        if (kind_ == "deadbolt-reentrant")
+            reentrant_.emplace(client_.reentrant_mutex("torture", o));
     }
     std::optional<Holding> acquire(milliseconds wait) override {
         std::error_code ec;
@@ -124,7 +125,7 @@ class DeadboltLock : public LockAdapter {
     const deadbolt_shim_clock* clock_;
     std::string kind_;  // the primitive; the URL says where it lives
     Lease lease_;
-    std::unique_ptr<ReentrantMutex> reentrant_;
+    std::optional<ReentrantMutex> reentrant_;
 };
 
 // The naive schemes, over plain hiredis, polling every 5 ms as their users do.

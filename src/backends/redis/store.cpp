@@ -163,7 +163,7 @@ void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_poi
     if (nodes->redlock() && !rh.node) {
         auto call = std::make_shared<std::vector<OwnedCall>>(1, owned(rh.call(*rh.release, px)));
         return nodes->async_eval_many(
-            call, by, [h, done = std::move(done)](Status st, std::vector<Reply> r) {
+            call, by, [h, done = std::move(done)](const Status& st, std::vector<Reply> r) {
                 done(st.ok() ? verdict_of(r.front(), Answer::woken_plus_one)
                              : Verdict::unknown(st));
             });

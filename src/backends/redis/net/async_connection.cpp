@@ -8,7 +8,6 @@ namespace deadbolt::detail {
 
 AsyncConnection::AsyncConnection(EventLoop& loop, Endpoint ep)
     : keepalive_(loop.keepalive()),
-      loop_(loop),
       ep_(std::move(ep)),
       transport_(loop.io()),
       timer_(loop.io()),
@@ -65,7 +64,7 @@ void AsyncConnection::connect() {
         ep_,
         std::min(Clock::now() + ep_.options.connect_timeout,
                  queued_.empty() ? Clock::time_point::max() : queued_.front().deadline),
-        [self = shared_from_this(), g = gen_](Status st) {
+        [self = shared_from_this(), g = gen_](const Status& st) {
             if (g != self->gen_) return;  // closed meanwhile; its requests were failed then
             self->connecting_ = false;
             if (!st.ok()) return fail(self->queued_, st);

@@ -64,7 +64,6 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     static void fail(std::deque<Batch>& batches, const Status& why);
 
     std::shared_ptr<void> keepalive_;  // the loop's context outlives our socket
-    EventLoop& loop_;
     Endpoint ep_;
     Transport transport_;
     asio::steady_timer timer_;  // the oldest request in flight's deadline

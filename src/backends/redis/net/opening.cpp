@@ -108,11 +108,11 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
                     });
                 std::vector<asio::ip::tcp::endpoint> targets;
                 for (const auto& entry : r) targets.push_back(entry.endpoint());
-                self->connect_tcp(std::move(targets));
+                self->connect_tcp(targets);
             });
     }
 
-    void connect_tcp(std::vector<asio::ip::tcp::endpoint> targets) {
+    void connect_tcp(const std::vector<asio::ip::tcp::endpoint>& targets) {
         step = "connecting";
         asio::async_connect(
             tcp, targets, [self = shared_from_this()](const std::error_code& e, const auto&) {

@@ -157,7 +157,7 @@ void Nodes::async_eval_many(AsyncConnection::Calls calls, Clock::time_point dead
     };
     async_everywhere(
         std::move(calls), deadline, {}, decided,
-        [this, k, n, done = std::move(done)](std::vector<NodeReplies> results) {
+        [this, k, n, done = std::move(done)](const std::vector<NodeReplies>& results) {
             std::size_t answered = 0;
             for (const auto& r : results) answered += r.status.ok() ? 1 : 0;
             if (answered == 0)
