@@ -18,6 +18,7 @@ void AsyncConnection::exec(std::string encoded, std::size_t count, Clock::time_p
     queued_.push_back({std::move(encoded), count, {}, deadline, std::move(done)});
     if (connected_) return flush();
     if (!connecting_) connect();
+    arm_timer();  // while the session opens, this request's deadline is watched too
 }
 
 void AsyncConnection::eval_many(Calls calls, std::string encoded, Clock::time_point deadline,
@@ -145,22 +146,52 @@ void AsyncConnection::on_read(std::size_t n) {
 }
 
 void AsyncConnection::arm_timer() {
-    if (inflight_.empty()) {
-        timer_.cancel();
+    auto next = Clock::time_point::max();
+    if (!inflight_.empty()) next = inflight_.front().deadline;
+    if (!connected_)
+        for (const auto& q : queued_) next = std::min(next, q.deadline);
+    if (next == Clock::time_point::max()) {
+        if (waiting_) timer_.cancel();
+        waiting_ = false;
         return;
     }
-    if (timer_.expiry() == inflight_.front().deadline) return;
-    timer_.expires_at(inflight_.front().deadline);
-    timer_.async_wait([self = shared_from_this(), g = gen_](const std::error_code& ec) {
-        if (ec || g != self->gen_ || self->inflight_.empty()) return;
-        if (Clock::now() < self->inflight_.front().deadline) return self->arm_timer();
+    if (waiting_ && timer_.expiry() == next) return;
+    timer_.expires_at(next);  // a wait still pending ends (aborted) and is ignored
+    waiting_ = true;
+    timer_.async_wait([self = shared_from_this(), w = ++wait_id_](const std::error_code& ec) {
+        if (ec || w != self->wait_id_) return;
+        self->waiting_ = false;
+        self->on_deadline();
+    });
+}
+
+void AsyncConnection::on_deadline() {
+    const auto now = Clock::now();
+    if (!connected_) {
+        // Not sent (the session is still opening): a request past its deadline fails as safe
+        // to retry, instead of going out long after its caller stopped waiting for it.
+        std::deque<Batch> late;
+        for (auto it = queued_.begin(); it != queued_.end();) {
+            if (it->deadline > now) {
+                ++it;
+                continue;
+            }
+            late.push_back(std::move(*it));
+            it = queued_.erase(it);
+        }
+        fail(late, Status::error(errc::timeout,
+                                 fmt::format("the request was not sent within its deadline: the "
+                                             "session with {} is still opening",
+                                             ep_.describe())));
+    }
+    if (!inflight_.empty() && now >= inflight_.front().deadline)
         // Sent but unanswered: the session is stuck; reset it so later requests start clean.
-        self->reset(Status::error(
+        return reset(Status::error(
             errc::unknown_outcome,
             fmt::format("no reply from {} within the command timeout; the request was sent, so "
                         "it may have been executed",
-                        self->ep_.describe())));
-    });
+                        ep_.describe())));
+    arm_timer();
 }
 
 void AsyncConnection::retarget(const std::string& host, std::uint16_t port) {
@@ -179,6 +210,7 @@ void AsyncConnection::reset(const Status& why) {
     ++gen_;
     reader_.reset();
     timer_.cancel();
+    waiting_ = false;
     auto lost = std::move(inflight_);
     inflight_.clear();
     fail(lost, why);

@@ -60,13 +60,16 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     void start_read();
     void on_read(std::size_t n);
     void arm_timer();
+    void on_deadline();
     void reset(const Status& why);
     static void fail(std::deque<Batch>& batches, const Status& why);
 
     std::shared_ptr<void> keepalive_;  // the loop's context outlives our socket
     Endpoint ep_;
     Transport transport_;
-    asio::steady_timer timer_;  // the oldest request in flight's deadline
+    asio::steady_timer timer_;  // the next deadline: the oldest sent request's, or any unsent one's
+    bool waiting_ = false;      // a wait on timer_ is pending
+    unsigned wait_id_ = 0;      // the pending wait's; an older wait's handler ignores itself
     std::deque<Batch> queued_;  // not written yet: safe to retry
     std::deque<Batch> inflight_;
     bool connected_ = false;
