@@ -361,6 +361,13 @@ def main():
             finally:
                 for s in nodes:
                     s.stop()
+    except SystemExit:
+        # A contender failed: keep what the scenarios before it measured, beside the last
+        # complete results (which stay as they were).
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "results.partial.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        raise
     finally:
         srv.stop()
     os.makedirs(a.out, exist_ok=True)

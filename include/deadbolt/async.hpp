@@ -33,7 +33,6 @@ namespace deadbolt {
 namespace detail {
 
 using AsyncLeaseDone = std::function<void(std::error_code, Lease)>;
-using AsyncDone = std::function<void(std::error_code)>;
 
 /// What a MutexOptions-and-names acquisition wants, for the starts below.
 struct AsyncTarget {
@@ -104,7 +103,33 @@ struct InitRelease {
     }
 };
 
+struct InitLock {
+    template <class Handler>
+    void operator()(Handler handler, Mutex* m, AcquireOptions how) const {
+        Completion<Handler> done(std::move(handler));
+        start_lock(*m, how, done.stop_token(), done);
+    }
+};
+
 }  // namespace detail
+
+/// Takes m's lock as m.lock() does, waiting as how says; completes with (error_code):
+/// not_acquired when how's deadline passes, cancelled, the error lock() would throw, or
+/// invalid_argument when m holds its lock already. On success m.owns_lock(), and m.unlock()
+/// (or m's destructor) releases. m must stay where it is (not moved, not destroyed) until
+/// the operation completes. Like every asynchronous form,
+/// it does not line up behind this process's blocking threads.
+template <class CompletionToken>
+auto async_lock(Mutex& m, const AcquireOptions& how, CompletionToken&& token) {
+    return asio::async_initiate<CompletionToken, void(std::error_code)>(detail::InitLock{}, token,
+                                                                        &m, how);
+}
+
+/// async_lock of a FairMutex or MultiLock (or an RWLock's writer), as for a Mutex.
+template <class CompletionToken>
+auto async_lock(detail::MutexFront& lock, const AcquireOptions& how, CompletionToken&& token) {
+    return async_lock(detail::mutex_of(lock), how, std::forward<CompletionToken>(token));
+}
 
 /// Acquires name (in mode) as the blocking Client::acquire does; completes with
 /// (error_code, Lease): not_acquired when how's deadline passes, cancelled, or the error the

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -14,10 +16,17 @@
 
 namespace deadbolt {
 
+class Mutex;
+struct AcquireOptions;
+
 namespace detail {
 struct ClientImpl;
 /// How a Mutex takes its lock: plain (SET NX), fair (FIFO queue), or as an RWLock's writer.
 enum class LockFlavor : unsigned char { plain, fair, write, multi };
+using AsyncDone = std::function<void(std::error_code)>;
+/// Starts taking m's lock on its client's event loop (async_lock); done runs there once.
+/// Never throws.
+void start_lock(Mutex& m, const AcquireOptions& how, std::stop_token also, AsyncDone done) noexcept;
 }  // namespace detail
 
 /// A lock shared by every process that uses the same server and name. Satisfies the
@@ -73,6 +82,8 @@ class Mutex {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend void detail::start_lock(Mutex& m, const AcquireOptions& how, std::stop_token also,
+                                   detail::AsyncDone done) noexcept;
     // Made by Client; FairMutex, MultiLock and an RWLock's writer hold a Mutex of their flavor.
     friend class Client;
     friend class MultiLock;
@@ -131,7 +142,15 @@ class MutexFront {
   protected:
     explicit MutexFront(Mutex lock) : lock_(std::move(lock)) {}
     Mutex lock_;
+
+  private:
+    friend Mutex& mutex_of(MutexFront& f) noexcept;
 };
+
+/// The Mutex behind a FairMutex, MultiLock or RWLock's writer (async_lock takes it).
+inline Mutex& mutex_of(MutexFront& f) noexcept {
+    return f.lock_;
+}
 
 }  // namespace detail
 

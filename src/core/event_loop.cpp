@@ -13,8 +13,15 @@ EventLoop::EventLoop() : state_(std::make_shared<State>()) {
 }
 
 EventLoop::~EventLoop() {
-    // Behind what was posted before: that runs first.
-    asio::post(state_->io, [s = state_.get()] { s->io.stop(); });
+    if (here()) {
+        // The client died in one of its own handlers: what is queued may refer to what is
+        // being destroyed around us, so the loop ends after this handler without running it.
+        state_->orphaned = true;
+        state_->io.stop();
+    } else {
+        // Behind what was posted before: that runs first.
+        asio::post(state_->io, [s = state_.get()] { s->io.stop(); });
+    }
     join_or_detach(std::move(thread_));
 }
 
@@ -25,6 +32,7 @@ void EventLoop::post(std::function<void()> fn) {
 void EventLoop::run(const std::shared_ptr<State>& s) {
     auto work = asio::make_work_guard(s->io);
     s->io.run();
+    if (s->orphaned) return;  // the rest is dropped with the context, unrun
     // What was ready at the stop still runs (closing sockets, completing operations), so
     // nothing is left to destroy with the context but idle handlers.
     work.reset();

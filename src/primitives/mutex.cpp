@@ -1,5 +1,6 @@
 #include "deadbolt/mutex.hpp"
 
+#include "core/async_acquire.hpp"
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
 #include "core/lock_spec.hpp"
@@ -119,5 +120,33 @@ bool Mutex::owns_lock() const noexcept {
     std::lock_guard lk(m_);
     return lease_.has_value();
 }
+
+namespace detail {
+
+void start_lock(Mutex& m, const AcquireOptions& how, std::stop_token also,
+                AsyncDone done) noexcept {
+    try {
+        bool held = false;
+        {
+            std::lock_guard lk(m.m_);
+            held = m.lease_.has_value();
+        }
+        if (held || !m.client_) return done(make_error_code(errc::invalid_argument));
+        LockSpec spec = deadbolt::spec_of(m.flavor_, m.name_, m.names_, m.options_);
+        // Nothing throws past here: async_acquire reports through its callback.
+        async_acquire(m.client_, std::move(spec), how, std::move(also),
+                      [&m, done = std::move(done)](const Status& st, Lease l) {
+                          if (st.ok()) {
+                              std::lock_guard lk(m.m_);
+                              m.lease_.emplace(std::move(l));
+                          }
+                          done(st.ec);
+                      });
+    } catch (const std::exception&) {
+        done(std::make_error_code(std::errc::not_enough_memory));
+    }
+}
+
+}  // namespace detail
 
 }  // namespace deadbolt

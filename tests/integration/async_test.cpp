@@ -24,8 +24,10 @@
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
 #include "process_threads.hpp"
 #include "redis_server.hpp"
+#include "redlock_nodes.hpp"
 #include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
@@ -46,7 +48,62 @@ struct Outcome {
     std::pair<std::error_code, Lease> get() { return p.get_future().get(); }
 };
 
+// async_lock through a callback: what it completed with.
+template <class Lock>
+std::error_code async_locked(Lock& lock, const deadbolt::AcquireOptions& how) {
+    std::promise<std::error_code> done;
+    deadbolt::async_lock(lock, how, [&](std::error_code ec) { done.set_value(ec); });
+    return done.get_future().get();
+}
+
 }  // namespace
+
+TEST(Async, AsyncLockFillsTheHandleAndUnlockReleasesIt) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    auto other = Client::connect(srv.url());
+    auto m = c.mutex("job");
+    ASSERT_FALSE(async_locked(m, {}));
+    EXPECT_TRUE(m.owns_lock());
+    EXPECT_GT(m.lease().fence(), 0u);
+    EXPECT_TRUE(c.status("job").held);
+    // A handle that holds its lock says so instead of waiting for itself.
+    EXPECT_EQ(async_locked(m, {}), errc::invalid_argument);
+    m.unlock();
+    EXPECT_FALSE(c.status("job").held);
+    // A FairMutex the same way; a deadline ends a wait, and a release wakes one.
+    auto f = c.fair_mutex("queue");
+    auto g = other.fair_mutex("queue");
+    ASSERT_FALSE(async_locked(f, {}));
+    EXPECT_EQ(async_locked(g, {.deadline = Clock::now() + 200ms}), errc::not_acquired);
+    EXPECT_FALSE(g.owns_lock());
+    std::thread release([&] {
+        std::this_thread::sleep_for(200ms);
+        f.unlock();
+    });
+    EXPECT_FALSE(async_locked(g, {.deadline = Clock::now() + 20s}));
+    release.join();
+    EXPECT_TRUE(g.owns_lock());
+    EXPECT_GT(g.lease().fence(), 0u);
+}
+
+TEST(Async, AClientThatDiesInItsOwnHandlerEndsCleanly) {
+    // Over Redlock every round runs on the loop, so the client's last reference can go in a
+    // handler: the loop then ends there, and nothing it had queued runs on what is gone.
+    deadbolt::test::RedlockNodes nodes(3);
+    std::promise<std::error_code> done;
+    auto c = std::make_shared<Client>(Client::connect(nodes.url()));
+    deadbolt::async_acquire(*c, "job", {}, {}, [c, &done](std::error_code ec, Lease l) mutable {
+        l.release();  // blocking, in a handler: the loop runs meanwhile
+        c.reset();
+        done.set_value(ec);
+    });
+    c.reset();
+    EXPECT_FALSE(done.get_future().get());
+    // Released by a majority before the client went: anyone may take it now. (A minority
+    // node may keep the key until its TTL: the loop ended with whatever it had not sent.)
+    EXPECT_TRUE(Client::connect(nodes.url()).mutex("job").try_lock());
+}
 
 TEST(Async, ACallbackGetsTheLeaseAndAsyncReleaseFreesIt) {
     RedisServer srv;

@@ -21,8 +21,10 @@ void Nodes::stop() noexcept {
     try {
         // What is in flight fails now: its handlers, which hold the connections, run before
         // the loop ends instead of outliving it.
-        loop().post([this] {
-            for (const auto& c : async_) c->close();
+        // async_ is complete once async_used_ is set, and never changes after: a copy is safe
+        // here, and the loop may run this after Nodes is gone (a client that died in a handler).
+        loop().post([conns = async_] {
+            for (const auto& c : conns) c->close();
         });
     } catch (...) {
         // Out of memory: the connections close with the loop.
