@@ -13,15 +13,10 @@ EventLoop::EventLoop() : state_(std::make_shared<State>()) {
 }
 
 EventLoop::~EventLoop() {
-    if (here()) {
-        // The client died in one of its own handlers: what is queued may refer to what is
-        // being destroyed around us, so the loop ends after this handler without running it.
-        state_->orphaned = true;
-        state_->io.stop();
-    } else {
-        // Behind what was posted before: that runs first.
-        asio::post(state_->io, [s = state_.get()] { s->io.stop(); });
-    }
+    // Behind what was posted before: that runs first. Called from the loop's own thread (the
+    // client died in one of its handlers), the thread finishes by itself, draining the same
+    // way; what it runs must then hold what it uses (no raw pointers into the client).
+    asio::post(state_->io, [s = state_.get()] { s->io.stop(); });
     join_or_detach(std::move(thread_));
 }
 
@@ -32,7 +27,6 @@ void EventLoop::post(std::function<void()> fn) {
 void EventLoop::run(const std::shared_ptr<State>& s) {
     auto work = asio::make_work_guard(s->io);
     s->io.run();
-    if (s->orphaned) return;  // the rest is dropped with the context, unrun
     // What was ready at the stop still runs (closing sockets, completing operations), so
     // nothing is left to destroy with the context but idle handlers.
     work.reset();

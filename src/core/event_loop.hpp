@@ -18,8 +18,8 @@ namespace deadbolt::detail {
 class EventLoop {
   public:
     EventLoop();
-    /// Stops the loop: work posted before runs first. Joins the thread; called from it (the
-    /// client died in a handler), ends the loop after that handler, dropping what is queued.
+    /// Stops the loop: work posted before runs first. Joins the thread, or lets it finish by
+    /// itself when called from it.
     ~EventLoop();
     EventLoop(const EventLoop&) = delete;
     EventLoop& operator=(const EventLoop&) = delete;
@@ -43,7 +43,6 @@ class EventLoop {
     struct State {
         asio::io_context io;
         std::thread::id id;
-        bool orphaned = false;  // destroyed from its own thread (set there, read there)
     };
     static void run(const std::shared_ptr<State>& s);
 

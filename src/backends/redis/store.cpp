@@ -185,7 +185,10 @@ void RedisStore::armed(AsyncWaker* w, bool on) {
     if (listening_) return;
     listening_ = true;
     subscriber().listen([this, &loop = client.loop()] {
-        loop.post([this] {
+        // The loop may run this after the store is gone (a client that died in one of its
+        // own handlers, whose loop then drains what was queued): alive_ says.
+        loop.post([this, alive = std::weak_ptr<const char>(alive_)] {
+            if (alive.expired()) return;
             // A waker's callback may disarm others: look at those still armed, each once.
             auto now = armed_;
             for (auto* one : now)

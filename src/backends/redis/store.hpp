@@ -104,10 +104,11 @@ class RedisStore final : public Store {
 
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
-    std::set<AsyncWaker*> armed_;                  // loop thread only
-    std::shared_ptr<AsyncConnection> async_conn_;  // set once, on the loop
-    std::atomic<bool> async_used_{false};          // async_conn_ is set
-    bool listening_ = false;                       // the subscriber tells the loop of changes
+    std::set<AsyncWaker*> armed_;                                         // loop thread only
+    std::shared_ptr<const char> alive_ = std::make_shared<const char>();  // gone with the store
+    std::shared_ptr<AsyncConnection> async_conn_;                         // set once, on the loop
+    std::atomic<bool> async_used_{false};                                 // async_conn_ is set
+    bool listening_ = false;  // the subscriber tells the loop of changes
     std::string moved_host_;  // where the primary is now, once a failover moved it
     std::uint16_t moved_port_ = 0;
 };

@@ -15,6 +15,13 @@ AsyncConnection::AsyncConnection(EventLoop& loop, Endpoint ep)
 
 void AsyncConnection::exec(std::string encoded, std::size_t count, Clock::time_point deadline,
                            Done done) {
+    if (closed_) {
+        // For good: a session opened now would outlive the loop's last turn.
+        asio::post(timer_.get_executor(), [done = std::move(done)] {
+            done(Status::error(errc::connection_lost, "the client is closing"), {});
+        });
+        return;
+    }
     queued_.push_back({std::move(encoded), count, {}, deadline, std::move(done)});
     if (connected_) return flush();
     if (!connecting_) connect();
@@ -219,6 +226,7 @@ void AsyncConnection::reset(const Status& why) {
 }
 
 void AsyncConnection::close() noexcept {
+    closed_ = true;
     try {
         auto waiting = std::move(queued_);
         queued_.clear();

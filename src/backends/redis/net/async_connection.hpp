@@ -44,7 +44,8 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     const Endpoint& endpoint() const { return ep_; }
     /// From the next request on, talks to host:port (a failover moved the primary).
     void retarget(const std::string& host, std::uint16_t port);
-    /// Closes the session; what is in flight fails. Never throws.
+    /// Closes the session for good (the client is closing): what is in flight fails, and so
+    /// does every later request. Never throws.
     void close() noexcept;
 
   private:
@@ -73,6 +74,7 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     std::deque<Batch> queued_;  // not written yet: safe to retry
     std::deque<Batch> inflight_;
     bool connected_ = false;
+    bool closed_ = false;  // close() was called: no session opens again
     bool connecting_ = false;
     bool writing_ = false;
     bool reading_ = false;
