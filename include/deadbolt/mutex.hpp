@@ -84,7 +84,8 @@ class Mutex {
   private:
     friend void detail::start_lock(Mutex& m, const AcquireOptions& how, std::stop_token also,
                                    detail::AsyncDone done) noexcept;
-    // Made by Client; FairMutex, MultiLock and an RWLock's writer hold a Mutex of their flavor.
+    // Made by Client; FairMutex, MultiLock and an RWLock's writer hold a Mutex of their flavor
+    // (MultiLock reads its names, RWLock's readers its client and options).
     friend class Client;
     friend class MultiLock;
     friend class RWLock;

@@ -56,8 +56,6 @@ class RWLock : public detail::MutexFront {
     RWLock(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options);
     bool lock_shared_until(clock::time_point deadline, std::error_code* ec);
 
-    std::shared_ptr<detail::ClientImpl> client_;
-    MutexOptions options_;
     mutable std::mutex m_;
     std::vector<std::pair<std::thread::id, Lease>> readers_;
 };

@@ -8,9 +8,8 @@
 namespace deadbolt {
 
 RWLock::RWLock(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options)
-    : MutexFront(Mutex(client, std::move(name), options, detail::LockFlavor::write)),
-      client_(std::move(client)),
-      options_(std::move(options)) {}
+    : MutexFront(Mutex(std::move(client), std::move(name), std::move(options),
+                       detail::LockFlavor::write)) {}
 
 RWLock::~RWLock() {
     std::vector<std::pair<std::thread::id, Lease>> readers;
@@ -21,18 +20,16 @@ RWLock::~RWLock() {
     // The leases' destructors release; the writer's Mutex unlocks as it goes. Neither throws.
 }
 
-RWLock::RWLock(RWLock&& other) noexcept
-    : MutexFront(std::move(other.lock_)),
-      client_(std::move(other.client_)),
-      options_(std::move(other.options_)) {
+RWLock::RWLock(RWLock&& other) noexcept : MutexFront(std::move(other.lock_)) {
     std::lock_guard lk(other.m_);
     readers_.swap(other.readers_);
 }
 
 bool RWLock::lock_shared_until(clock::time_point deadline, std::error_code* ec) {
     Lease l;
-    if (!detail::take(client_, detail::spec_of(detail::Shape::read, name(), options_), deadline, l,
-                      ec))
+    // Readers take the same name, client and options as the writer's Mutex.
+    if (!detail::take(lock_.client_, detail::spec_of(detail::Shape::read, name(), lock_.options_),
+                      deadline, l, ec))
         return false;
     std::lock_guard lk(m_);
     readers_.emplace_back(std::this_thread::get_id(), std::move(l));

@@ -51,19 +51,8 @@ Status reload_missing(Connection& c, std::span<const ScriptCall> calls, std::vec
 
 Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                  Clock::time_point deadline) {
-    // exec, not send + finish: the hot path of one server stays one leader turn.
     if (Status st = c.exec(encode_calls(calls), calls.size(), replies, deadline); !st.ok())
         return st;
-    return reload_missing(c, calls, replies, deadline);
-}
-
-Connection::Pending send_many(Connection& c, std::span<const ScriptCall> calls) {
-    return c.submit(encode_calls(calls), calls.size());
-}
-
-Status finish_many(Connection& c, const Connection::Pending& p, std::span<const ScriptCall> calls,
-                   std::vector<Reply>& replies, Clock::time_point deadline) {
-    if (Status st = c.wait(p, replies, deadline); !st.ok()) return st;
     return reload_missing(c, calls, replies, deadline);
 }
 

@@ -45,13 +45,6 @@ bool is_noscript(const Reply& r);
 Status eval_many(Connection& c, std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                  Clock::time_point deadline);
 
-/// eval_many in two halves, for one thread asking several servers at once: send_many writes
-/// the calls now (Connection::submit); finish_many waits for the replies and handles NOSCRIPT
-/// as eval_many does. calls must stay alive between the two.
-Connection::Pending send_many(Connection& c, std::span<const ScriptCall> calls);
-Status finish_many(Connection& c, const Connection::Pending& p, std::span<const ScriptCall> calls,
-                   std::vector<Reply>& replies, Clock::time_point deadline);
-
 /// One script; an error reply becomes the returned Status.
 Status eval(Connection& c, const ScriptCall& call, Reply& reply, Clock::time_point deadline);
 

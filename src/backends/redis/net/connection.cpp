@@ -49,11 +49,6 @@ Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t
     return b;
 }
 
-bool Connection::connected_now() {
-    std::lock_guard lk(m_);
-    return leader_ || connected_;  // a leader is connected or connecting
-}
-
 Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
     std::unique_lock lk(m_);
     auto b = enqueue_locked(std::move(encoded), count);

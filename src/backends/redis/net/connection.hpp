@@ -42,15 +42,12 @@ class Connection {
     Pending submit(std::string encoded, std::size_t count);
     /// The second half: waits for p's replies, as exec.
     Status wait(const Pending& p, std::vector<Reply>& replies, Clock::time_point deadline);
-    /// Whether a session is open, so submit() needs no connect (a hint; never blocks long).
 
     const Endpoint& endpoint() const { return ep_; }
 
     /// From the next request on, talks to host:port instead (a failover moved the primary);
     /// a session open now is closed first, and requests in flight on it fail (unknown_outcome).
     void retarget(const std::string& host, std::uint16_t port);
-
-    bool connected_now();
 
   private:
     using BatchPtr = std::shared_ptr<Batch>;

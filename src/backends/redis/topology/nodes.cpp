@@ -20,9 +20,9 @@ void Nodes::stop() noexcept {
     if (!async_used_) return;
     try {
         // What is in flight fails now: its handlers, which hold the connections, run before
-        // the loop ends instead of outliving it.
-        // async_ is complete once async_used_ is set, and never changes after: a copy is safe
-        // here, and the loop may run this after Nodes is gone (a client that died in a handler).
+        // the loop ends instead of outliving it. The lambda holds a copy of async_ (complete
+        // once async_used_ is set, never changed after): the loop may run it after Nodes is
+        // gone (a client that died in one of its own handlers).
         loop().post([conns = async_] {
             for (const auto& c : conns) c->close();
         });

@@ -154,7 +154,6 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     Clock::time_point sent_at;
     RedlockDone done;
     Round1 r1;
-    std::size_t answered_any = 0;
     std::vector<NodeReplies> round1;
     std::vector<std::uint64_t> fences;
 
