@@ -65,7 +65,8 @@ class Lease {
     bool lost() const;
     /// True until release() or destruction.
     bool held() const;
-    /// Requested when the lease is lost, so work can watch it and stop.
+    /// Requested when the lease is lost, so work can watch it and stop. It fires first, before
+    /// the observer and on_lost run (on the thread that found the loss), so work stops at once.
     std::stop_token stop_token() const;
 
     /// Sets the remaining TTL on the server to ttl (compare-and-set on the token).

@@ -87,6 +87,9 @@ TEST(Lease, ExternalDeleteFiresStopTokenAndOnLostWithinOneRenewalPeriod) {
     EXPECT_TRUE(stopped);
     EXPECT_LE(Clock::now() - deleted_at, 300ms + 200ms);  // one period plus scheduling slack
     EXPECT_TRUE(l.lost());
+    // The stop token fires before on_lost runs on the renewer's thread; wait for it.
+    while (lost_calls.load() == 0 && Clock::now() < deleted_at + 2s)
+        std::this_thread::sleep_for(1ms);
     EXPECT_EQ(lost_calls.load(), 1);
     EXPECT_EQ(why, deadbolt::errc::not_owner);
     EXPECT_THROW(l.release(), deadbolt::LockError);
