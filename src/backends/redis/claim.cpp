@@ -66,20 +66,21 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
                 done();
             });
     }
-    auto* ac = redis(c_).async_conn();
-    // A cluster's slots block the loop for now (the default).
-    if (!ac || multi_spans_slots(c_, spec_))
-        return Claim::async_attempt(token, keep, a, f, std::move(done));
     set_argv(token, keep);
-    ac->eval(call(), c_.deadline(),
-             [this, &a, &f, done = std::move(done)](const Status& st, const Reply& r) {
-                 AttemptOutcome out;
-                 a.status = !st.ok()       ? st
-                            : r.is_error() ? from_server_error(r.str)
-                                           : parse_acquire(r, out, spec_.fenced);
-                 report(std::move(out), a, f);
-                 done();
-             });
+    ScriptCall c = call();
+    // A MultiLock over several cluster slots takes them in order, one slot at a time: that
+    // blocks the loop for now (the default).
+    if (!redis(c_).can_eval_async(c))
+        return Claim::async_attempt(token, keep, a, f, std::move(done));
+    redis(c_).async_eval(c, c_.deadline(),
+                         [this, &a, &f, done = std::move(done)](const Status& st, const Reply& r) {
+                             AttemptOutcome out;
+                             a.status = !st.ok()       ? st
+                                        : r.is_error() ? from_server_error(r.str)
+                                                       : parse_acquire(r, out, spec_.fenced);
+                             report(std::move(out), a, f);
+                             done();
+                         });
 }
 
 void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,

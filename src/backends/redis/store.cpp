@@ -8,8 +8,10 @@
 #include "backends/redis/async_waker.hpp"
 #include "backends/redis/claim.hpp"
 #include "backends/redis/holding.hpp"
+#include "backends/redis/keys.hpp"
 #include "backends/redis/net/async_connection.hpp"
 #include "backends/redis/net/status.hpp"
+#include "backends/redis/topology/cluster_async.hpp"
 #include "backends/redis/topology/redlock.hpp"
 #include "core/quorum.hpp"
 
@@ -141,7 +143,11 @@ bool RedisStore::late_yes_is_lost() const {
 void RedisStore::stop() noexcept {
     if (sentinel) sentinel->stop();
     if (cluster) cluster->stop();
-    if (async_used_) client.loop().post([c = async_conn_] { c->close(); });
+    if (async_used_)
+        client.loop().post([c = async_conn_, cl = async_cluster_] {
+            if (c) c->close();
+            if (cl) cl->close();
+        });
     nodes->stop();
     std::lock_guard lk(sub_m_);
     if (sub_) sub_->listen(nullptr);  // the loop stops before the subscriber
@@ -156,6 +162,15 @@ AsyncConnection* RedisStore::async_conn() {
     return async_conn_.get();
 }
 
+AsyncCluster* RedisStore::async_cluster() {
+    if (!cluster) return nullptr;
+    if (!async_cluster_) {
+        async_cluster_ = std::make_shared<AsyncCluster>(client.loop(), cluster);
+        async_used_ = true;
+    }
+    return async_cluster_.get();
+}
+
 void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
                                std::function<void(Verdict)> done) {
     const RedisHolding& rh = as_redis(h.get());
@@ -168,12 +183,21 @@ void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_poi
                              : Verdict::unknown(st));
             });
     }
-    auto* ac = async_conn();
-    if (!ac) return Store::async_release(std::move(h), by, std::move(done));
-    ac->eval(rh.call(*rh.release, px), by,
-             [h, done = std::move(done)](const Status& st, const Reply& r) {
-                 done(st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st));
-             });
+    ScriptCall call = rh.call(*rh.release, px);
+    if (!can_eval_async(call)) return Store::async_release(std::move(h), by, std::move(done));
+    async_eval(call, by, [h, done = std::move(done)](const Status& st, const Reply& r) {
+        done(st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st));
+    });
+}
+
+bool RedisStore::can_eval_async(const ScriptCall& call) const {
+    return (conn && !nodes->redlock()) || (cluster && !spans_slots(call.keys));
+}
+
+void RedisStore::async_eval(const ScriptCall& call, Clock::time_point by,
+                            std::function<void(Status, Reply)> done) {
+    if (cluster) return async_cluster()->eval(call, by, std::move(done));
+    async_conn()->eval(call, by, std::move(done));
 }
 
 void RedisStore::armed(AsyncWaker* w, bool on) {
@@ -264,7 +288,10 @@ void RedisStore::primary_moved(const std::string& host, std::uint16_t port) {
         if (sub_) sub_->retarget(host, port);
     }
     conn->retarget(host, port);
-    if (async_used_) client.loop().post([c = async_conn_, host, port] { c->retarget(host, port); });
+    if (async_used_)
+        client.loop().post([c = async_conn_, host, port] {
+            if (c) c->retarget(host, port);
+        });
     if (on_doubt) on_doubt();  // the new primary may not hold what we held
 }
 

@@ -26,6 +26,7 @@ namespace deadbolt::detail {
 
 class AsyncWaker;
 class AsyncConnection;
+class AsyncCluster;
 
 class RedisStore final : public Store {
   public:
@@ -77,9 +78,18 @@ class RedisStore final : public Store {
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
     /// The connection of the asynchronous API on one server (or Sentinel's primary), made at
-    /// first use; null elsewhere (cluster, Redlock: their calls block the loop for now).
+    /// first use; null elsewhere (a cluster has async_cluster(), Redlock its Nodes).
     /// Loop thread only.
     AsyncConnection* async_conn();
+    /// The asynchronous API's router to a cluster's masters, made at first use; null on
+    /// other topologies. Loop thread only.
+    AsyncCluster* async_cluster();
+    /// Whether call can run on the loop without blocking it: on one server, or a cluster
+    /// when its keys share a slot (Redlock's rounds have their own way: Nodes).
+    bool can_eval_async(const ScriptCall& call) const;
+    /// Runs call on the loop where can_eval_async says so; done(status, reply) on the loop.
+    void async_eval(const ScriptCall& call, Clock::time_point by,
+                    std::function<void(Status, Reply)> done);
     void async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
                        std::function<void(Verdict)> done) override;
     /// An AsyncWaker is armed (on) or not any more: armed ones hear of the subscriber's
@@ -107,9 +117,10 @@ class RedisStore final : public Store {
     std::set<AsyncWaker*> armed_;                                         // loop thread only
     std::shared_ptr<const char> alive_ = std::make_shared<const char>();  // gone with the store
     std::shared_ptr<AsyncConnection> async_conn_;                         // set once, on the loop
-    std::atomic<bool> async_used_{false};                                 // async_conn_ is set
-    bool listening_ = false;  // the subscriber tells the loop of changes
-    std::string moved_host_;  // where the primary is now, once a failover moved it
+    std::shared_ptr<AsyncCluster> async_cluster_;                         // set once, on the loop
+    std::atomic<bool> async_used_{false};  // async_conn_ or async_cluster_ is set
+    bool listening_ = false;               // the subscriber tells the loop of changes
+    std::string moved_host_;               // where the primary is now, once a failover moved it
     std::uint16_t moved_port_ = 0;
 };
 

@@ -77,4 +77,9 @@ Status from_server_error(std::string_view t) {
     return Status::error(errc::server_error, msg("the server refused the request"));
 }
 
+bool nothing_sent(const Status& st) {
+    return st.ec == make_error_code(errc::connect_failed) ||
+           st.ec == make_error_code(errc::connection_lost);
+}
+
 }  // namespace deadbolt::detail

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backends/redis/keys.hpp"
+#include "backends/redis/net/status.hpp"
 #include "backends/redis/topology/replication.hpp"
 #include "backends/redis/topology/slot_split.hpp"
 #include "core/backoff.hpp"
@@ -26,11 +27,6 @@ namespace {
 
 // Redirections one request may follow: a slot moves at most a few times during one call.
 constexpr unsigned kMaxRounds = 16;
-
-bool nothing_sent(const Status& st) {
-    return st.ec == make_error_code(errc::connect_failed) ||
-           st.ec == make_error_code(errc::connection_lost);
-}
 
 // The reply that sends a request elsewhere or asks it to come back (none: it is final).
 const Reply* redirection(const std::vector<Reply>& replies) {
@@ -92,8 +88,20 @@ void Cluster::moved(std::uint16_t slot, const NodeAddress& to) {
 }
 
 NodeAddress Cluster::master_of(std::string_view key) const {
+    return owner_of(key_slot(key));
+}
+
+NodeAddress Cluster::owner_of(std::uint16_t slot) const {
     std::lock_guard lk(m_);
-    return owners_[key_slot(key)];
+    return owners_[slot];
+}
+
+void Cluster::reread_soon() noexcept {
+    {
+        std::lock_guard lk(m_);
+        reread_ = true;
+    }
+    cv_.notify_all();
 }
 
 std::vector<NodeAddress> Cluster::nodes() const {
@@ -199,9 +207,10 @@ void Cluster::watch(std::chrono::milliseconds period, std::function<void()> on_c
 void Cluster::watch_loop(std::chrono::milliseconds period) {
     std::unique_lock lk(m_);
     while (!stopping_) {
-        cv_.wait_for(lk, period, [&] { return stopping_ || changed_; });
+        cv_.wait_for(lk, period, [&] { return stopping_ || changed_ || reread_; });
         if (stopping_) break;
         if (!changed_) {
+            reread_ = false;
             lk.unlock();
             refresh(Clock::now() + base_.options.connect_timeout + base_.options.command_timeout);
             lk.lock();

@@ -41,6 +41,15 @@ class Cluster final : public Server, public std::enable_shared_from_this<Cluster
     std::vector<NodeAddress> nodes() const;
     /// The master serving key's slot in the last map (empty host when none does).
     NodeAddress master_of(std::string_view key) const;
+    /// The master serving slot in the last map (empty host when none does).
+    NodeAddress owner_of(std::uint16_t slot) const;
+    /// A MOVED reply said slot is served at to now.
+    void moved(std::uint16_t slot, const NodeAddress& to);
+    /// Asks the watch to re-read the map now instead of at its next period (a slot moved or a
+    /// master stopped answering); never blocks, so the event loop may call it.
+    void reread_soon() noexcept;
+    /// The endpoint every node's connection copies (the URL's options).
+    const Endpoint& base() const { return base_; }
 
     Status eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                      Clock::time_point deadline) override;
@@ -58,7 +67,6 @@ class Cluster final : public Server, public std::enable_shared_from_this<Cluster
     void route(std::vector<Request>& requests, Clock::time_point deadline);
     ConnPtr connection_locked(const NodeAddress& a);
     ConnPtr owner(std::uint16_t slot);
-    void moved(std::uint16_t slot, const NodeAddress& to);
     Status read_map(Connection& c, Clock::time_point deadline);
     void watch_loop(std::chrono::milliseconds period);
 
@@ -71,6 +79,7 @@ class Cluster final : public Server, public std::enable_shared_from_this<Cluster
     std::vector<SlotRange> ranges_;         // the last map read
     std::uint64_t epoch_ = 0;               // bumped by every map read
     bool changed_ = false;                  // a slot's master moved since on_change last ran
+    bool reread_ = false;                   // reread_soon() was called since the last read
 
     std::mutex refresh_m_;  // one map read at a time
     std::condition_variable cv_;
