@@ -23,6 +23,7 @@ struct Args {
     std::int64_t start_ns = 0, until_ns = 0;  // CLOCK_MONOTONIC span shared by a run's processes
     std::string key = "bench";
     std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
+    int loop_spin_us = -1;            // ClientOptions::loop_spin; -1 = its default
 };
 Args parse(int argc, char** argv);
 

@@ -44,7 +44,9 @@ void cycle_once(const Client& c, const std::string& key, std::int64_t until,
 }  // namespace
 
 int cycle_async(const Args& a) {
-    auto client = Client::connect(client_url(a));
+    ClientOptions opts;
+    if (a.loop_spin_us >= 0) opts.loop_spin = std::chrono::microseconds(a.loop_spin_us);
+    auto client = Client::connect(client_url(a), opts);
     std::vector<std::vector<double>> lat(a.threads);
     std::vector<std::string> keys;
     keys.reserve(a.threads);

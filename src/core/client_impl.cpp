@@ -21,7 +21,7 @@ ClientImpl::~ClientImpl() {
 
 EventLoop& ClientImpl::loop() {
     std::lock_guard lk(loop_m_);
-    if (!loop_) loop_ = std::make_unique<EventLoop>();
+    if (!loop_) loop_ = std::make_unique<EventLoop>(options.loop_spin);
     return *loop_;
 }
 

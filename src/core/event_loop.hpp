@@ -6,6 +6,7 @@
 
 #include <asio/io_context.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -17,7 +18,9 @@ namespace deadbolt::detail {
 
 class EventLoop {
   public:
-    EventLoop();
+    /// spin: how long the loop keeps polling after it ran something before it sleeps
+    /// (ClientOptions::loop_spin).
+    explicit EventLoop(std::chrono::microseconds spin = {});
     /// Stops the loop: work posted before runs first. Joins the thread, or lets it finish by
     /// itself when called from it.
     ~EventLoop();
@@ -44,7 +47,7 @@ class EventLoop {
         asio::io_context io;
         std::thread::id id;
     };
-    static void run(const std::shared_ptr<State>& s);
+    static void run(const std::shared_ptr<State>& s, std::chrono::microseconds spin);
 
     std::shared_ptr<State> state_;  // shared with the thread, which may outlive this
     std::thread thread_;

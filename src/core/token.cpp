@@ -1,8 +1,11 @@
 #include "core/token.hpp"
 
+#include <pthread.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -27,20 +30,58 @@ std::string token_host() {
     return host.empty() ? "unknown" : host;
 }
 
-std::string random_hex() {
-    unsigned char bytes[kRandomHex / 2];
-    std::size_t got = 0;
-    while (got < sizeof bytes) {
-        ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw std::runtime_error("getrandom failed: no OS randomness for lock tokens");
-        }
-        got += static_cast<std::size_t>(n);
+// Bytes from the OS CSPRNG, fetched a page at a time per thread: a getrandom per token was a
+// tenth of an asynchronous cycle's system calls. A forked child must never hand out bytes its
+// parent also holds (a reused pid would then repeat a token), so fork() empties every buffer.
+std::atomic<unsigned> fork_generation{0};
+std::atomic<int> cached_pid{0};
+
+void after_fork_in_child() {
+    fork_generation.fetch_add(1, std::memory_order_relaxed);
+    cached_pid.store(static_cast<int>(getpid()), std::memory_order_relaxed);
+}
+
+int current_pid() {
+    static const bool registered = [] {
+        cached_pid.store(static_cast<int>(getpid()), std::memory_order_relaxed);
+        return pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+    }();
+    return registered ? cached_pid.load(std::memory_order_relaxed) : static_cast<int>(getpid());
+}
+
+struct RandomPool {
+    std::array<unsigned char, 4096> bytes{};
+    std::size_t used = bytes.size();
+    unsigned generation = 0;
+
+    const unsigned char* take(std::size_t n) {
+        unsigned g = fork_generation.load(std::memory_order_relaxed);
+        if (used + n > bytes.size() || generation != g) refill(g);
+        used += n;
+        return bytes.data() + used - n;
     }
+
+    void refill(unsigned g) {
+        std::size_t got = 0;
+        while (got < bytes.size()) {
+            ssize_t n = getrandom(bytes.data() + got, bytes.size() - got, 0);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                throw std::runtime_error("getrandom failed: no OS randomness for lock tokens");
+            }
+            got += static_cast<std::size_t>(n);
+        }
+        used = 0;
+        generation = g;
+    }
+};
+
+std::string random_hex() {
+    thread_local RandomPool pool;
+    const unsigned char* bytes = pool.take(kRandomHex / 2);
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out(kRandomHex, '0');
-    for (std::size_t i = 0; i < sizeof bytes; ++i) {
+    for (std::size_t i = 0; i < kRandomHex / 2; ++i) {
         out[2 * i] = kHex[bytes[i] >> 4];
         out[2 * i + 1] = kHex[bytes[i] & 15];
     }
@@ -60,7 +101,7 @@ std::string_view take_field(std::string_view& rest) {
 std::string random_token() {
     // Host names do not change under a running process; the pid does across fork().
     static const std::string host = token_host();
-    return host + ':' + std::to_string(getpid()) + ':' + random_hex();
+    return host + ':' + std::to_string(current_pid()) + ':' + random_hex();
 }
 
 std::optional<TokenOrigin> token_origin(std::string_view token) {

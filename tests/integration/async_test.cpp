@@ -263,6 +263,34 @@ TEST(Async, AThousandAcquisitionsInFlightFromOneThread) {
     EXPECT_FALSE(c.status("job0").held);
 }
 
+// Requests go out as they are made; what the socket does not take at once must still go,
+// in order, once the server reads again (here 16 MB against a few MB of socket buffers).
+TEST(Async, RequestsMoreThanTheSocketTakesAtOnceAllGoOut) {
+    RedisServer srv;
+    deadbolt::test::TcpProxy proxy(srv.port());
+    auto c = Client::connect(proxy.url());
+    deadbolt::async_acquire(c, "warm-up", {}, {}, asio::use_future).get().release();
+    proxy.freeze_requests(true);
+    std::this_thread::sleep_for(100ms);  // the proxy's pump sees it (it polls every 20 ms)
+    constexpr int kN = 2000;
+    std::vector<std::future<Lease>> got;
+    got.reserve(kN);
+    for (int i = 0; i < kN; ++i) {
+        std::string name(deadbolt::kMaxNameBytes - 8, 'n');
+        name += std::to_string(i);
+        got.push_back(deadbolt::async_acquire(c, name, {.ttl = 60s}, {}, asio::use_future));
+    }
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(srv.raw().cmd({"DBSIZE"}).integer, 1);  // the warm-up's fence: nothing got through
+    proxy.freeze_requests(false);
+    int granted = 0;
+    const auto until = Clock::now() + 60s;
+    for (auto& f : got)
+        if (f.wait_until(until) == std::future_status::ready && f.get().held()) ++granted;
+    EXPECT_EQ(granted, kN);
+    EXPECT_GE(srv.raw().cmd({"DBSIZE"}).integer, kN + 1);
+}
+
 TEST(Async, TheLoopStartsAtTheFirstAsynchronousCallAndWaitsAddTheSubscriber) {
     using deadbolt::test::threads_of_this_process;
     RedisServer srv;

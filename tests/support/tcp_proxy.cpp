@@ -66,7 +66,7 @@ void TcpProxy::pump(int c, int s) {
     std::string up, down;  // held-back bytes per direction
     char buf[16384];
     while (!stop_ && gen == cut_gen_) {
-        pollfd p[2] = {{c, POLLIN, 0}, {s, POLLIN, 0}};
+        pollfd p[2] = {{freeze_up_ ? -1 : c, POLLIN, 0}, {s, POLLIN, 0}};
         if (::poll(p, 2, 20) < 0) break;
         bool closed = false;
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {

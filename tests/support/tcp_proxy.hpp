@@ -19,6 +19,9 @@ class TcpProxy {
     void stall_replies(bool on) { stall_down_ = on; }
     /// While set, bytes from clients to the server are held back.
     void stall_requests(bool on) { stall_up_ = on; }
+    /// While set, the proxy reads nothing from clients, so their sockets' buffers fill up
+    /// and their writes block (a server too busy to read).
+    void freeze_requests(bool on) { freeze_up_ = on; }
     /// Closes every current connection (both sides).
     void cut_all();
     /// New connections go to this port from now on (like a virtual IP moved to another
@@ -32,7 +35,7 @@ class TcpProxy {
     std::atomic<std::uint16_t> target_;
     std::uint16_t port_ = 0;
     int listen_fd_ = -1;
-    std::atomic<bool> stop_{false}, stall_down_{false}, stall_up_{false};
+    std::atomic<bool> stop_{false}, stall_down_{false}, stall_up_{false}, freeze_up_{false};
     std::atomic<unsigned> cut_gen_{0};
     std::mutex m_;
     std::vector<std::thread> threads_;

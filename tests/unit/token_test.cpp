@@ -1,6 +1,9 @@
 // Owner tokens name their host and process; status reads them back, and nothing else.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <array>
 
 #include <set>
 
@@ -38,4 +41,28 @@ TEST(Token, OriginOfWhatDeadboltDidNotMakeIsUnknown) {
     EXPECT_FALSE(token_origin("web-3:4121:" + hex.substr(1)));
     EXPECT_FALSE(token_origin("web-3:4121:" + std::string(32, 'F')));
     EXPECT_FALSE(token_origin("my-service-owner"));  // an owner name the application chose
+}
+
+// Random bytes are drawn a page at a time; a forked child must not draw the ones its parent
+// draws next (after the parent exits, a reused pid would repeat the parent's tokens).
+TEST(Token, AForkedChildDrawsOtherRandomBytesThanItsParent) {
+    (void)random_token();  // the pool is filled and in use
+    std::array<int, 2> fds{};
+    ASSERT_EQ(pipe(fds.data()), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        auto t = random_token();
+        auto hex = t.substr(t.rfind(':') + 1);
+        _exit(write(fds[1], hex.data(), hex.size()) == static_cast<ssize_t>(hex.size()) ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string theirs(32, '\0');
+    ASSERT_EQ(read(fds[0], theirs.data(), theirs.size()), 32);
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    auto mine = random_token();
+    EXPECT_NE(mine.substr(mine.rfind(':') + 1), theirs);
+    EXPECT_EQ(token_origin(mine)->pid, getpid());
 }

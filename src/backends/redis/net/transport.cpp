@@ -4,6 +4,24 @@
 
 namespace deadbolt::detail {
 
+std::size_t Transport::try_write(asio::const_buffer b, std::error_code& ec) {
+    ec.clear();
+    return std::visit(
+        [&](auto& s) -> std::size_t {
+            using S = std::decay_t<decltype(s)>;
+            if constexpr (std::is_same_v<S, asio::ip::tcp::socket> ||
+                          std::is_same_v<S, asio::local::stream_protocol::socket>) {
+                if (!s.non_blocking()) s.non_blocking(true, ec);
+                std::size_t n = ec ? 0 : s.write_some(b, ec);
+                if (ec == asio::error::would_block || ec == asio::error::try_again) ec.clear();
+                return n;
+            } else {
+                return 0;
+            }
+        },
+        s_);
+}
+
 void Transport::close_stream() noexcept {
     std::error_code ignored;
     std::visit(

@@ -50,6 +50,11 @@ class Transport {
               std::forward<Handler>(h));
     }
 
+    /// Writes what the socket takes at once, without waiting: the bytes written (fewer than
+    /// asked when its buffer is full). On TLS it writes nothing (records are made by
+    /// async_write only); ec says why a plain socket failed.
+    std::size_t try_write(asio::const_buffer b, std::error_code& ec);
+
   private:
     using Tls = asio::ssl::stream<asio::ip::tcp::socket>;
     template <class S>
