@@ -120,6 +120,31 @@ def primitives_table(results):
             + "\n".join(lines) + "\n")
 
 
+def throughput_table(results):
+    """Scenario 2 against its targets: deadbolt blocking (T threads) and async (T in flight
+    from one thread) against the best node-redlock and the pipelined limit."""
+    s2 = results["scenarios"].get("2_throughput")
+    limit = results["scenarios"].get("2_pipelined_limit")
+    if not s2 or not limit:
+        return ""
+    lim_text, lim = cell([r["cycles_per_s"] for r in limit])
+    lines = ["| threads | deadbolt | deadbolt async | best node-redlock | deadbolt / node | "
+             "async / node | deadbolt / limit | async / limit |", "|---" * 8 + "|"]
+    for t in s2["deadbolt"]:
+        ours, ours_m = cell([r["cycles_per_s"] for r in s2["deadbolt"][t]])
+        asy, asy_m = cell([r["cycles_per_s"] for r in s2.get(ASYNC_NAME, {}).get(t, [])])
+        nodes = [cell([r["cycles_per_s"] for r in v[t]]) for c, v in s2.items() if c.startswith("node-redlock")]
+        node, node_m = max(nodes, key=lambda x: x[1] or 0) if nodes else ("–", None)
+        lines.append(f"| {t} | {ours} | {asy} | {node} | {ratio(ours_m, node_m)} | {ratio(asy_m, node_m)} "
+                     f"| {ratio(ours_m, lim)} | {ratio(asy_m, lim)} |")
+    return (f"\n2t. Scenario 2 against its targets, cycles/s. The pipelined limit (deadbolt's "
+            f"acquire and release scripts by redis-benchmark -P 16 -c 16): {lim_text}.\n\n"
+            + "\n".join(lines) + "\n")
+
+
+ASYNC_NAME = "deadbolt async"
+
+
 # The rows of a lock+unlock cycle table: label, results key, which way is better.
 CYCLE_METRICS = (("cycles/s", "cycles_per_s", "higher"), ("cycle p50 µs", "p50_us", "lower"),
                  ("cycle p99 µs", "p99_us", "lower"))
@@ -214,7 +239,7 @@ def charts(results, out):
 
 def write(results, out):
     """Writes table.md and the charts into out; returns a short summary."""
-    t = table(results) + primitives_table(results) + redlock_table(results) + cluster_table(results)
+    t = table(results) + throughput_table(results) + primitives_table(results) + redlock_table(results) + cluster_table(results)
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     made = charts(results, out)
     with open(os.path.join(out, "table.md"), "w") as f:

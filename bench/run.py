@@ -143,9 +143,10 @@ def now_ns():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
-def redis_benchmark(srv, clients, n):
+def redis_benchmark(srv, clients, n, pipeline=1):
     """The acquire and the release script through redis-benchmark (fresh keys, so every
-    acquire succeeds): one cycle = one of each."""
+    acquire succeeds): one cycle = one of each. pipeline > 1: that many requests in flight
+    per connection, the server's capacity for deadbolt's own scripts."""
     srv.cli("SCRIPT", "FLUSH")
     sha = {}
     for name in ("acquire", "release"):
@@ -156,7 +157,7 @@ def redis_benchmark(srv, clients, n):
                                    "tok", "30000", "90000"]),
                       ("release", ["EVALSHA", sha["release"], "1", "k:__rand_int__", "tok", "ch"])):
         out = subprocess.run(["taskset", "-c", "1", "redis-benchmark", "-p", str(srv.port), "-c", str(clients),
-                              "-n", str(n), "-r", "1000000", "--csv", *cmd], capture_output=True, text=True).stdout
+                              "-n", str(n), "-P", str(pipeline), "-r", "1000000", "--csv", *cmd], capture_output=True, text=True).stdout
         fields = out.strip().splitlines()[-1].replace('"', "").split(",")
         rows[name] = {"rps": float(fields[1]), "p50_ms": float(fields[4]), "p99_ms": float(fields[6])}
     return {"cycles_per_s": 1 / (1 / rows["acquire"]["rps"] + 1 / rows["release"]["rps"]),
@@ -172,6 +173,7 @@ def check(results):
         bad += [f"1: no cycles for {c}" for rows in by_cpu.values() for r in rows if r["cycles_per_s"] <= 0]
     for c, by_t in sc["2_throughput"].items():
         bad += [f"2: no cycles for {c}" for rows in by_t.values() for r in rows if r["cycles_per_s"] <= 0]
+    bad += [f"2: no pipelined limit measured" for r in sc.get("2_pipelined_limit", [{}]) if not r.get("cycles_per_s")]
     for c, rows in sc["3_contended"].items():
         bad += [f"3: no acquisitions for {c}" for r in rows if r["acquisitions"] == 0]
         bad += [f"3: {c} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
@@ -247,14 +249,20 @@ def main():
             srv.cli("FLUSHALL")
         # 2. Uncontended throughput: T threads (or T concurrent loops) on distinct keys.
         s2 = {c: {t: [] for t in thread_counts} for c in [*CONTENDERS, ASYNC, "redis-benchmark"]}
+        # The pipelined limit: the same scripts by redis-benchmark -P 16 -c 16, what the
+        # server can do when nothing waits for a round trip.
+        pipelined = []
         if 2 in only:
             sc["2_throughput"] = s2
+            sc["2_pipelined_limit"] = pipelined
         for _ in range(reps if 2 in only else 0):
             for t in thread_counts:
                 for c in [*CONTENDERS, ASYNC]:
                     s2[c][t].append(run(c, "cycle", ["--port", srv.port, "--threads", t, "--seconds", cycle_s, "--key", fresh()], 1))
                 s2["redis-benchmark"][t].append(redis_benchmark(srv, t, 2000 if smoke else 50000))
                 srv.cli("FLUSHALL")
+            pipelined.append(redis_benchmark(srv, 16, 20000 if smoke else 500000, pipeline=16))
+            srv.cli("FLUSHALL")
         # 3 and 6. Contended handoff: 8 processes, one key, a read-modify-write inside.
         s3 = {c: [] for c in CONTENDERS}
         if 3 in only:
