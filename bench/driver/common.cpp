@@ -44,6 +44,8 @@ Args parse(int argc, char** argv) {
             a.key = v;
         else if (k == "--primitive")
             a.primitive = v;
+        else if (k == "--connections")
+            a.connections = std::stoi(v);
         else if (k == "--loop-spin-us")
             a.loop_spin_us = std::stoi(v);
         else

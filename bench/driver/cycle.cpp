@@ -44,7 +44,9 @@ int cycle(const Args& a) {
     std::vector<std::vector<double>> lat(a.threads);
     std::unique_ptr<Client> client;
     if (a.contender == "deadbolt") {
-        client = std::make_unique<Client>(Client::connect(client_url(a)));
+        ClientOptions opts;
+        if (a.connections > 0) opts.command_connections = a.connections;
+        client = std::make_unique<Client>(Client::connect(client_url(a), opts));
     } else if (!a.ports.empty()) {
         throw std::invalid_argument("--ports: only deadbolt runs Redlock here");
     }

@@ -52,6 +52,11 @@ struct ClientOptions {
     /// replica that acknowledged may still not be the one promoted. 0 = off.
     int sync_replicas = 0;
     milliseconds sync_timeout{100};  ///< How long WAIT may block (it blocks the connection).
+    /// Blocking callers that find the server's command connection busy open another, up to
+    /// this many in all, and share them (pipelined) beyond: a reply then wakes its own
+    /// caller instead of being handed over between threads. Opened when first needed; with
+    /// sync_replicas always 1 (WAIT counts the writes of one connection). Minimum 1.
+    int command_connections = 4;
     /// The clock lease validity is measured on; empty = std::chrono::steady_clock::now.
     /// For fault injection: a clock that runs slow makes the client overestimate its
     /// validity, as a host whose clock drifts would (Lease::valid_until() is on this clock).

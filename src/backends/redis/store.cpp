@@ -224,7 +224,10 @@ void RedisStore::armed(AsyncWaker* w, bool on) {
 namespace {
 
 std::shared_ptr<Server> one_server(const std::shared_ptr<Connection>& c) {
-    return std::make_shared<OneServer>(c);
+    const auto& o = c->endpoint().options;
+    auto lanes =
+        o.sync_replicas > 0 ? 1 : static_cast<std::size_t>(std::max(1, o.command_connections));
+    return std::make_shared<OneServer>(c, lanes);
 }
 
 }  // namespace
@@ -287,7 +290,10 @@ void RedisStore::primary_moved(const std::string& host, std::uint16_t port) {
         moved_port_ = port;
         if (sub_) sub_->retarget(host, port);
     }
-    conn->retarget(host, port);
+    if (auto* one = dynamic_cast<OneServer*>(server.get()))
+        one->retarget(host, port);  // every connection it opened
+    else
+        conn->retarget(host, port);
     if (async_used_)
         client.loop().post([c = async_conn_, host, port] {
             if (c) c->retarget(host, port);

@@ -23,7 +23,7 @@ void AsyncConnection::exec(std::string encoded, std::size_t count, Clock::time_p
         return;
     }
     queued_.push_back({std::move(encoded), count, {}, deadline, std::move(done)});
-    if (connected_) return flush();
+    if (connected_) return flush_soon();
     if (!connecting_) connect();
     arm_timer();  // while the session opens, this request's deadline is watched too
 }
@@ -82,6 +82,23 @@ void AsyncConnection::connect() {
             self->writing_ = self->reading_ = false;
             self->flush();
         });
+}
+
+void AsyncConnection::flush_soon() {
+    // While fewer than kEager requests are at the server it may be idle: write at once. While
+    // more are, it is busy with them: gather what this turn of the loop makes into one write
+    // (on a VM a write that wakes the server costs as much as the request), at most kGather.
+    // Measured at 4/16/64 in flight: 46k/63k/66k cycles/s writing each at once, 52k/81k/99k
+    // gathering (eager 2..4 and gather 4..8 were all within noise of one another).
+    constexpr std::size_t kEager = 2;
+    constexpr std::size_t kGather = 8;
+    if (inflight_.size() < kEager || queued_.size() >= kGather) return flush();
+    if (flush_posted_) return;
+    flush_posted_ = true;
+    asio::post(timer_.get_executor(), [self = shared_from_this()] {
+        self->flush_posted_ = false;
+        self->flush();
+    });
 }
 
 void AsyncConnection::flush() {

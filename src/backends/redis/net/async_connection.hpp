@@ -58,6 +58,7 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     };
     void connect();
     void flush();
+    void flush_soon();
     void start_read();
     void on_read(std::size_t n);
     void arm_timer();
@@ -77,6 +78,7 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     bool closed_ = false;  // close() was called: no session opens again
     bool connecting_ = false;
     bool writing_ = false;
+    bool flush_posted_ = false;  // a flush at the end of this turn of the loop is posted
     bool reading_ = false;
     unsigned gen_ = 0;  // session generation: handlers of a closed session ignore themselves
     std::string wbuf_;

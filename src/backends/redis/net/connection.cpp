@@ -36,6 +36,11 @@ Status Connection::exec(std::string encoded, std::size_t count, std::vector<Repl
     return wait(b, replies, deadline);
 }
 
+bool Connection::busy() {
+    std::lock_guard lk(m_);
+    return leader_ || !queued_.empty() || !inflight_.empty();
+}
+
 Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t count) {
     auto b = std::make_shared<Batch>();
     b->bytes = std::move(encoded);

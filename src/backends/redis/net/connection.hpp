@@ -44,6 +44,8 @@ class Connection {
     Status wait(const Pending& p, std::vector<Reply>& replies, Clock::time_point deadline);
 
     const Endpoint& endpoint() const { return ep_; }
+    /// True while a caller is being served (requests queued, in flight, or a leader).
+    bool busy();
 
     /// From the next request on, talks to host:port instead (a failover moved the primary);
     /// a session open now is closed first, and requests in flight on it fail (unknown_outcome).

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -46,7 +48,10 @@ class Server {
 /// One Redis server (a redis:// URL, a Sentinel's primary, or a Redlock node).
 class OneServer final : public Server {
   public:
-    explicit OneServer(std::shared_ptr<Connection> c) : conn_(std::move(c)) {}
+    /// c serves every call it is free for; callers that find it busy open up to `lanes`
+    /// connections in all (ClientOptions::command_connections), then share them.
+    explicit OneServer(std::shared_ptr<Connection> c, std::size_t lanes = 1)
+        : conn_(std::move(c)), ep_(conn_->endpoint()), max_lanes_(lanes < 1 ? 1 : lanes) {}
 
     Status eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                      Clock::time_point deadline) override;
@@ -56,9 +61,23 @@ class OneServer final : public Server {
                               Clock::time_point deadline) override;
     Status ping(Clock::time_point deadline) override;
     std::vector<std::shared_ptr<Connection>> primaries() override { return {conn_}; }
+    /// From the next request on, every connection talks to host:port (a failover moved
+    /// the primary); requests in flight fail as Connection::retarget says.
+    void retarget(const std::string& host, std::uint16_t port);
 
   private:
+    // A connection for one blocking call: a free one, else a new one while under the
+    // limit, else the first (pipelined there behind the other callers: joining the busy
+    // extra ones instead spread hand-overs between threads over all of them, and at 64
+    // threads cost throughput and a p99 of 10 ms against 3 ms).
+    Connection& lane();
+
     std::shared_ptr<Connection> conn_;
+    const Endpoint ep_;  // as given: conn_'s own changes under its lock when retargeted
+    const std::size_t max_lanes_;
+    std::mutex m_;
+    std::vector<std::shared_ptr<Connection>> more_;  // only grows: references stay valid
+    std::optional<std::pair<std::string, std::uint16_t>> moved_;
 };
 
 }  // namespace deadbolt::detail

@@ -1,0 +1,135 @@
+// Command connections of blocking callers: one while calls come one at a time, more (up to
+// ClientOptions::command_connections) while callers overlap, one with sync_replicas, and all
+// of them follow a Sentinel failover.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "redis_server.hpp"
+#include "sentinel_group.hpp"
+#include "tcp_proxy.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::test::eventually;
+using deadbolt::test::RedisServer;
+
+namespace {
+
+// Connections srv has now (this inspection's own included).
+int connections(RedisServer& srv) {
+    auto list = srv.raw().cmd({"CLIENT", "LIST"}).str;
+    return static_cast<int>(std::count(list.begin(), list.end(), '\n'));
+}
+
+// Scripts srv ran as a primary (a replica applies their effects, not EVALSHA).
+long scripts_run(RedisServer& srv) {
+    auto info = srv.raw().cmd({"INFO", "commandstats"}).str;
+    auto at = info.find("cmdstat_evalsha:calls=");
+    return at == std::string::npos ? 0 : std::stol(info.substr(at + 22));
+}
+
+// With replies held back, `callers` threads each acquire a name of their own: how many
+// connections the client had opened by the time all of them were waiting for a reply.
+int connections_while_overlapping(const deadbolt::ClientOptions& o, int callers) {
+    RedisServer srv;
+    deadbolt::test::TcpProxy proxy(srv.port());
+    auto c = deadbolt::Client::connect(proxy.url(), o);
+    c.acquire("warm-up").release();
+    const int before = connections(srv);
+    proxy.stall_replies(true);
+    std::vector<std::future<deadbolt::Lease>> got;
+    got.reserve(callers);
+    for (int i = 0; i < callers; ++i)
+        got.push_back(std::async(std::launch::async,
+                                 [&c, i] { return c.acquire("job" + std::to_string(i)); }));
+    // Every caller's script reached the server (its key exists) while no reply came back.
+    bool all_in = eventually([&] { return srv.raw().cmd({"DBSIZE"}).integer >= callers + 1; }, 10s);
+    const int opened = connections(srv) - before;
+    proxy.stall_replies(false);
+    EXPECT_TRUE(all_in) << srv.raw().cmd({"DBSIZE"}).integer << " keys";
+    for (auto& f : got) EXPECT_TRUE(f.get().held());
+    return opened;
+}
+
+}  // namespace
+
+TEST(Connections, OverlappingBlockingCallersOpenConnectionsUpToTheLimit) {
+    deadbolt::ClientOptions o;
+    o.command_connections = 3;
+    EXPECT_EQ(connections_while_overlapping(o, 6), 2) << "two more than the first, no more";
+    o.command_connections = 1;
+    EXPECT_EQ(connections_while_overlapping(o, 6), 0) << "all pipelined on the first";
+}
+
+TEST(Connections, SyncReplicasKeepsOneConnectionForWaitToCountItsWrites) {
+    deadbolt::ClientOptions o;
+    o.command_connections = 4;
+    o.sync_replicas = 1;
+    o.sync_timeout = 10ms;
+    RedisServer srv;
+    deadbolt::test::TcpProxy proxy(srv.port());
+    auto c = deadbolt::Client::connect(proxy.url(), o);
+    std::error_code warm;
+    (void)c.acquire("warm-up", {}, {}, warm);  // opens the session; refused (no replica)
+    const int before = connections(srv);
+    const auto keys = srv.raw().cmd({"DBSIZE"}).integer;
+    proxy.stall_replies(true);
+    std::vector<std::future<void>> calls;
+    for (int i = 0; i < 4; ++i)
+        calls.push_back(std::async(std::launch::async, [&c, i] {
+            std::error_code ec;
+            (void)c.acquire("job" + std::to_string(i), {}, {}, ec);  // no replica: refused
+        }));
+    bool all_in = eventually([&] { return srv.raw().cmd({"DBSIZE"}).integer >= keys + 4; }, 10s);
+    const int opened = connections(srv) - before;
+    proxy.stall_replies(false);
+    for (auto& f : calls) f.get();
+    EXPECT_TRUE(all_in) << srv.raw().cmd({"DBSIZE"}).integer << " keys";
+    EXPECT_EQ(opened, 0);
+}
+
+TEST(Connections, EveryConnectionFollowsAFailover) {
+    deadbolt::test::SentinelGroup w;
+    deadbolt::ClientOptions o;
+    o.command_connections = 4;
+    auto client = deadbolt::Client::connect(w.url(), o);
+    const int before = connections(w.primary);
+    auto hammer = [&client](const std::string& tag) {
+        std::atomic<int> failed{0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 8; ++t)
+            ts.emplace_back([&, t] {
+                for (int i = 0; i < 100; ++i) {
+                    std::error_code ec;
+                    auto l = client.acquire(tag + std::to_string(t) + "-" + std::to_string(i), {},
+                                            {}, ec);
+                    if (ec) ++failed;
+                }
+            });
+        for (auto& t : ts) t.join();
+        return failed.load();
+    };
+    EXPECT_EQ(hammer("before-"), 0);
+    ASSERT_GT(connections(w.primary), before) << "overlapping callers opened more connections";
+    auto promoted = w.fail_over();
+    int probe = 0;
+    ASSERT_TRUE(eventually(  // the client has followed: a lock lands on the new primary
+        [&] {
+            std::error_code ec;
+            auto l = client.acquire("probe" + std::to_string(++probe), {}, {}, ec);
+            return !ec && w.by_port(promoted).raw().cmd({"GET", l.name()}).str == l.token();
+        },
+        20s));
+    // A connection left on the old primary would still run scripts there (until the
+    // sentinels demote it, its writes even succeed, and are lost with it).
+    const long old_scripts = scripts_run(w.primary);
+    EXPECT_EQ(hammer("after-"), 0);
+    EXPECT_EQ(scripts_run(w.primary), old_scripts) << "a connection still wrote to the old primary";
+    EXPECT_GE(connections(w.by_port(promoted)), 2) << "the lanes reconnected to the new primary";
+}
