@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libasio-dev libhiredis-dev libssl-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev redis-server redis-tools
-          python3 python3-redis python3-matplotlib openssl procps)
+          python3 python3-redis python3-matplotlib openssl procps
+          libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+          etcd-server etcd-client)
 missing=()
 # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
 # (e.g. from NodeSource) keep theirs.
@@ -23,6 +25,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # The Debian package starts a redis-server on 6379 at install; deadbolt never relies on it.
+
+# etcd's .proto files (the etcd backend's gRPC client is generated from them) ship in
+# golang-etcd-server-dev. Installing it pulls ~140 Go source packages (430 MB), so unless
+# it is installed, only its own files are unpacked into .deps/ (cmake/EtcdProto.cmake looks
+# there too).
+if [ ! -f /usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto ] &&
+   [ ! -f .deps/golang-etcd-server-dev/usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  mkdir -p .deps
+  (cd .deps && { apt-get download golang-etcd-server-dev >/dev/null 2>&1 ||
+                 { $SUDO apt-get update -qq && apt-get download golang-etcd-server-dev >/dev/null; }; })
+  dpkg -x .deps/golang-etcd-server-dev_*.deb .deps/golang-etcd-server-dev
+fi
 
 # CI builds with warnings as errors; people get them as warnings.
 werror=OFF

@@ -1,0 +1,56 @@
+# etcd's v3 gRPC client, generated at build time from the .proto files Debian ships in
+# golang-etcd-server-dev (etcd 3.4.23): nothing generated is committed. The target
+# deadbolt_etcd_proto holds the messages and stubs of KV, Lease, Watch and Election.
+pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
+pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
+find_program(PROTOC protoc REQUIRED)
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+# Installed, or unpacked into .deps/ by scripts/setup.sh (without its Go dependencies).
+find_path(ETCD_PROTO_ROOT etcdserver/etcdserverpb/rpc.proto
+          PATHS /usr/share/gocode/src/go.etcd.io/etcd
+                ${PROJECT_SOURCE_DIR}/.deps/golang-etcd-server-dev/usr/share/gocode/src/go.etcd.io/etcd
+          NO_DEFAULT_PATH
+          DOC "etcd's source tree with its .proto files (Debian: golang-etcd-server-dev)")
+if(NOT ETCD_PROTO_ROOT)
+  message(FATAL_ERROR "etcd's .proto files were not found: run scripts/setup.sh (it unpacks "
+                      "golang-etcd-server-dev into .deps/), apt-get install "
+                      "golang-etcd-server-dev, or set ETCD_PROTO_ROOT")
+endif()
+
+set(_in ${CMAKE_BINARY_DIR}/etcd_proto/in)    # stripped copies, imported as etcd/...
+set(_out ${CMAKE_BINARY_DIR}/etcd_proto/gen)  # generated C++
+set(_protos mvcc/mvccpb/kv auth/authpb/auth etcdserver/etcdserverpb/rpc
+            etcdserver/api/v3election/v3electionpb/v3election)
+set(_sources)
+set(_stripped)
+foreach(p ${_protos})
+  get_filename_component(_dir ${_in}/etcd/${p}.proto DIRECTORY)
+  add_custom_command(
+    OUTPUT ${_in}/etcd/${p}.proto
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_dir}
+    COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/cmake/strip_etcd_proto.py
+            ${ETCD_PROTO_ROOT}/${p}.proto ${_in}/etcd/${p}.proto
+    DEPENDS ${ETCD_PROTO_ROOT}/${p}.proto ${PROJECT_SOURCE_DIR}/cmake/strip_etcd_proto.py
+    VERBATIM)
+  list(APPEND _stripped ${_in}/etcd/${p}.proto)
+endforeach()
+foreach(p ${_protos})
+  set(_gen ${_out}/etcd/${p}.pb.cc ${_out}/etcd/${p}.pb.h ${_out}/etcd/${p}.grpc.pb.cc
+           ${_out}/etcd/${p}.grpc.pb.h)
+  add_custom_command(
+    OUTPUT ${_gen}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_out}
+    COMMAND ${PROTOC} -I ${_in} --cpp_out=${_out} --grpc_out=${_out}
+            --plugin=protoc-gen-grpc=${GRPC_CPP_PLUGIN} etcd/${p}.proto
+    DEPENDS ${_stripped}
+    VERBATIM)
+  list(APPEND _sources ${_out}/etcd/${p}.pb.cc ${_out}/etcd/${p}.grpc.pb.cc)
+endforeach()
+
+add_library(deadbolt_etcd_proto STATIC ${_sources})
+set_target_properties(deadbolt_etcd_proto PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# Generated code: its warnings are not ours (SYSTEM also keeps them out of our builds).
+target_compile_options(deadbolt_etcd_proto PRIVATE -w)
+target_include_directories(deadbolt_etcd_proto SYSTEM PUBLIC ${_out})
+target_link_libraries(deadbolt_etcd_proto PUBLIC PkgConfig::GRPCPP PkgConfig::PROTOBUF)

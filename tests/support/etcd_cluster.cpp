@@ -1,0 +1,103 @@
+#include "etcd_cluster.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include "redis_server.hpp"  // free_port, run_command
+
+namespace deadbolt::test {
+
+EtcdCluster::EtcdCluster(int members) {
+    char tmpl[] = "/tmp/deadbolt-etcd-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir_ = tmpl;
+    for (int i = 0; i < members; ++i) {
+        Member m{"m" + std::to_string(i), free_port(), free_port()};
+        initial_cluster_ += (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer);
+        members_.push_back(m);
+    }
+    for (int i = 0; i < members; ++i) start(i);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (etcdctl({"endpoint", "health"}) != 0) {
+        if (std::chrono::steady_clock::now() > until) {
+            for (int i = 0; i < members; ++i) stop(i);
+            throw std::runtime_error("etcd did not become healthy within 30 s; logs in " + dir_);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+EtcdCluster::~EtcdCluster() {
+    for (int i = 0; i < static_cast<int>(members_.size()); ++i) stop(i);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+}
+
+std::string EtcdCluster::endpoints() const {
+    std::string out;
+    for (const auto& m : members_)
+        out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(m.client);
+    return out;
+}
+
+void EtcdCluster::start(int member) {
+    Member& m = members_.at(member);
+    if (m.pid > 0) return;
+    auto url = [](std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); };
+    std::vector<std::string> args = {"etcd",
+                                     "--name",
+                                     m.name,
+                                     "--data-dir",
+                                     dir_ + "/" + m.name,
+                                     "--listen-client-urls",
+                                     url(m.client),
+                                     "--advertise-client-urls",
+                                     url(m.client),
+                                     "--listen-peer-urls",
+                                     url(m.peer),
+                                     "--initial-advertise-peer-urls",
+                                     url(m.peer),
+                                     "--initial-cluster",
+                                     initial_cluster_,
+                                     "--initial-cluster-state",
+                                     "new",
+                                     "--initial-cluster-token",
+                                     dir_};
+    std::string log = dir_ + "/" + m.name + ".log";
+    m.pid = ::fork();
+    if (m.pid == 0) {
+        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        ::dup2(out, 1);
+        ::dup2(out, 2);
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execvp("etcd", argv.data());
+        ::_exit(127);
+    }
+}
+
+void EtcdCluster::stop(int member, int sig) {
+    Member& m = members_.at(member);
+    if (m.pid <= 0) return;
+    ::kill(m.pid, sig);
+    int status = 0;
+    ::waitpid(m.pid, &status, 0);
+    m.pid = -1;
+}
+
+int EtcdCluster::etcdctl(const std::vector<std::string>& args, std::string* out) const {
+    std::vector<std::string> argv = {"etcdctl", "--endpoints",       endpoints(), "--dial-timeout",
+                                     "1s",      "--command-timeout", "3s"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, out, {"ETCDCTL_API=3"});
+}
+
+}  // namespace deadbolt::test
