@@ -3,7 +3,6 @@
 // of them follow a Sentinel failover.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -21,12 +20,6 @@ using deadbolt::test::RedisServer;
 
 namespace {
 
-// Connections srv has now (this inspection's own included).
-int connections(RedisServer& srv) {
-    auto list = srv.raw().cmd({"CLIENT", "LIST"}).str;
-    return static_cast<int>(std::count(list.begin(), list.end(), '\n'));
-}
-
 // Scripts srv ran as a primary (a replica applies their effects, not EVALSHA).
 long scripts_run(RedisServer& srv) {
     auto info = srv.raw().cmd({"INFO", "commandstats"}).str;
@@ -41,7 +34,7 @@ int connections_while_overlapping(const deadbolt::ClientOptions& o, int callers)
     deadbolt::test::TcpProxy proxy(srv.port());
     auto c = deadbolt::Client::connect(proxy.url(), o);
     c.acquire("warm-up").release();
-    const int before = connections(srv);
+    const int before = srv.connections();
     proxy.stall_replies(true);
     std::vector<std::future<deadbolt::Lease>> got;
     got.reserve(callers);
@@ -50,7 +43,7 @@ int connections_while_overlapping(const deadbolt::ClientOptions& o, int callers)
                                  [&c, i] { return c.acquire("job" + std::to_string(i)); }));
     // Every caller's script reached the server (its key exists) while no reply came back.
     bool all_in = eventually([&] { return srv.raw().cmd({"DBSIZE"}).integer >= callers + 1; }, 10s);
-    const int opened = connections(srv) - before;
+    const int opened = srv.connections() - before;
     proxy.stall_replies(false);
     EXPECT_TRUE(all_in) << srv.raw().cmd({"DBSIZE"}).integer << " keys";
     for (auto& f : got) EXPECT_TRUE(f.get().held());
@@ -77,7 +70,7 @@ TEST(Connections, SyncReplicasKeepsOneConnectionForWaitToCountItsWrites) {
     auto c = deadbolt::Client::connect(proxy.url(), o);
     std::error_code warm;
     (void)c.acquire("warm-up", {}, {}, warm);  // opens the session; refused (no replica)
-    const int before = connections(srv);
+    const int before = srv.connections();
     const auto keys = srv.raw().cmd({"DBSIZE"}).integer;
     proxy.stall_replies(true);
     std::vector<std::future<void>> calls;
@@ -87,7 +80,7 @@ TEST(Connections, SyncReplicasKeepsOneConnectionForWaitToCountItsWrites) {
             (void)c.acquire("job" + std::to_string(i), {}, {}, ec);  // no replica: refused
         }));
     bool all_in = eventually([&] { return srv.raw().cmd({"DBSIZE"}).integer >= keys + 4; }, 10s);
-    const int opened = connections(srv) - before;
+    const int opened = srv.connections() - before;
     proxy.stall_replies(false);
     for (auto& f : calls) f.get();
     EXPECT_TRUE(all_in) << srv.raw().cmd({"DBSIZE"}).integer << " keys";
@@ -99,7 +92,7 @@ TEST(Connections, EveryConnectionFollowsAFailover) {
     deadbolt::ClientOptions o;
     o.command_connections = 4;
     auto client = deadbolt::Client::connect(w.url(), o);
-    const int before = connections(w.primary);
+    const int before = w.primary.connections();
     auto hammer = [&client](const std::string& tag) {
         std::atomic<int> failed{0};
         std::vector<std::thread> ts;
@@ -116,7 +109,7 @@ TEST(Connections, EveryConnectionFollowsAFailover) {
         return failed.load();
     };
     EXPECT_EQ(hammer("before-"), 0);
-    ASSERT_GT(connections(w.primary), before) << "overlapping callers opened more connections";
+    ASSERT_GT(w.primary.connections(), before) << "overlapping callers opened more connections";
     auto promoted = w.fail_over();
     int probe = 0;
     ASSERT_TRUE(eventually(  // the client has followed: a lock lands on the new primary
@@ -131,5 +124,5 @@ TEST(Connections, EveryConnectionFollowsAFailover) {
     const long old_scripts = scripts_run(w.primary);
     EXPECT_EQ(hammer("after-"), 0);
     EXPECT_EQ(scripts_run(w.primary), old_scripts) << "a connection still wrote to the old primary";
-    EXPECT_GE(connections(w.by_port(promoted)), 2) << "the lanes reconnected to the new primary";
+    EXPECT_GE(w.by_port(promoted).connections(), 2) << "the lanes reconnected to the new primary";
 }

@@ -1,7 +1,6 @@
 // Waiting: woken by the release message, no polling traffic while waiting.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <future>
@@ -195,30 +194,20 @@ TEST(Waiting, WithoutADeadlineAConnectionErrorEndsTheWait) {
     EXPECT_THROW(got.get(), deadbolt::ConnectionError);
 }
 
-namespace {
-
-// Connections srv has now (this inspection's own included).
-int connections(RedisServer& srv) {
-    auto list = srv.raw().cmd({"CLIENT", "LIST"}).str;
-    return static_cast<int>(std::count(list.begin(), list.end(), '\n'));
-}
-
-}  // namespace
-
 TEST(Waiting, ALockTakenAtOnceStartsNoSubscriberAndTheFirstRealWaitDoes) {
     RedisServer srv;
     auto a = deadbolt::Client::connect(srv.url());
-    const int before = connections(srv);
+    const int before = srv.connections();
     for (int i = 0; i < 3; ++i) a.acquire("free-" + std::to_string(i)).release();
     EXPECT_TRUE(a.latch("open").wait_for(10ms)) << "a latch that is open needs no wait";
-    EXPECT_EQ(connections(srv), before) << "nothing waited, so no subscriber connected";
+    EXPECT_EQ(srv.connections(), before) << "nothing waited, so no subscriber connected";
     auto held = a.acquire("busy");
     auto b = deadbolt::Client::connect(srv.url());
-    const int with_b = connections(srv);
+    const int with_b = srv.connections();
     std::thread waiter([&] { b.acquire("busy", {}, {.deadline = Clock::now() + 20s}); });
-    for (auto until = Clock::now() + 10s; Clock::now() < until && connections(srv) == with_b;)
+    for (auto until = Clock::now() + 10s; Clock::now() < until && srv.connections() == with_b;)
         std::this_thread::sleep_for(5ms);
-    EXPECT_EQ(connections(srv), with_b + 1) << "the waiter's subscriber connected";
+    EXPECT_EQ(srv.connections(), with_b + 1) << "the waiter's subscriber connected";
     held.release();
     waiter.join();
 }

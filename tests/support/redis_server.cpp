@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -209,6 +210,11 @@ void RedisServer::stop(int sig) {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+}
+
+int RedisServer::connections() const {
+    auto list = raw().cmd({"CLIENT", "LIST"}).str;
+    return static_cast<int>(std::count(list.begin(), list.end(), '\n'));
 }
 
 void RedisServer::pause() {

@@ -65,6 +65,8 @@ class RedisServer {
     const std::string& dir() const { return dir_; }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
     Raw raw(const std::string& password = "") const { return Raw("127.0.0.1", port_, password); }
+    /// Client connections the server has now (CLIENT LIST), this inspection's own included.
+    int connections() const;
 
   private:
     struct SentinelTag {};

@@ -115,12 +115,7 @@ void AsyncConnection::flush() {
     // before it (a convoy that halved a pipeline of 64).
     std::error_code wec;
     std::size_t sent = transport_.try_write(asio::buffer(wbuf_), wec);
-    if (wec)
-        return reset(Status::error(
-            errc::unknown_outcome,
-            fmt::format("connection to {} failed while sending ({}); the request may have "
-                        "reached the server",
-                        ep_.describe(), wec.message())));
+    if (wec) return send_failed(wec);
     if (!reading_) start_read();
     arm_timer();
     if (sent == wbuf_.size()) return;
@@ -130,14 +125,16 @@ void AsyncConnection::flush() {
                                                     const std::error_code& ec, std::size_t) {
         if (g != self->gen_) return;
         self->writing_ = false;
-        if (ec)
-            return self->reset(Status::error(
-                errc::unknown_outcome,
-                fmt::format("connection to {} failed while sending ({}); the request may have "
-                            "reached the server",
-                            self->ep_.describe(), ec.message())));
+        if (ec) return self->send_failed(ec);
         self->flush();
     });
+}
+
+void AsyncConnection::send_failed(const std::error_code& ec) {
+    reset(Status::error(errc::unknown_outcome,
+                        fmt::format("connection to {} failed while sending ({}); the request "
+                                    "may have reached the server",
+                                    ep_.describe(), ec.message())));
 }
 
 void AsyncConnection::start_read() {

@@ -64,6 +64,7 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     void arm_timer();
     void on_deadline();
     void reset(const Status& why);
+    void send_failed(const std::error_code& ec);  // a write failed: reset, outcome unknown
     static void fail(std::deque<Batch>& batches, const Status& why);
 
     std::shared_ptr<void> keepalive_;  // the loop's context outlives our socket
