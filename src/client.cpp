@@ -12,6 +12,7 @@
 namespace deadbolt {
 
 Client Client::connect(std::string_view url, const ClientOptions& options) {
+    detail::validate_options(options).throw_if_error();
     // Every URL scheme deadbolt knows today is Redis's (redis, rediss, unix, redlock,
     // redis-sentinel, redis-cluster); the parser names what is wrong with any other.
     return detail::connect_redis(url, options);

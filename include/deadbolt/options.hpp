@@ -55,7 +55,8 @@ struct ClientOptions {
     /// Blocking callers that find the server's command connection busy open another, up to
     /// this many in all, and share them (pipelined) beyond: a reply then wakes its own
     /// caller instead of being handed over between threads. Opened when first needed; with
-    /// sync_replicas always 1 (WAIT counts the writes of one connection). Minimum 1.
+    /// sync_replicas always 1 (WAIT counts the writes of one connection). Below 1:
+    /// Client::connect throws UsageError.
     int command_connections = 4;
     /// The clock lease validity is measured on; empty = std::chrono::steady_clock::now.
     /// For fault injection: a clock that runs slow makes the client overestimate its
@@ -66,7 +67,8 @@ struct ClientOptions {
     /// After the asynchronous API's event loop handled something, it keeps looking for the
     /// next reply this long before it sleeps, so a busy pipeline is not paced by the kernel's
     /// wake-ups (on a virtual machine they cost more than a lock's round trip). It costs at
-    /// most this much CPU after each burst of work; 0 = sleep at once. Ignored on one CPU.
+    /// most this much CPU after each burst of work; 0 = sleep at once. Ignored on one CPU;
+    /// negative: Client::connect throws UsageError.
     std::chrono::microseconds loop_spin{50};
 };
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/validity.hpp"
+#include "deadbolt/deadbolt.hpp"
 
 using namespace std::chrono_literals;
 using namespace deadbolt::detail;
@@ -48,4 +49,22 @@ TEST(Validity, Options) {
     o.max_hold = 0ms;
     o.lock_delay = -1ms;
     EXPECT_FALSE(validate_options(o).ok());
+}
+
+// Options no URL sets are checked at connect, before any server is contacted.
+TEST(Validity, ClientOptionsAreCheckedAtConnect) {
+    deadbolt::ClientOptions o;
+    EXPECT_TRUE(validate_options(o).ok());
+    o.command_connections = 0;
+    EXPECT_NE(validate_options(o).detail.find("command_connections must be at least 1"),
+              std::string::npos);
+    try {
+        (void)deadbolt::Client::connect("redis://127.0.0.1:1", o);
+        ADD_FAILURE() << "connected with command_connections = 0";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("command_connections"), std::string::npos);
+    }
+    o.command_connections = 1;
+    o.loop_spin = std::chrono::microseconds(-1);
+    EXPECT_NE(validate_options(o).detail.find("loop_spin must not be negative"), std::string::npos);
 }

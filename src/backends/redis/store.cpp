@@ -225,7 +225,8 @@ namespace {
 
 std::shared_ptr<Server> one_server(const std::shared_ptr<Connection>& c) {
     const auto& o = c->endpoint().options;
-    return std::make_shared<OneServer>(c, o.sync_replicas > 0 ? 1 : o.command_connections);
+    return std::make_shared<OneServer>(
+        c, o.sync_replicas > 0 ? 1 : static_cast<std::size_t>(o.command_connections));
 }
 
 }  // namespace

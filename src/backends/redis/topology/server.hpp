@@ -3,7 +3,6 @@
 // so they work the same on both.
 #pragma once
 
-#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,11 +49,10 @@ class Server {
 class OneServer final : public Server {
   public:
     /// c serves every call it is free for; callers that find it busy open up to `lanes`
-    /// connections in all (ClientOptions::command_connections; at least 1), then share them.
-    explicit OneServer(std::shared_ptr<Connection> c, int lanes = 1)
-        : conn_(std::move(c)),
-          ep_(conn_->endpoint()),
-          max_lanes_(static_cast<std::size_t>(std::max(1, lanes))) {}
+    /// connections in all (ClientOptions::command_connections, checked at connect to be at
+    /// least 1), then share them.
+    explicit OneServer(std::shared_ptr<Connection> c, std::size_t lanes = 1)
+        : conn_(std::move(c)), ep_(conn_->endpoint()), max_lanes_(lanes) {}
 
     Status eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                      Clock::time_point deadline) override;
