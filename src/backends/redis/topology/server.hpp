@@ -3,6 +3,7 @@
 // so they work the same on both.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,7 +53,7 @@ class OneServer final : public Server {
     /// connections in all (ClientOptions::command_connections, checked at connect to be at
     /// least 1), then share them.
     explicit OneServer(std::shared_ptr<Connection> c, std::size_t lanes = 1)
-        : conn_(std::move(c)), ep_(conn_->endpoint()), max_lanes_(lanes) {}
+        : first_(std::move(c)), ep_(first_.conn->endpoint()), max_lanes_(lanes) {}
 
     Status eval_many(std::span<const ScriptCall> calls, std::vector<Reply>& replies,
                      Clock::time_point deadline) override;
@@ -61,23 +62,45 @@ class OneServer final : public Server {
     Status confirm_replicated(std::span<const ScriptCall> calls,
                               Clock::time_point deadline) override;
     Status ping(Clock::time_point deadline) override;
-    std::vector<std::shared_ptr<Connection>> primaries() override { return {conn_}; }
+    std::vector<std::shared_ptr<Connection>> primaries() override { return {first_.conn}; }
     /// From the next request on, every connection talks to host:port (a failover moved
     /// the primary); requests in flight fail as Connection::retarget says.
     void retarget(const std::string& host, std::uint16_t port);
 
   private:
-    // A connection for one blocking call: a free one, else a new one while under the
-    // limit, else the first (pipelined there behind the other callers: joining the busy
-    // extra ones instead spread hand-overs between threads over all of them, and at 64
-    // threads cost throughput and a p99 of 10 ms against 3 ms).
-    Connection& lane();
+    // A connection and how many blocking calls are on it now.
+    struct Lane {
+        explicit Lane(std::shared_ptr<Connection> c) : conn(std::move(c)) {}
+        std::shared_ptr<Connection> conn;
+        std::atomic<int> users{0};
+    };
+    // One call's hold on a lane, released when the call returns.
+    class Claim {
+      public:
+        explicit Claim(Lane& l) : lane_(&l) {}
+        Claim(const Claim&) = delete;
+        Claim& operator=(const Claim&) = delete;
+        ~Claim() { lane_->users.fetch_sub(1, std::memory_order_release); }
+        Connection& conn() const { return *lane_->conn; }
 
-    std::shared_ptr<Connection> conn_;
-    const Endpoint ep_;  // as given: conn_'s own changes under its lock when retargeted
+      private:
+        Lane* lane_;
+    };
+
+    // A lane for one blocking call: a free one, else a new one while under the limit,
+    // else the first (pipelined there behind the other callers: joining the busy extra
+    // ones instead spread hand-overs between threads over all of them, and at 64 threads
+    // cost throughput and a p99 of 10 ms against 3 ms). A lane is taken when it is handed
+    // out, not when its call reaches the socket, so overlapping callers do not pile onto
+    // a new connection that merely looks free.
+    Claim lane();
+    static bool try_take(Lane& l);
+
+    Lane first_;
+    const Endpoint ep_;  // as given: first_'s own changes under its lock when retargeted
     const std::size_t max_lanes_;
     std::mutex m_;
-    std::vector<std::shared_ptr<Connection>> more_;  // only grows: references stay valid
+    std::vector<std::unique_ptr<Lane>> more_;  // only grows: lanes stay where they are
     std::optional<std::pair<std::string, std::uint16_t>> moved_;
 };
 
