@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include "backends/redis/connect.hpp"
+#ifdef DEADBOLT_WITH_ETCD
+#include "backends/etcd/connect.hpp"
+#endif
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
@@ -13,8 +16,16 @@ namespace deadbolt {
 
 Client Client::connect(std::string_view url, const ClientOptions& options) {
     detail::validate_options(options).throw_if_error();
-    // Every URL scheme deadbolt knows today is Redis's (redis, rediss, unix, redlock,
-    // redis-sentinel, redis-cluster); the parser names what is wrong with any other.
+    if (url.starts_with("etcd://") || url.starts_with("etcds://")) {
+#ifdef DEADBOLT_WITH_ETCD
+        return detail::connect_etcd(url, options);
+#else
+        throw UsageError(make_error_code(errc::invalid_url),
+                         "this deadbolt was built without etcd (DEADBOLT_WITH_ETCD=OFF)");
+#endif
+    }
+    // Every other scheme is Redis's (redis, rediss, unix, redlock, redis-sentinel,
+    // redis-cluster); the parser names what is wrong with any other.
     return detail::connect_redis(url, options);
 }
 

@@ -108,10 +108,12 @@ class Client {
     /// (the same credentials and options on every node; allow_fewer=1 permits 1 or 2 nodes),
     /// redis-sentinel://host[:port],.../master-name[/db][?...], and
     /// redis-cluster://[user[:password]@]host:port,...[?...] (a few nodes to read the slot
-    /// map from). Throws UsageError for a bad URL or option, a Redlock node set that weakens
-    /// the algorithm (a server listed twice, by any name; a replica), or a redis-cluster://
-    /// node not in cluster mode; ConnectionError when the server, a majority of Redlock nodes,
-    /// or every listed cluster node is unreachable; ServerError for auth/ACL failures.
+    /// map from), and etcd://[user:password@]host[:port],...[?...] or etcds://... (any
+    /// members of an etcd cluster; proven by one read). Throws UsageError for a bad URL or option,
+    /// a Redlock node set that weakens the algorithm (a server listed twice, by any name; a
+    /// replica), or a redis-cluster:// node not in cluster mode; ConnectionError when the server, a
+    /// majority of Redlock nodes, or every listed cluster node or etcd member is unreachable;
+    /// ServerError for auth/ACL failures.
     static Client connect(std::string_view url, const ClientOptions& options = {});
 
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.

@@ -113,7 +113,8 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
         return s;
     }
     if (a.acquired) {
-        auto valid_until = validity_deadline(a.sent_at, rules_.ttl);
+        auto from = a.kept_from ? std::min(*a.kept_from, a.sent_at) : a.sent_at;
+        auto valid_until = validity_deadline(from, rules_.ttl);
         if (a.replied_at >= valid_until) {
             // The reply came too late to leave any validity (a stalled link): nobody may act
             // on this grant, so free it in the background and try afresh with a new token (the

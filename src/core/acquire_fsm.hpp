@@ -50,6 +50,9 @@ struct Attempted {
     bool cleanup_pending = false;       // part of a failed grant is still being undone
     Clock::time_point sent_at{};        // the client's clock before sending
     Clock::time_point replied_at{};     // the client's clock at the reply
+    // Granted: when the engine's keeping of it began, if before sent_at (a session lease
+    // last renewed then keeps the new key); validity runs from the earlier of the two.
+    std::optional<Clock::time_point> kept_from{};
 };
 
 /// What the driver does next, after the effects.

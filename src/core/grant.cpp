@@ -28,6 +28,9 @@ AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
                         .wakes_by_token = t.wakes_by_token,
                         .can_sleep_instead = t.can_sleep_instead,
                         .yield_until = c.handoffs.yield_until(t.handoff_key),
+                        // A holder's expiry is announced like a release: no timed look.
+                        .no_expiry_recheck = t.expiry_wakes ? std::chrono::milliseconds(0)
+                                                            : AcquireRules{}.no_expiry_recheck,
                         .seed = random_seed()};
 }
 

@@ -72,6 +72,7 @@ struct ClaimTraits {
     bool abandons = false;           // a waiter leaves state to drop when it gives up
     bool wakes_by_token = false;     // wake-ups are addressed to the token (a FairMutex grant)
     bool can_sleep_instead = false;  // the wake-up may be away for a moment (Redlock, Cluster)
+    bool expiry_wakes = false;       // a holder's expiry wakes waiters too (etcd deletes its key)
     std::chrono::milliseconds refresh{0};  // look again at least this often while waiting
 };
 

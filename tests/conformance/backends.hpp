@@ -3,9 +3,13 @@
 // backend here, not tests.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
+#ifdef DEADBOLT_TEST_ETCD
+#include "etcd_cluster.hpp"
+#endif
 #include "redis_cluster.hpp"
 #include "redis_server.hpp"
 #include "redlock_nodes.hpp"
@@ -15,12 +19,14 @@ namespace deadbolt::conformance {
 
 // Each backend says what it keeps: kQueues (a FIFO queue: FairMutex) and kCounts (counts
 // that must add up: Semaphore, CountDownLatch). A backend that cannot keep one refuses it
-// at once with the reason, and the suites check that instead.
+// at once with the reason, and the suites check that instead. kShortTtl is the shortest TTL
+// a test may ask for (an engine may refuse shorter ones).
 
 /// One Redis server (redis://).
 struct OneServer {
     static constexpr const char* kName = "OneServer";
     static constexpr bool kQueues = true, kCounts = true;
+    static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisServer server;
     std::string url() const { return server.url(); }
     void take_away(const std::string& key) { server.raw().cmd({"DEL", key}); }
@@ -30,6 +36,7 @@ struct OneServer {
 struct Sentinel {
     static constexpr const char* kName = "Sentinel";
     static constexpr bool kQueues = true, kCounts = true;
+    static constexpr std::chrono::milliseconds kShortTtl{300};
     test::SentinelGroup group;
     std::string url() const { return group.url(); }
     void take_away(const std::string& key) { group.primary.raw().cmd({"DEL", key}); }
@@ -39,6 +46,7 @@ struct Sentinel {
 struct Cluster {
     static constexpr const char* kName = "Cluster";
     static constexpr bool kQueues = true, kCounts = true;
+    static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisCluster cluster;
     std::string url() const { return cluster.url(); }
     void take_away(const std::string& key) {
@@ -50,12 +58,25 @@ struct Cluster {
 struct Redlock {
     static constexpr const char* kName = "Redlock";
     static constexpr bool kQueues = false, kCounts = false;
+    static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedlockNodes nodes{3};
     std::string url() const { return nodes.url(); }
     void take_away(const std::string& key) {
         for (auto& n : nodes.nodes) n->raw().cmd({"DEL", key});
     }
 };
+
+#ifdef DEADBOLT_TEST_ETCD
+/// A three-member etcd cluster (etcd://); leases are whole seconds, 2 s at the least.
+struct Etcd {
+    static constexpr const char* kName = "Etcd";
+    static constexpr bool kQueues = true, kCounts = true;
+    static constexpr std::chrono::milliseconds kShortTtl{2000};
+    test::EtcdCluster cluster{3};
+    std::string url() const { return "etcd://" + cluster.endpoints(); }
+    void take_away(const std::string& name) { cluster.etcdctl({"del", "--prefix", name + "/"}); }
+};
+#endif
 
 /// One backend per process, shared by a suite's tests (each uses names of its own).
 template <class B>

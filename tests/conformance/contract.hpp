@@ -28,8 +28,16 @@ class Contract : public ::testing::Test {
                what;
     }
     Client connect(const ClientOptions& o = {}) { return Client::connect(backend.url(), o); }
+    /// The shortest TTL the backend takes.
+    static constexpr std::chrono::milliseconds kShort = B::kShortTtl;
 };
 
 using Backends = ::testing::Types<OneServer, Sentinel, Cluster, Redlock>;
+/// The suites etcd's backend (under construction) passes already run against it too.
+#ifdef DEADBOLT_TEST_ETCD
+using BackendsWithEtcd = ::testing::Types<OneServer, Sentinel, Cluster, Redlock, Etcd>;
+#else
+using BackendsWithEtcd = Backends;
+#endif
 
 }  // namespace deadbolt::conformance

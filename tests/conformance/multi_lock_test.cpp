@@ -56,7 +56,7 @@ TYPED_TEST(MultiLockContract, AWaiterIsWokenByTheReleaseOfTheNameItWaitsFor) {
 TYPED_TEST(MultiLockContract, ALossOfAnyNameIsTheLossOfTheWhole) {
     std::vector<std::string> names{this->name("a"), this->name("b")};
     auto a = this->connect();
-    auto all = a.acquire_all(names, {.ttl = 600ms});
+    auto all = a.acquire_all(names, {.ttl = 2 * this->kShort});
     this->backend.take_away(names[1]);
     EXPECT_TRUE(test::eventually([&] { return all.stop_token().stop_requested(); }));
     EXPECT_TRUE(all.lost());

@@ -14,7 +14,7 @@ namespace deadbolt::conformance {
 template <class B>
 class MutexContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(MutexContract, Backends, BackendName);
+TYPED_TEST_SUITE(MutexContract, BackendsWithEtcd, BackendName);
 
 TYPED_TEST(MutexContract, ExcludesOtherClientsUntilReleased) {
     auto n = this->name("job");
@@ -56,7 +56,7 @@ TYPED_TEST(MutexContract, AWaiterIsWokenByTheReleaseNotByTheTtl) {
 TYPED_TEST(MutexContract, AnExpiredHolderFreesTheLock) {
     auto n = this->name("job");
     auto a = this->connect(), b = this->connect();
-    auto dead = a.acquire(n, {.ttl = 300ms, .auto_renew = false});
+    auto dead = a.acquire(n, {.ttl = this->kShort, .auto_renew = false});
     auto got = b.acquire(n, {}, {.deadline = Clock::now() + 10s});
     EXPECT_GT(got.fence(), dead.fence());
 }
@@ -65,8 +65,8 @@ TYPED_TEST(MutexContract, ALossFiresTheStopTokenAndOnLostOnce) {
     auto n = this->name("job");
     std::atomic<int> lost{0};
     auto a = this->connect();
-    auto held =
-        a.acquire(n, {.ttl = 600ms, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    auto held = a.acquire(n, {.ttl = 2 * this->kShort,
+                              .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
     this->backend.take_away(n);
     EXPECT_TRUE(test::eventually([&] { return held.stop_token().stop_requested(); }));
     std::this_thread::sleep_for(300ms);  // further renewals must not report it again

@@ -56,7 +56,7 @@ TYPED_TEST(SemaphoreContract, AnExpiredPermitComesBack) {
     if (!TypeParam::kCounts) GTEST_SKIP() << "refused: see AtMostNHoldAtOnce";
     auto n = this->name("pool");
     auto a = this->connect(), b = this->connect();
-    auto dead = a.permit_semaphore(n, 1, {.ttl = 300ms, .auto_renew = false}).acquire();
+    auto dead = a.permit_semaphore(n, 1, {.ttl = this->kShort, .auto_renew = false}).acquire();
     auto got = b.permit_semaphore(n, 1).acquire({.deadline = Clock::now() + 10s});
     EXPECT_TRUE(got.valid());
     EXPECT_TRUE(dead.lost() || !dead.valid());

@@ -1,12 +1,16 @@
 #include "etcd_cluster.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -93,11 +97,63 @@ void EtcdCluster::stop(int member, int sig) {
     m.pid = -1;
 }
 
-int EtcdCluster::etcdctl(const std::vector<std::string>& args, std::string* out) const {
+int EtcdCluster::etcdctl(const std::vector<std::string>& args, std::string* out,
+                         std::chrono::seconds limit) const {
     std::vector<std::string> argv = {"etcdctl", "--endpoints",       endpoints(), "--dial-timeout",
                                      "1s",      "--command-timeout", "3s"};
+    if (limit.count() > 0) argv.insert(argv.begin(), {"timeout", std::to_string(limit.count())});
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, out, {"ETCDCTL_API=3"});
+}
+
+int EtcdCluster::leader() const {
+    for (int i = 0; i < static_cast<int>(members_.size()); ++i) {
+        if (members_[i].pid <= 0) continue;
+        std::string out;
+        // "address, id, version, db size, is leader, is learner, ..."
+        if (run_command(
+                {"etcdctl", "--endpoints", "127.0.0.1:" + std::to_string(members_[i].client),
+                 "--dial-timeout", "1s", "endpoint", "status"},
+                &out, {"ETCDCTL_API=3"}) == 0 &&
+            out.find(", true, false,") != std::string::npos)
+            return i;
+    }
+    return -1;
+}
+
+std::string EtcdCluster::metrics(int member) const {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(members_.at(member).client);
+    std::string body;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+        std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+        if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+            char buf[65536];
+            for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) body.append(buf, size_t(n));
+        }
+    }
+    ::close(fd);
+    auto start = body.find("\r\n\r\n");
+    return start == std::string::npos ? std::string{} : body.substr(start + 4);
+}
+
+double EtcdCluster::metric_sum(const std::string& name,
+                               const std::vector<std::string>& with) const {
+    double sum = 0;
+    for (int i = 0; i < static_cast<int>(members_.size()); ++i) {
+        if (members_[i].pid <= 0) continue;
+        std::istringstream in(metrics(i));
+        for (std::string line; std::getline(in, line);) {
+            if (!line.starts_with(name + "{")) continue;
+            bool all = true;
+            for (const auto& w : with) all = all && line.find(w) != std::string::npos;
+            if (all) sum += std::stod(line.substr(line.rfind(' ') + 1));
+        }
+    }
+    return sum;
 }
 
 }  // namespace deadbolt::test

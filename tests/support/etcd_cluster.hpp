@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +27,18 @@ class EtcdCluster {
     void stop(int member, int sig = 9);
     void start(int member);
     /// Runs etcdctl with args against every member: its exit status; its output in *out.
-    int etcdctl(const std::vector<std::string>& args, std::string* out = nullptr) const;
+    /// With limit > 0, etcdctl is ended with SIGTERM after that long (for commands that run
+    /// until stopped, like `elect`).
+    int etcdctl(const std::vector<std::string>& args, std::string* out = nullptr,
+                std::chrono::seconds limit = std::chrono::seconds(0)) const;
+    /// The member that leads now, or -1 when none of the running ones says it does.
+    int leader() const;
+    /// The member's Prometheus metrics (GET /metrics on its client port); empty on failure.
+    std::string metrics(int member) const;
+    /// The sum of a metric's samples whose labels contain every one of `with`, over the
+    /// running members (e.g. unary gRPC calls started: grpc_server_started_total with
+    /// grpc_type="unary").
+    double metric_sum(const std::string& name, const std::vector<std::string>& with) const;
 
   private:
     struct Member {

@@ -79,6 +79,34 @@ TEST(AcquireFsm, GrantedAtOnceIsValidForTtlLessDriftFromTheAttempt) {
     EXPECT_FALSE(s.unsubscribe);   // it never subscribed
 }
 
+TEST(AcquireFsm, AGrantKeptByASessionIsValidFromTheSessionsLastRenewal) {
+    AcquireFsm m(rules(), t0);
+    m.start(t0);
+    auto a = granted(t0);
+    a.kept_from = t0 - 4s;  // the lease the key went on was last kept alive then
+    m.attempted(a, t0);
+    auto s = m.confirmed({}, t0);
+    EXPECT_GT(s.until, t0 + 5s);
+    EXPECT_LT(s.until, t0 + 6s);
+    AcquireFsm later(rules(), t0);
+    later.start(t0);
+    a.kept_from = t0 + 1s;  // granted on a lease made after sending: the send time rules
+    later.attempted(a, t0);
+    EXPECT_LT(later.confirmed({}, t0).until, t0 + 10s);
+}
+
+TEST(AcquireFsm, AnAnnouncedExpiryNeedsNoTimedLook) {
+    auto r = rules();
+    r.no_expiry_recheck = 0ms;  // the engine's wake-up also fires when the holder expires
+    AcquireFsm m(r, t0);
+    m.start(t0);
+    m.attempted(refused(-1ms), t0);
+    m.subscribed({}, t0);
+    auto s = m.attempted(refused(-1ms), t0);
+    EXPECT_EQ(s.next, Next::wait);
+    EXPECT_EQ(s.until, Clock::time_point::max()) << "no deadline, no expiry: only a wake-up";
+}
+
 TEST(AcquireFsm, RefusedSubscribesThenLooksAgainThenWaitsUntilTheHolderExpires) {
     std::vector<deadbolt::WaitInfo> reports;
     AcquireFsm m(rules(), t0);

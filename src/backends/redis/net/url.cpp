@@ -6,7 +6,6 @@
 #include <map>
 #include <sstream>
 
-#include "deadbolt/duration.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -14,13 +13,6 @@ namespace {
 constexpr std::string_view kForms =
     "expected redis://[user[:password]@]host[:port][/db][?opt=v&...], rediss://... or "
     "unix:///path/to/redis.sock[?db=N]";
-
-int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 template <class Int>
 bool parse_int(std::string_view s, Int& out) {
@@ -38,14 +30,7 @@ bool parse_bool(std::string_view v, bool& out) {
 // Applies one query option; returns an error message or "".
 std::string apply_option(std::string_view k, const std::string& v, Endpoint& ep) {
     auto& o = ep.options;
-    auto dur = [&](std::chrono::milliseconds& dst) -> std::string {
-        std::string why;
-        auto d = parse_duration(v, &why);
-        if (!d) return fmt::format("option {}: {}", k, why);
-        if (d->count() == 0) return fmt::format("option {} must be greater than 0", k);
-        dst = *d;
-        return "";
-    };
+    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
     auto boolean = [&](bool& dst) -> std::string {
         return parse_bool(v, dst) ? "" : fmt::format("option {} must be 0 or 1, not '{}'", k, v);
     };
@@ -84,22 +69,6 @@ UrlResult fail(std::string msg) {
 }
 
 }  // namespace
-
-bool percent_decode(std::string_view in, std::string& out) {
-    out.clear();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        if (in[i] != '%') {
-            out += in[i];
-            continue;
-        }
-        if (i + 2 >= in.size()) return false;
-        int hi = hexval(in[i + 1]), lo = hexval(in[i + 2]);
-        if (hi < 0 || lo < 0) return false;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
-    return true;
-}
 
 UrlResult parse_url(std::string_view url, const ClientOptions& base) {
     UrlResult r;
@@ -192,20 +161,11 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
         return fail(fmt::format("unknown URL scheme '{}' in '{}': {}", scheme, url, kForms));
     }
 
-    while (!query.empty()) {
-        auto amp = query.find('&');
-        std::string_view pair = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-        if (pair.empty()) continue;
-        auto eq = pair.find('=');
-        if (eq == std::string_view::npos)
-            return fail(fmt::format("URL option '{}' has no value: write {}=VALUE", pair, pair));
-        std::string value;
-        if (!percent_decode(pair.substr(eq + 1), value))
-            return fail(fmt::format("bad %-escape in URL option '{}'", pair));
-        if (auto err = apply_option(pair.substr(0, eq), value, ep); !err.empty())
-            return fail(std::move(err));
-    }
+    if (auto err = each_query_option(
+            query,
+            [&](std::string_view k, const std::string& v) { return apply_option(k, v, ep); });
+        !err.empty())
+        return fail(std::move(err));
     if (!ep.options.tls.enabled &&
         (!ep.options.tls.ca_file.empty() || !ep.options.tls.cert_file.empty() ||
          !ep.options.tls.sni.empty()))

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/redis/net/endpoint.hpp"
+#include "core/url_text.hpp"
 #include "deadbolt/options.hpp"
 
 namespace deadbolt::detail {
@@ -58,8 +59,5 @@ struct SentinelResult {
 /// connection (user, password and db are the master's; sentinel_user and sentinel_password
 /// authenticate to the sentinels). Checks the form only.
 SentinelResult parse_sentinel_url(std::string_view url, const ClientOptions& base);
-
-/// Decodes %XX escapes; false on a malformed escape.
-bool percent_decode(std::string_view in, std::string& out);
 
 }  // namespace deadbolt::detail

@@ -1,0 +1,77 @@
+// EtcdClaim: one acquisition on etcd, as etcd's concurrency.Mutex makes it. An attempt puts
+// our key <name>/<lease> if absent and reads the first contender in one Txn; refused, it
+// finds the key just ahead of ours, and the wake-up watches only that key's deletion from the
+// revision of that look on (no herd, no change missed, no polling). A holder's expiry deletes
+// its key too, so the wake-up also covers it.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "backends/etcd/holding.hpp"
+#include "backends/etcd/store.hpp"
+#include "core/lock_spec.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class EtcdClaim final : public Claim {
+  public:
+    EtcdClaim(EtcdStore& store, const LockSpec& spec, std::stop_token cancel);
+    ~EtcdClaim() override;
+
+    const ClaimTraits& traits() const override { return traits_; }
+    void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                 Fences& f) override;
+    Status confirm() override { return {}; }  // a Txn is committed by a quorum already
+    std::shared_ptr<Holding> holding(const std::string& token,
+                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> waiter(const std::string& token,
+                                    std::chrono::milliseconds keep) const override;
+
+    Status arm(Clock::time_point until) override;
+    void disarm() noexcept override;
+    void wait(Clock::time_point until) override;
+    void async_wait(std::function<void()> woken) override;
+    void cancel_wait() noexcept override;
+
+  private:
+    // Where one token's attempts put their key.
+    struct Place {
+        std::shared_ptr<EtcdLease> lease;
+        bool own = false;
+        std::string key;
+        std::shared_ptr<void> reservation;
+        std::int64_t rev = 0;  // our key's create revision, once an answer said it
+    };
+
+    // token's place: made (a lease, a key) on its first attempt; nullptr and st when not.
+    Place* place_for(const std::string& token, Status& st);
+    Status look(Place& p, Attempted& a, Fences& f);
+    void watch_ahead();  // (re)watches ahead_, under nothing
+    void woke();
+
+    EtcdStore& store_;
+    const LockSpec spec_;
+    std::stop_token cancel_;
+    ClaimTraits traits_;
+    const std::string dir_;
+    std::map<std::string, Place> places_;  // by token
+    std::string current_;                  // the token of the last attempt
+
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool armed_ = false;
+    bool woken_ = false;
+    std::string ahead_;            // the key just ahead of ours at the last look
+    std::int64_t ahead_seen_ = 0;  // the revision of that look
+    std::string watching_;         // the key the watch is on; empty = none
+    std::int64_t watch_id_ = 0;
+    std::function<void()> async_woken_;
+};
+
+}  // namespace deadbolt::detail

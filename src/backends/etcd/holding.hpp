@@ -1,0 +1,34 @@
+// EtcdHolding: one contender key of this client (a waiter's place or a holder's grant), what
+// the store extends, releases and checks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backends/etcd/leases.hpp"
+#include "backends/etcd/watches.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+struct EtcdHolding final : Holding {
+    std::string key;
+    std::shared_ptr<EtcdLease> lease;
+    std::int64_t rev = 0;    // the key's create revision (the fence); 0 = unknown (a lost reply)
+    bool own_lease = false;  // the lease is this key's alone: release revokes it
+    std::shared_ptr<void> reservation;           // keeps other claims of this client off key
+    mutable std::atomic<bool> releasing{false};  // our own delete: its watch event is no loss
+    std::shared_ptr<Watches> watches;
+    std::int64_t watch_id = 0;  // the watch on key's deletion (a granted holding's)
+
+    EtcdHolding() = default;
+    EtcdHolding(const EtcdHolding&) = delete;
+    EtcdHolding& operator=(const EtcdHolding&) = delete;
+    ~EtcdHolding() override {
+        if (watch_id) watches->cancel(watch_id);
+    }
+};
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,330 @@
+#include "backends/etcd/store.hpp"
+
+#include <fmt/format.h>
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+#include "backends/etcd/claim.hpp"
+#include "backends/etcd/keys.hpp"
+#include "core/token.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// etcd's default --max-txn-ops: a Txn carries at most this many operations.
+constexpr std::size_t kTxnOps = 128;
+
+const EtcdHolding& as_etcd(const Holding* h) {
+    return *static_cast<const EtcdHolding*>(h);
+}
+
+// Whether kv is h's key as h placed it.
+bool is_ours(const EtcdHolding& h, const mvccpb::KeyValue& kv) {
+    return h.rev > 0 ? kv.create_revision() == h.rev : kv.lease() == h.lease->id;
+}
+
+constexpr std::string_view kOnlyMutex =
+    "is not built on etcd yet: deadbolt's etcd backend offers Mutex, FairMutex and "
+    "LeaderElection so far";
+
+}  // namespace
+
+EtcdStore::EtcdStore(ClientImpl& c, std::shared_ptr<EtcdChannel> ch)
+    : client_(c), ch_(std::move(ch)), watches_(std::make_shared<Watches>(ch_)) {
+    leases_ = std::make_unique<Leases>(ch_, [this] {
+        if (on_doubt) on_doubt();  // a lease went with its keys: check every holding
+    });
+}
+
+EtcdStore::~EtcdStore() {
+    leases_.reset();  // revokes the shared leases before the streams go
+    watches_.reset();
+}
+
+void EtcdStore::stop() noexcept {}
+
+Status EtcdStore::supports(const LockSpec& spec) const {
+    // etcd's queue is first come, first served (by create revision): a FairMutex is a Mutex.
+    // A campaign is one too, with the candidate's value in its key (concurrency.Election).
+    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair && spec.shape != Shape::leader)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("{} {}", primitive_of(spec.shape), kOnlyMutex));
+    if (spec.options.lock_delay.count() > 0)
+        return Status::error(errc::invalid_argument,
+                             "lock_delay cannot be kept on etcd: a lease's keys go the moment it "
+                             "expires, so nothing holds the name after; set lock_delay = 0");
+    return {};
+}
+
+Status EtcdStore::offers(std::string_view primitive) const {
+    if (primitive == "force_unlock" || primitive == "FairMutex") return {};
+    return Status::error(errc::invalid_argument, fmt::format("{} {}", primitive, kOnlyMutex));
+}
+
+std::unique_ptr<Claim> EtcdStore::open(const LockSpec& spec, std::stop_token cancel) {
+    return std::make_unique<EtcdClaim>(*this, spec, std::move(cancel));
+}
+
+std::shared_ptr<void> EtcdStore::reserve(const std::string& key) {
+    auto r = reserved_;
+    std::lock_guard lk(r->m);
+    if (!r->keys.insert(key).second) return {};
+    return std::shared_ptr<void>(nullptr, [r, key](void*) {
+        std::lock_guard g(r->m);
+        r->keys.erase(key);
+    });
+}
+
+void EtcdStore::watch_own(EtcdHolding& h) {
+    const EtcdHolding* self = &h;
+    h.watch_id = watches_->on_delete(h.key, h.rev + 1, [this, self] {
+        if (!self->releasing && on_doubt) on_doubt();
+    });
+}
+
+Status EtcdStore::contender(const std::string& dir, std::int64_t max_rev, bool first,
+                            mvccpb::KeyValue& out, std::int64_t& seen) {
+    out.Clear();
+    etcdserverpb::RangeRequest req;
+    req.set_key(dir);
+    req.set_range_end(range_end(dir));
+    req.set_sort_target(etcdserverpb::RangeRequest::CREATE);
+    req.set_sort_order(first ? etcdserverpb::RangeRequest::ASCEND
+                             : etcdserverpb::RangeRequest::DESCEND);
+    if (max_rev > 0) req.set_max_create_revision(max_rev);
+    req.set_limit(1);
+    for (int round = 0; round < 2; ++round) {
+        etcdserverpb::RangeResponse r;
+        if (Status st =
+                ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
+                          deadline(), "reading a lock's contenders", Sent::read);
+            !st.ok())
+            return st;
+        seen = r.header().revision();
+        for (const auto& kv : r.kvs())
+            if (is_contender(dir, kv.key())) {
+                out = kv;
+                return {};
+            }
+        if (!r.more() && r.kvs_size() < req.limit()) return {};
+        // Keys of longer names ("dir/x/...") came first: read them all.
+        req.set_limit(0);
+    }
+    return {};
+}
+
+std::vector<Verdict> EtcdStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(hs.size());
+    for (std::size_t begin = 0; begin < hs.size(); begin += kTxnOps) {
+        auto end = std::min(hs.size(), begin + kTxnOps);
+        etcdserverpb::TxnRequest txn;
+        for (auto i = begin; i < end; ++i)
+            txn.add_success()->mutable_request_range()->set_key(as_etcd(hs[i]).key);
+        etcdserverpb::TxnResponse r;
+        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
+                              by, "checking holdings", Sent::read);
+        for (auto i = begin; i < end; ++i) {
+            const auto& h = as_etcd(hs[i]);
+            if (!st.ok()) {
+                out.push_back(Verdict::unknown(st));
+                continue;
+            }
+            const auto& got = r.responses(static_cast<int>(i - begin)).response_range();
+            bool ours = !h.key.empty() && got.kvs_size() == 1 && is_ours(h, got.kvs(0));
+            out.push_back(ours ? Verdict::yes() : Verdict::no());
+        }
+    }
+    return out;
+}
+
+std::vector<Verdict> EtcdStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
+    std::vector<Verdict> out(rs.size(), Verdict::no());
+    std::vector<EtcdLease*> leases;
+    std::vector<std::size_t> lease_of(rs.size());
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        const auto& h = as_etcd(rs[i].holding);
+        if (h.key.empty()) continue;
+        if (rs[i].keep > h.lease->ttl) {
+            out[i] = Verdict::unknown(Status::error(
+                errc::invalid_argument,
+                fmt::format("an etcd lease keeps the TTL it was granted ({} s): extend by at "
+                            "most that, or acquire with a longer ttl",
+                            h.lease->ttl.count())));
+            continue;
+        }
+        auto at = std::find(leases.begin(), leases.end(), h.lease.get());
+        lease_of[i] = static_cast<std::size_t>(at - leases.begin());
+        if (at == leases.end()) leases.push_back(h.lease.get());
+    }
+    auto kept = leases_->keep(leases, by);
+    std::vector<const Holding*> alive;
+    std::vector<std::size_t> alive_at;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        const auto& h = as_etcd(rs[i].holding);
+        if (h.key.empty() || out[i].is == Verdict::Is::unknown) continue;
+        const Verdict& k = kept[lease_of[i]];
+        if (k.is == Verdict::Is::yes) {
+            alive.push_back(rs[i].holding);
+            alive_at.push_back(i);
+        } else {
+            out[i] = k;
+        }
+    }
+    // A live lease keeps only keys that are still there: one deleted from outside is lost.
+    auto checked = check(alive, by);
+    for (std::size_t j = 0; j < alive.size(); ++j) out[alive_at[j]] = checked[j];
+    return out;
+}
+
+std::vector<Verdict> EtcdStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(hs.size());
+    for (const Holding* one : hs) {
+        const auto& h = as_etcd(one);
+        h.releasing = true;
+        if (h.key.empty()) {
+            out.push_back(Verdict::no());
+            continue;
+        }
+        if (h.own_lease) {  // the key goes with its lease
+            out.push_back(leases_->revoke(*h.lease, by));
+            continue;
+        }
+        etcdserverpb::TxnRequest txn;
+        auto* cmp = txn.add_compare();
+        cmp->set_result(etcdserverpb::Compare::EQUAL);
+        cmp->set_key(h.key);
+        if (h.rev > 0) {
+            cmp->set_target(etcdserverpb::Compare::CREATE);
+            cmp->set_create_revision(h.rev);
+        } else {
+            cmp->set_target(etcdserverpb::Compare::LEASE);
+            cmp->set_lease(h.lease->id);
+        }
+        txn.add_success()->mutable_request_delete_range()->set_key(h.key);
+        etcdserverpb::TxnResponse r;
+        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
+                              by, "releasing a lock", Sent::write);
+        if (!st.ok())
+            out.push_back(Verdict::unknown(std::move(st)));
+        else
+            out.push_back(r.succeeded() ? Verdict::yes() : Verdict::no());
+    }
+    return out;
+}
+
+Status EtcdStore::statuses(const std::vector<std::string>& names,
+                           std::vector<std::pair<LockStatus, Status>>& out) {
+    out.clear();
+    for (const auto& name : names) {
+        auto dir = lock_dir(client_.options.key_prefix, name);
+        etcdserverpb::RangeRequest req;
+        req.set_key(dir);
+        req.set_range_end(range_end(dir));
+        req.set_sort_target(etcdserverpb::RangeRequest::CREATE);
+        req.set_sort_order(etcdserverpb::RangeRequest::ASCEND);
+        etcdserverpb::RangeResponse r;
+        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
+                              deadline(), "reading a lock's state", Sent::read);
+        if (!st.ok()) return st;
+        LockStatus s;
+        s.kind = "free";
+        std::vector<const mvccpb::KeyValue*> queue;
+        for (const auto& kv : r.kvs())
+            if (is_contender(dir, kv.key())) queue.push_back(&kv);
+        if (!queue.empty()) {
+            const auto& holder = *queue.front();
+            s.held = true;
+            s.kind = "mutex";
+            s.holders = 1;
+            s.waiters = static_cast<int>(queue.size()) - 1;
+            s.last_fence = static_cast<std::uint64_t>(holder.create_revision());
+            s.ttl = lease_ttl(holder.lease());
+            Holder who{.ttl = s.ttl};
+            if (auto o = token_origin(holder.value())) who.host = o->host, who.pid = o->pid;
+            s.held_by.push_back(std::move(who));
+        }
+        out.emplace_back(std::move(s), Status{});
+    }
+    return {};
+}
+
+Status EtcdStore::lock_names(std::string_view pattern, std::vector<std::string>& names) {
+    const std::string& prefix = client_.options.key_prefix;
+    etcdserverpb::RangeRequest req;
+    req.set_key(prefix.empty() ? std::string(1, '\0') : prefix);
+    req.set_range_end(prefix.empty() ? std::string(1, '\0') : range_end(prefix));
+    req.set_keys_only(true);
+    etcdserverpb::RangeResponse r;
+    if (Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
+                              deadline(), "listing locks", Sent::read);
+        !st.ok())
+        return st;
+    std::set<std::string> found;
+    const std::string pat(pattern);
+    for (const auto& kv : r.kvs()) {
+        // <prefix><name>/<lease id in hex>: anything else under the prefix is not a lock.
+        std::string_view key(kv.key());
+        auto slash = key.rfind('/');
+        if (slash == std::string_view::npos || slash < prefix.size() || slash + 1 == key.size() ||
+            key.find_first_not_of("0123456789abcdef", slash + 1) != std::string_view::npos)
+            continue;
+        std::string name(key.substr(prefix.size(), slash - prefix.size()));
+        bool plain = name.find('\0') == std::string::npos;
+        if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
+            found.insert(std::move(name));
+    }
+    names.assign(found.begin(), found.end());
+    return {};
+}
+
+std::chrono::milliseconds EtcdStore::lease_ttl(std::int64_t id) {
+    if (id == 0) return std::chrono::milliseconds(-1);
+    etcdserverpb::LeaseTimeToLiveRequest req;
+    req.set_id(id);
+    etcdserverpb::LeaseTimeToLiveResponse r;
+    if (!ch_->call(
+                [&](grpc::ClientContext& c) { return ch_->lease().LeaseTimeToLive(&c, req, &r); },
+                deadline(), "reading a holder's lease", Sent::read)
+             .ok())
+        return std::chrono::milliseconds(0);
+    return std::chrono::seconds(std::max<std::int64_t>(r.ttl(), 0));
+}
+
+Status EtcdStore::force_unlock(const std::string& name, std::string& kind) {
+    auto dir = lock_dir(client_.options.key_prefix, name);
+    etcdserverpb::RangeRequest req;
+    req.set_key(dir);
+    req.set_range_end(range_end(dir));
+    req.set_keys_only(true);
+    etcdserverpb::RangeResponse r;
+    if (Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
+                              deadline(), "reading a lock's contenders", Sent::read);
+        !st.ok())
+        return st;
+    etcdserverpb::TxnRequest txn;
+    for (const auto& kv : r.kvs())
+        if (is_contender(dir, kv.key()))
+            txn.add_success()->mutable_request_delete_range()->set_key(kv.key());
+    kind = txn.success_size() > 0 ? "mutex" : "free";
+    if (txn.success_size() == 0) return {};
+    etcdserverpb::TxnResponse t;
+    return ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &t); }, deadline(),
+                     "force-unlocking", Sent::write);
+}
+
+Status EtcdStore::ping() {
+    etcdserverpb::RangeRequest req;
+    req.set_key(std::string(1, '\0'));
+    req.set_limit(1);
+    req.set_keys_only(true);
+    etcdserverpb::RangeResponse r;
+    return ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
+                     deadline(), "a ping", Sent::read);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,84 @@
+// EtcdStore: the seam's etcd side (DESIGN section 12). A claim puts a contender key on a
+// lease and waits for the key ahead of it to go (etcd's concurrency.Mutex); holdings are
+// kept by their lease's keepalives, released by deleting the key (or revoking a lease of
+// their own) and checked by their key's create revision, which is also the fence.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "backends/etcd/channel.hpp"
+#include "backends/etcd/holding.hpp"
+#include "backends/etcd/leases.hpp"
+#include "backends/etcd/watches.hpp"
+#include "core/client_impl.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class EtcdStore final : public Store {
+  public:
+    EtcdStore(ClientImpl& c, std::shared_ptr<EtcdChannel> ch);
+    ~EtcdStore() override;
+
+    Status supports(const LockSpec& spec) const override;
+    std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
+    std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) override;
+    std::vector<Verdict> release(std::span<const Holding* const> hs, Clock::time_point by) override;
+    std::vector<Verdict> check(std::span<const Holding* const> hs, Clock::time_point by) override;
+    Clock::time_point deadline() const override { return ch_->deadline(); }
+    Clock::time_point deadline_for(std::chrono::milliseconds /*ttl*/) const override {
+        return ch_->deadline();
+    }
+    bool late_yes_is_lost() const override { return false; }
+    void stop() noexcept override;
+
+    Status offers(std::string_view primitive) const override;
+    Status statuses(const std::vector<std::string>& names,
+                    std::vector<std::pair<LockStatus, Status>>& out) override;
+    Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
+    Status force_unlock(const std::string& name, std::string& kind) override;
+    Status proclaim(const std::string& name, const std::string& token, std::string_view value,
+                    bool& ours) override;
+    Status leader(const std::string& name, Leader& out) override;
+    Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how) override;
+    Status ping() override;
+
+    // For claims.
+    EtcdChannel& channel() { return *ch_; }
+    Leases& leases() { return *leases_; }
+    const std::shared_ptr<Watches>& watches() { return watches_; }
+    ClientImpl& client() { return client_; }
+    /// Reserves key for one claim of this client (and the holdings it makes); empty when
+    /// another has it (two claims on one lease would share one key).
+    std::shared_ptr<void> reserve(const std::string& key);
+    /// One contender under dir: the first (lowest create revision) when first, else the last
+    /// created at or before max_rev; out.key() is empty when there is none. seen: the
+    /// revision the answer reflects.
+    Status contender(const std::string& dir, std::int64_t max_rev, bool first,
+                     mvccpb::KeyValue& out, std::int64_t& seen);
+    /// A campaign's term, found by its token when it proclaims.
+    void add_term(const std::string& token, const std::shared_ptr<EtcdHolding>& h);
+    /// The remaining time of lease id (-1 ms: no lease; 0 when gone or unknown).
+    std::chrono::milliseconds lease_ttl(std::int64_t id);
+    /// A granted holding watches its own key: a deletion by anyone else is a loss.
+    void watch_own(EtcdHolding& h);
+
+  private:
+    ClientImpl& client_;
+    std::shared_ptr<EtcdChannel> ch_;
+    std::shared_ptr<Watches> watches_;
+    std::unique_ptr<Leases> leases_;
+    std::mutex terms_m_;
+    std::map<std::string, std::weak_ptr<EtcdHolding>> terms_;  // by campaign token
+    struct Reserved {
+        std::mutex m;
+        std::set<std::string> keys;
+    };
+    std::shared_ptr<Reserved> reserved_ = std::make_shared<Reserved>();
+};
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,136 @@
+#include "backends/etcd/url.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "core/url_text.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::string_view kForm =
+    "expected etcd://[user:password@]host[:port][,host[:port]...][?opt=v&...] (or etcds:// "
+    "for TLS)";
+
+EtcdUrl fail(std::string why) {
+    EtcdUrl u;
+    u.error = std::move(why);
+    return u;
+}
+
+// host[:port] or [v6][:port]; "" or why not.
+std::string parse_member(std::string_view text, EtcdMember& m) {
+    std::string_view host = text, port;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string_view::npos) return "an unclosed '[' in an IPv6 host";
+        host = text.substr(1, close - 1);
+        auto after = text.substr(close + 1);
+        if (!after.empty() && after.front() != ':') return "expected ':port' after ']'";
+        if (!after.empty()) port = after.substr(1);
+        if (!after.empty() && port.empty()) return "an empty port";
+    } else if (auto colon = text.rfind(':'); colon != std::string_view::npos) {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (port.empty()) return "an empty port";
+    }
+    if (host.empty()) return "an empty host: list host:port pairs separated by commas";
+    m.host = std::string(host);
+    if (!port.empty()) {
+        unsigned p = 0;
+        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+        if (ec != std::errc() || end != port.data() + port.size() || p == 0 || p > 65535)
+            return fmt::format("port '{}' is not a number in 1..65535", port);
+        m.port = static_cast<std::uint16_t>(p);
+    }
+    return {};
+}
+
+std::string apply_option(std::string_view k, const std::string& v, ClientOptions& o) {
+    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
+    if (k == "connect_timeout") return dur(o.connect_timeout);
+    if (k == "command_timeout") return dur(o.command_timeout);
+    if (k == "prefix") return o.key_prefix = v, "";
+    if (k == "user") return o.username = v, "";
+    if (k == "password") return o.password = v, "";
+    if (k == "ca") return o.tls.ca_file = v, "";
+    if (k == "cert") return o.tls.cert_file = v, "";
+    if (k == "key") return o.tls.key_file = v, "";
+    return fmt::format(
+        "unknown etcd URL option '{}': known options are connect_timeout, command_timeout, "
+        "prefix, user, password, ca, cert, key",
+        k);
+}
+
+}  // namespace
+
+std::string EtcdMember::describe() const {
+    if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+    return fmt::format("{}:{}", host, port);
+}
+
+EtcdUrl parse_etcd_url(std::string_view url, const ClientOptions& base) {
+    EtcdUrl u;
+    u.options = base;
+    std::string_view rest;
+    if (url.starts_with("etcd://")) {
+        rest = url.substr(7);
+    } else if (url.starts_with("etcds://")) {
+        rest = url.substr(8);
+        u.options.tls.enabled = true;
+    } else {
+        return fail(fmt::format("'{}': {}", url, kForm));
+    }
+    std::string_view query;
+    if (auto q = rest.find('?'); q != std::string_view::npos) {
+        query = rest.substr(q + 1);
+        rest = rest.substr(0, q);
+    }
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+        if (rest.substr(slash) != "/")
+            return fail(
+                fmt::format("'{}': an etcd URL has no path (lock names are keys; a "
+                            "common prefix is ?prefix=...)",
+                            url));
+        rest = rest.substr(0, slash);
+    }
+    // Passwords may contain '@' when percent-encoded only; the last '@' separates.
+    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+        auto userinfo = rest.substr(0, at);
+        rest = rest.substr(at + 1);
+        auto colon = userinfo.find(':');
+        if (colon == std::string_view::npos)
+            return fail(
+                fmt::format("'{}': etcd needs a user and a password (user:password@)", url));
+        if (!percent_decode(userinfo.substr(0, colon), u.options.username) ||
+            !percent_decode(userinfo.substr(colon + 1), u.options.password))
+            return fail(fmt::format("bad %-escape in the user or password of '{}'", url));
+    }
+    for (std::size_t start = 0;;) {
+        auto comma = rest.find(',', start);
+        EtcdMember m;
+        if (auto why = parse_member(rest.substr(start, comma - start), m); !why.empty())
+            return fail(fmt::format("'{}': {}", url, why));
+        u.members.push_back(std::move(m));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    if (auto err = each_query_option(query,
+                                     [&](std::string_view k, const std::string& v) {
+                                         return apply_option(k, v, u.options);
+                                     });
+        !err.empty())
+        return fail(std::move(err));
+    const auto& tls = u.options.tls;
+    if (!tls.enabled && (!tls.ca_file.empty() || !tls.cert_file.empty()))
+        return fail(fmt::format("'{}' sets TLS options but is not etcds://", url));
+    if (tls.cert_file.empty() != tls.key_file.empty())
+        return fail("a TLS client certificate needs both cert= and key=");
+    if (u.options.username.empty() != u.options.password.empty())
+        return fail(fmt::format("'{}': etcd needs both a user and a password, or neither", url));
+    u.ok = true;
+    return u;
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,34 @@
+// etcd:// and etcds:// URLs: the members to reach, credentials and options. Pure; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "deadbolt/options.hpp"
+
+namespace deadbolt::detail {
+
+/// The port an etcd member serves clients on when the URL does not say.
+constexpr std::uint16_t kEtcdPort = 2379;
+
+struct EtcdMember {
+    std::string host;
+    std::uint16_t port = kEtcdPort;
+    std::string describe() const;  // host:port, IPv6 in brackets
+};
+
+struct EtcdUrl {
+    bool ok = false;
+    std::string error;                // what is wrong and what to write instead, when !ok
+    std::vector<EtcdMember> members;  // in the order given; any one will do
+    ClientOptions options;            // user, password, prefix, timeouts, TLS (etcds://)
+};
+
+/// etcd[s]://[user:password@]host[:port][,host[:port]...][/][?opt=v&...] on top of base.
+/// Options: connect_timeout, command_timeout, prefix, user, password, and for etcds:// ca,
+/// cert, key. Unknown options, a path, or TLS options without etcds:// are errors.
+EtcdUrl parse_etcd_url(std::string_view url, const ClientOptions& base);
+
+}  // namespace deadbolt::detail

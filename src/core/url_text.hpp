@@ -1,0 +1,25 @@
+// Pieces of URL text every engine's URL parser needs. Pure; no I/O.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace deadbolt::detail {
+
+/// Decodes %XX escapes; false on a malformed escape.
+bool percent_decode(std::string_view in, std::string& out);
+
+/// Sets out to the duration text v names (e.g. 500ms, 2s) when it is one above zero: "" or
+/// what is wrong with option key.
+std::string positive_duration_option(std::string_view key, const std::string& v,
+                                     std::chrono::milliseconds& out);
+
+/// Hands each k=v of a URL's query (v decoded) to apply, which returns "" or what is wrong;
+/// returns the first thing wrong, or "".
+std::string each_query_option(
+    std::string_view query,
+    const std::function<std::string(std::string_view key, const std::string& value)>& apply);
+
+}  // namespace deadbolt::detail

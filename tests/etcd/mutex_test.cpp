@@ -1,0 +1,265 @@
+// deadbolt's Mutex on real etcd members: shared with etcd's own tools, waiting without
+// polling, and what faults do to holders and waiters (the conformance suite covers the rest).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "etcd_cluster.hpp"
+#include "eventually.hpp"
+#include "redis_server.hpp"  // free_port
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::EtcdCluster;
+using deadbolt::test::eventually;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// One cluster for the tests that leave it as they found it.
+EtcdCluster& shared_cluster() {
+    static EtcdCluster c(3);
+    return c;
+}
+
+std::string url_of(const EtcdCluster& c) {
+    return "etcd://" + c.endpoints();
+}
+
+// The contender keys under name/, oldest first (etcdctl's view).
+std::vector<std::string> contenders(const EtcdCluster& c, const std::string& name) {
+    std::string out;
+    c.etcdctl({"get", "--prefix", "--keys-only", "--sort-by=CREATE", name + "/"}, &out);
+    std::vector<std::string> keys;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) keys.push_back(line);
+    return keys;
+}
+
+}  // namespace
+
+TEST(EtcdInterop, EtcdctlLockWaitsForADeadboltHolderAndGetsItOnRelease) {
+    auto& etcd = shared_cluster();
+    auto c = Client::connect(url_of(etcd));
+    auto held = c.acquire("interop-1");
+    auto theirs = std::async(std::launch::async, [&] {
+        std::string out;
+        etcd.etcdctl({"lock", "interop-1", "--", "echo", "etcdctl got it"}, &out);
+        return out;
+    });
+    // etcdctl queued behind us (its key is second) and waits.
+    ASSERT_TRUE(eventually([&] { return contenders(etcd, "interop-1").size() == 2; }));
+    EXPECT_EQ(theirs.wait_for(300ms), std::future_status::timeout) << theirs.get();
+    held.release();
+    ASSERT_EQ(theirs.wait_for(10s), std::future_status::ready);
+    EXPECT_NE(theirs.get().find("etcdctl got it"), std::string::npos);
+    EXPECT_TRUE(contenders(etcd, "interop-1").empty()) << "etcdctl released; nothing is left";
+}
+
+TEST(EtcdInterop, ADeadboltWaiterQueuesBehindEtcdctlAndIsWokenByItsRelease) {
+    auto& etcd = shared_cluster();
+    auto c = Client::connect(url_of(etcd));
+    auto theirs = std::async(std::launch::async, [&] {
+        return etcd.etcdctl({"lock", "interop-2", "--", "sleep", "1"});
+    });
+    ASSERT_TRUE(eventually([&] { return c.status("interop-2").held; }));
+    EXPECT_THROW(c.acquire("interop-2", {}, {.deadline = Clock::now()}), deadbolt::LockError);
+    auto theirs_key = contenders(etcd, "interop-2").at(0);
+    auto got = c.acquire("interop-2", {}, {.deadline = Clock::now() + 20s});
+    EXPECT_EQ(theirs.get(), 0);
+    // The fence is our key's create revision: later than etcdctl's key.
+    std::string out;
+    etcd.etcdctl({"get", "-w", "json", got.name() + "/", "--prefix"}, &out);
+    EXPECT_TRUE(got.valid());
+    EXPECT_GT(got.fence(), 0u);
+    EXPECT_EQ(contenders(etcd, "interop-2").size(), 1u);
+    EXPECT_NE(contenders(etcd, "interop-2").at(0), theirs_key);
+}
+
+TEST(EtcdWaiting, AWaiterSendsNothingButItsWatchWhileItWaits) {
+    auto& etcd = shared_cluster();
+    auto holder = Client::connect(url_of(etcd));
+    auto waiter = Client::connect(url_of(etcd));
+    auto held = holder.acquire("quiet", {.ttl = 60s});
+    auto got = std::async(std::launch::async, [&] {
+        return waiter.acquire("quiet", {}, {.deadline = Clock::now() + 30s});
+    });
+    ASSERT_TRUE(eventually([&] { return contenders(etcd, "quiet").size() == 2; }));
+    std::this_thread::sleep_for(300ms);  // its watch is created
+    // Calls, and messages on the Watch stream (keepalives are the session's, not the wait's).
+    auto calls = [&] {
+        return etcd.metric_sum("grpc_server_started_total", {"grpc_type=\"unary\""});
+    };
+    auto watch_msgs = [&] {
+        return etcd.metric_sum("grpc_server_msg_received_total", {"grpc_method=\"Watch\""});
+    };
+    const double calls_before = calls(), watch_before = watch_msgs();
+    ASSERT_GT(calls_before, 0) << "the metric is not there: this test would prove nothing";
+    ASSERT_GT(watch_before, 0) << "the waiter created no watch";
+    std::this_thread::sleep_for(3s);
+    EXPECT_EQ(calls(), calls_before) << "requests were made while waiting: polling";
+    EXPECT_EQ(watch_msgs(), watch_before) << "the watch was re-made while waiting";
+    EXPECT_EQ(got.wait_for(0s), std::future_status::timeout);
+    held.release();
+    EXPECT_TRUE(got.get().valid());
+}
+
+TEST(EtcdWaiting, ANameWithSlashesIsItsOwnLockNotAContenderOfAShorterName) {
+    auto& etcd = shared_cluster();
+    auto c = Client::connect(url_of(etcd)), d = Client::connect(url_of(etcd));
+    auto deeper = c.acquire("dir/sub");  // its key dir/sub/<lease> lies under dir/
+    auto outer = d.acquire("dir", {}, {.deadline = Clock::now()});
+    EXPECT_TRUE(outer.valid()) << "dir/sub's key is not a contender for dir";
+    EXPECT_EQ(d.status("dir").waiters, 0);
+    auto bin = std::string("b\0i\xffn", 5);
+    auto b = c.acquire(bin);
+    EXPECT_TRUE(d.status(bin).held);
+}
+
+TEST(EtcdFaults, ALeaseRevokedFromOutsideIsALossAtOnce) {
+    auto& etcd = shared_cluster();
+    auto c = Client::connect(url_of(etcd));
+    std::atomic<int> lost{0};
+    auto held = c.acquire(
+        "revoked", {.ttl = 60s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    auto key = contenders(etcd, "revoked").at(0);
+    auto lease_hex = key.substr(key.rfind('/') + 1);
+    ASSERT_EQ(etcd.etcdctl({"lease", "revoke", lease_hex}), 0);
+    // Told through the watch on its key, long before the 60 s TTL or a renewal at 20 s.
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 5s));
+    EXPECT_EQ(lost.load(), 1);
+    EXPECT_FALSE(held.is_current());
+    // The client's next acquisition gets a fresh lease.
+    auto again = c.acquire("revoked", {}, {.deadline = Clock::now() + 5s});
+    EXPECT_TRUE(again.valid());
+    EXPECT_GT(again.fence(), held.fence());
+}
+
+TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
+    auto c = Client::connect(url_of(shared_cluster()));
+    try {
+        c.acquire("short", {.ttl = 1s});
+        ADD_FAILURE() << "a 1 s TTL was taken; etcd would have kept the key 2 s";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("at least 2 s"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(c.status("short").held);
+    EXPECT_TRUE(c.acquire("short", {.ttl = 2s}).valid());
+}
+
+TEST(EtcdErrors, PrimitivesNotBuiltYetAreRefusedWithTheReason) {
+    auto c = Client::connect(url_of(shared_cluster()));
+    try {
+        (void)c.semaphore("s", 2);
+        ADD_FAILURE() << "a semaphore handle was made";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("etcd"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(c.acquire("delayed", {.lock_delay = 1s}), deadbolt::UsageError);
+}
+
+TEST(EtcdErrors, ADeadEndpointAndAWrongPasswordAreNamed) {
+    EtcdCluster etcd(1);
+    auto port = deadbolt::test::free_port();
+    deadbolt::ClientOptions quick;
+    quick.connect_timeout = 500ms;
+    try {
+        (void)Client::connect("etcd://127.0.0.1:" + std::to_string(port), quick);
+        ADD_FAILURE() << "connected to nothing";
+    } catch (const deadbolt::ConnectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("no etcd member"), std::string::npos) << e.what();
+    }
+    ASSERT_EQ(etcd.etcdctl({"user", "add", "root:rootpw"}), 0);
+    ASSERT_EQ(etcd.etcdctl({"auth", "enable"}), 0);
+    EXPECT_THROW((void)Client::connect("etcd://root:wrong@" + etcd.endpoints()),
+                 deadbolt::ServerError);
+    auto c = Client::connect("etcd://root:rootpw@" + etcd.endpoints());
+    EXPECT_TRUE(c.acquire("authed").valid());
+}
+
+TEST(EtcdFaults, AHoldingSurvivesALeaderChangeAndAWaiterIsStillWoken) {
+    EtcdCluster etcd(3);
+    auto c = Client::connect(url_of(etcd)), d = Client::connect(url_of(etcd));
+    auto held = c.acquire("failover", {.ttl = 5s});
+    auto got = std::async(std::launch::async, [&] {
+        return d.acquire("failover", {}, {.deadline = Clock::now() + 30s});
+    });
+    ASSERT_TRUE(eventually([&] { return contenders(etcd, "failover").size() == 2; }));
+    int leader = etcd.leader();
+    ASSERT_GE(leader, 0);
+    etcd.stop(leader);
+    ASSERT_TRUE(eventually([&] { return etcd.leader() >= 0; }, 20s)) << "no new leader";
+    // Renewals ride through the election: the holding outlives its 5 s TTL, still current.
+    std::this_thread::sleep_for(6s);
+    EXPECT_FALSE(held.lost());
+    EXPECT_TRUE(held.is_current());
+    EXPECT_EQ(got.wait_for(0s), std::future_status::timeout);
+    held.release();
+    auto next = got.get();
+    EXPECT_GT(next.fence(), held.fence());
+}
+
+TEST(EtcdFaults, WithoutAMajorityAcquireFailsRetryablyAndAHolderIsToldItLost) {
+    EtcdCluster etcd(3);
+    deadbolt::ClientOptions o;
+    o.command_timeout = 1s;
+    auto c = Client::connect(url_of(etcd), o);
+    std::atomic<int> lost{0};
+    auto held = c.acquire(
+        "majority", {.ttl = 2s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    etcd.stop(1);
+    etcd.stop(2);
+    try {
+        c.acquire("other", {}, {.deadline = Clock::now() + 2s});
+        ADD_FAILURE() << "acquired without a majority";
+    } catch (const deadbolt::Error& e) {
+        EXPECT_TRUE(e.retryable()) << e.what();
+    }
+    // Keepalives fail: once its TTL has passed without one, the holder is told.
+    EXPECT_TRUE(eventually([&] { return held.lost(); }, 10s));
+    EXPECT_EQ(lost.load(), 1);
+}
+
+#ifdef DEADBOLT_CLI
+TEST(EtcdCli, RunStopsItsCommandWhenTheLeaseIsRevokedFromOutside) {
+    auto& etcd = shared_cluster();
+    auto t0 = Clock::now();
+    auto run = std::async(std::launch::async, [&] {
+        std::string out;
+        int rc = deadbolt::test::run_command({DEADBOLT_CLI, "run", "--url", url_of(etcd), "--ttl",
+                                              "60s", "cli-victim", "--", "sleep", "30"},
+                                             &out);
+        return std::make_pair(rc, out);
+    });
+    ASSERT_TRUE(eventually([&] { return contenders(etcd, "cli-victim").size() == 1; }));
+    auto key = contenders(etcd, "cli-victim").at(0);
+    ASSERT_EQ(etcd.etcdctl({"lease", "revoke", key.substr(key.rfind('/') + 1)}), 0);
+    auto [rc, out] = run.get();
+    EXPECT_EQ(rc, 70) << out;
+    EXPECT_NE(out.find("lost"), std::string::npos) << out;
+    EXPECT_LT(Clock::now() - t0, 20s) << "not at the TTL, not after the command's 30 s";
+}
+
+TEST(EtcdCli, StatusNamesTheHolderAndListFindsTheLock) {
+    auto& etcd = shared_cluster();
+    auto c = Client::connect(url_of(etcd));
+    auto held = c.acquire("cli-listed");
+    std::string out;
+    ASSERT_EQ(deadbolt::test::run_command(
+                  {DEADBOLT_CLI, "status", "--url", url_of(etcd), "cli-listed"}, &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("pid " + std::to_string(::getpid())), std::string::npos) << out;
+    ASSERT_EQ(deadbolt::test::run_command(
+                  {DEADBOLT_CLI, "list", "--url", url_of(etcd), "cli-list*"}, &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("cli-listed"), std::string::npos) << out;
+}
+#endif
