@@ -70,7 +70,7 @@ Status Store::permit_extend(const std::string&, std::string_view, std::chrono::m
                             bool&) {
     return not_offered("PermitExpirableSemaphore");
 }
-Status Store::permits_in_use(const std::string&, int&) {
+Status Store::permits_in_use(const std::string&, int, int&) {
     return not_offered("Semaphore");
 }
 Status Store::rate_take(const std::string&, const RateLimit&, std::int64_t, RateDecision&) {

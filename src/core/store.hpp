@@ -183,8 +183,8 @@ class Store {
     /// Keeps permit id of name for keep more (extended false: not held).
     virtual Status permit_extend(const std::string& name, std::string_view id,
                                  std::chrono::milliseconds keep, bool& extended);
-    /// How many permits of name are held now (expired ones not counted).
-    virtual Status permits_in_use(const std::string& name, int& in_use);
+    /// How many of name's `permits` permits are held now (expired ones not counted).
+    virtual Status permits_in_use(const std::string& name, int permits, int& in_use);
 
     /// RateLimiter: takes n tokens from name's bucket of limit if it has them.
     virtual Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,

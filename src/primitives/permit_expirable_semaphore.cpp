@@ -52,7 +52,7 @@ bool PermitExpirableSemaphore::extend(std::string_view permit_id,
 
 int PermitExpirableSemaphore::available() const {
     int in_use = 0;
-    client_->store->permits_in_use(name_, in_use).throw_if_error();
+    client_->store->permits_in_use(name_, permits_, in_use).throw_if_error();
     return permits_ - in_use;
 }
 

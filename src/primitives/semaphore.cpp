@@ -83,7 +83,7 @@ std::size_t Semaphore::held() const {
 
 int Semaphore::available() const {
     int in_use = 0;
-    client_->store->permits_in_use(name_, in_use).throw_if_error();
+    client_->store->permits_in_use(name_, permits_, in_use).throw_if_error();
     return permits_ - in_use;
 }
 

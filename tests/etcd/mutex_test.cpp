@@ -156,12 +156,14 @@ TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
 TEST(EtcdErrors, PrimitivesNotBuiltYetAreRefusedWithTheReason) {
     auto c = Client::connect(url_of(shared_cluster()));
     try {
-        (void)c.semaphore("s", 2);
-        ADD_FAILURE() << "a semaphore handle was made";
+        (void)c.rate_limiter("r", {.rate = 10, .per = 1s});
+        ADD_FAILURE() << "a rate limiter handle was made";
     } catch (const deadbolt::UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("etcd"), std::string::npos) << e.what();
     }
+    EXPECT_THROW(c.acquire("rw", deadbolt::LockMode::shared, {}), deadbolt::UsageError);
     EXPECT_THROW(c.acquire("delayed", {.lock_delay = 1s}), deadbolt::UsageError);
+    EXPECT_FALSE(c.status("rw").held) << "a refusal writes nothing";
 }
 
 TEST(EtcdErrors, ADeadEndpointAndAWrongPasswordAreNamed) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "backends/etcd/keys.hpp"
 
 namespace deadbolt::detail {
@@ -11,13 +13,13 @@ namespace {
 // settle it, else the wake-up's look sorts it out.
 constexpr int kLooks = 3;
 
-void first_contender(etcdserverpb::RequestOp* op, const std::string& dir) {
+void first_contenders(etcdserverpb::RequestOp* op, const std::string& dir, std::size_t n) {
     auto* r = op->mutable_request_range();
     r->set_key(dir);
     r->set_range_end(range_end(dir));
     r->set_sort_target(etcdserverpb::RangeRequest::CREATE);
     r->set_sort_order(etcdserverpb::RangeRequest::ASCEND);
-    r->set_limit(1);
+    r->set_limit(static_cast<std::int64_t>(n));
 }
 
 }  // namespace
@@ -27,7 +29,8 @@ EtcdClaim::EtcdClaim(EtcdStore& store, const LockSpec& spec, std::stop_token can
       spec_(spec),
       cancel_(std::move(cancel)),
       dir_(lock_dir(store.client().options.key_prefix, spec.name)) {
-    traits_.local_line = dir_;
+    // Threads of this process queue locally for a lock; permits are held by many at once.
+    if (spec.shape != Shape::permits) traits_.local_line = dir_;
     traits_.abandons = true;      // our key keeps our place: drop it when we give up
     traits_.expiry_wakes = true;  // a holder's expiry deletes its key: the watch sees it
 }
@@ -81,6 +84,8 @@ void EtcdClaim::attempt(const std::string& token, std::chrono::milliseconds /*ke
 
 Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
     EtcdChannel& ch = store_.channel();
+    // The first `n` contenders hold: a semaphore's permits, else one.
+    const auto n = static_cast<std::size_t>(spec_.shape == Shape::permits ? spec_.permits : 1);
     for (int round = 0; round < kLooks; ++round) {
         etcdserverpb::TxnRequest txn;
         auto* cmp = txn.add_compare();
@@ -90,13 +95,13 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
         cmp->set_create_revision(0);
         auto* put = txn.add_success()->mutable_request_put();
         put->set_key(p.key);
-        // A candidate's proclamation; for a lock our token, which names our host and process
-        // for `status` (etcd's concurrency.Mutex ignores the value).
+        // A candidate's proclamation; else our token, which names our host and process for
+        // `status` and a permit's id (etcd's concurrency.Mutex ignores the value).
         put->set_value(spec_.shape == Shape::leader ? spec_.value : current_);
         put->set_lease(p.lease->id);
-        first_contender(txn.add_success(), dir_);
+        first_contenders(txn.add_success(), dir_, n);
         txn.add_failure()->mutable_request_range()->set_key(p.key);
-        first_contender(txn.add_failure(), dir_);
+        first_contenders(txn.add_failure(), dir_, n);
         etcdserverpb::TxnResponse r;
         if (Status st =
                 ch.call([&](grpc::ClientContext& c) { return ch.kv().Txn(&c, txn, &r); },
@@ -114,29 +119,37 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
                                                  p.key));
             p.rev = mine.kvs(0).create_revision();
         }
-        mvccpb::KeyValue first;
-        const auto& owner = r.responses(1).response_range();
-        if (owner.kvs_size() == 1 && is_contender(dir_, owner.kvs(0).key())) {
-            first = owner.kvs(0);
-        } else {
-            std::int64_t seen = 0;
-            if (Status st = store_.contender(dir_, 0, true, first, seen); !st.ok()) return st;
-        }
-        if (first.create_revision() == p.rev) {
+        std::vector<mvccpb::KeyValue> first;
+        std::int64_t seen = r.header().revision();
+        for (const auto& kv : r.responses(1).response_range().kvs())
+            if (is_contender(dir_, kv.key())) first.push_back(kv);
+        if (first.size() < n && r.responses(1).response_range().more())  // longer names' keys
+            if (Status st = store_.contenders(dir_, 0, true, n, first, seen); !st.ok()) return st;
+        bool in = std::any_of(first.begin(), first.end(),
+                              [&](const auto& kv) { return kv.create_revision() == p.rev; });
+        if (in) {
             a.acquired = true;
             a.kept_from = p.lease->kept_from();
-            f.fence = static_cast<std::uint64_t>(p.rev);
+            // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its revision.
+            f.fence = n == 1 ? static_cast<std::uint64_t>(p.rev) : 0;
             if (p.own) p.lease->background = false;  // renewals keep it now, or nothing does
             return {};
         }
-        mvccpb::KeyValue ahead;
-        std::int64_t seen = 0;
-        if (Status st = store_.contender(dir_, p.rev - 1, false, ahead, seen); !st.ok()) return st;
-        if (ahead.key().empty()) continue;       // the one ahead just left: look again
-        a.pttl = std::chrono::milliseconds(-1);  // its expiry is announced like a release
-        {
+        a.pttl = std::chrono::milliseconds(-1);  // an expiry is announced like a release
+        if (n > 1) {
+            // Any holder ahead may leave first: wake at any deletion under the name.
             std::lock_guard lk(m_);
-            ahead_ = ahead.key();
+            ahead_ = dir_;
+            ahead_end_ = range_end(dir_);
+            ahead_seen_ = seen;
+        } else {
+            std::vector<mvccpb::KeyValue> ahead;
+            if (Status st = store_.contenders(dir_, p.rev - 1, false, 1, ahead, seen); !st.ok())
+                return st;
+            if (ahead.empty()) continue;  // the one ahead just left: look again
+            std::lock_guard lk(m_);
+            ahead_ = ahead.front().key();
+            ahead_end_.clear();
             ahead_seen_ = seen;
         }
         watch_ahead();
@@ -184,7 +197,7 @@ Status EtcdClaim::arm(Clock::time_point /*until*/) {
 }
 
 void EtcdClaim::watch_ahead() {
-    std::string key;
+    std::string key, end;
     std::int64_t from = 0, old = 0;
     {
         std::lock_guard lk(m_);
@@ -196,13 +209,14 @@ void EtcdClaim::watch_ahead() {
         }
         if (watching_ == ahead_) return;
         key = ahead_;
+        end = ahead_end_;
         from = ahead_seen_ + 1;
         old = watch_id_;
         watch_id_ = 0;
         watching_ = key;
     }
     if (old) store_.watches()->cancel(old);
-    auto id = store_.watches()->on_delete(key, from, [this] { woke(); });
+    auto id = store_.watches()->on_delete(key, end, from, [this] { woke(); });
     std::lock_guard lk(m_);
     if (watching_ == key && watch_id_ == 0) watch_id_ = id;  // else it fired already
 }

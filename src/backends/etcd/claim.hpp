@@ -67,7 +67,8 @@ class EtcdClaim final : public Claim {
     std::condition_variable cv_;
     bool armed_ = false;
     bool woken_ = false;
-    std::string ahead_;            // the key just ahead of ours at the last look
+    std::string ahead_;            // what to watch: the key just ahead of ours at the last look,
+    std::string ahead_end_;        // or (a semaphore) every key from ahead_ up to this end
     std::int64_t ahead_seen_ = 0;  // the revision of that look
     std::string watching_;         // the key the watch is on; empty = none
     std::int64_t watch_id_ = 0;

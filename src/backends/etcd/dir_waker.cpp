@@ -1,11 +1,13 @@
 #include "backends/etcd/dir_waker.hpp"
 
-#include "backends/etcd/keys.hpp"
-
 namespace deadbolt::detail {
 
-DirWaker::DirWaker(std::shared_ptr<Watches> w, std::string dir, std::stop_token cancel)
-    : watches_(std::move(w)), dir_(std::move(dir)), cancel_(std::move(cancel)) {}
+DirWaker::DirWaker(std::shared_ptr<Watches> w, std::string key, std::string end,
+                   std::stop_token cancel)
+    : watches_(std::move(w)),
+      key_(std::move(key)),
+      end_(std::move(end)),
+      cancel_(std::move(cancel)) {}
 
 void DirWaker::looked(std::int64_t revision) {
     {
@@ -32,7 +34,7 @@ void DirWaker::rewatch() {
         from = seen_ + 1;
         watch_id_ = -1;  // being made
     }
-    auto id = watches_->on_change(dir_, range_end(dir_), from, [this] {
+    auto id = watches_->on_change(key_, end_, from, [this] {
         std::lock_guard lk(m_);
         woken_ = true;
         watch_id_ = 0;

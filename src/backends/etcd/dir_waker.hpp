@@ -1,5 +1,6 @@
-// DirWaker: a watcher's wake-up (an election's observers): any change under one directory
-// after the revision the last look saw. The watch is one-shot; each look re-arms it.
+// DirWaker: a watcher's wake-up (an election's observers, a latch's waiters): any change of
+// the keys in [key, end) after the revision the last look saw. The watch is one-shot; each
+// look re-arms it.
 #pragma once
 
 #include <condition_variable>
@@ -15,7 +16,8 @@ namespace deadbolt::detail {
 
 class DirWaker final : public Waker {
   public:
-    DirWaker(std::shared_ptr<Watches> w, std::string dir, std::stop_token cancel);
+    /// end empty: key alone.
+    DirWaker(std::shared_ptr<Watches> w, std::string key, std::string end, std::stop_token cancel);
     ~DirWaker() override { disarm(); }
     DirWaker(const DirWaker&) = delete;
     DirWaker& operator=(const DirWaker&) = delete;
@@ -30,7 +32,7 @@ class DirWaker final : public Waker {
     void rewatch();
 
     std::shared_ptr<Watches> watches_;
-    const std::string dir_;
+    const std::string key_, end_;
     std::stop_token cancel_;
     std::mutex m_;
     std::condition_variable cv_;

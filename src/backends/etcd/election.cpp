@@ -48,10 +48,11 @@ Status EtcdStore::proclaim(const std::string& name, const std::string& token,
 namespace {
 
 Status read_leader(EtcdStore& store, const std::string& dir, Leader& out, std::int64_t& seen) {
-    mvccpb::KeyValue kv;
-    if (Status st = store.contender(dir, 0, true, kv, seen); !st.ok()) return st;
+    std::vector<mvccpb::KeyValue> first;
+    if (Status st = store.contenders(dir, 0, true, 1, first, seen); !st.ok()) return st;
     out = Leader{};
-    if (kv.key().empty()) return {};
+    if (first.empty()) return {};
+    const auto& kv = first.front();
     out.elected = true;
     out.value = kv.value();
     out.term = static_cast<std::uint64_t>(kv.create_revision());
@@ -68,7 +69,7 @@ Status EtcdStore::leader(const std::string& name, Leader& out) {
 
 Leader EtcdStore::observe(const std::string& name, const Leader& seen, const AcquireOptions& how) {
     auto dir = lock_dir(client_.options.key_prefix, name);
-    DirWaker waker(watches_, dir, how.cancel);
+    DirWaker waker(watches_, dir, range_end(dir), how.cancel);
     Leader now;
     // A leader that dies without resigning has its key deleted at its lease's expiry: that
     // is a change under dir like any other, so the watch alone wakes the observer.

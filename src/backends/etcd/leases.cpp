@@ -128,7 +128,8 @@ std::shared_ptr<Leases::Pending> Leases::send(const std::shared_ptr<EtcdLease>& 
     return p;
 }
 
-std::vector<Verdict> Leases::keep(std::span<EtcdLease* const> leases, Clock::time_point by) {
+std::vector<Verdict> Leases::keep(std::span<EtcdLease* const> leases, Clock::time_point by,
+                                  const std::shared_ptr<EtcdLease>& foreign) {
     std::vector<std::shared_ptr<Pending>> sent;
     sent.reserve(leases.size());
     for (auto* l : leases) {
@@ -137,6 +138,7 @@ std::vector<Verdict> Leases::keep(std::span<EtcdLease* const> leases, Clock::tim
             std::lock_guard lk(m_);
             if (auto it = by_id_.find(l->id); it != by_id_.end()) lease = it->second.lock();
         }
+        if (!lease && foreign.get() == l) lease = foreign;
         sent.push_back(lease ? send(lease) : nullptr);
     }
     std::vector<Verdict> out;

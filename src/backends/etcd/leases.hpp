@@ -65,7 +65,9 @@ class Leases {
                std::shared_ptr<EtcdLease>& out);
     /// One keepalive for each lease now: yes (alive; kept_from moves to now), no (gone), or
     /// unknown with why (no answer by `by`).
-    std::vector<Verdict> keep(std::span<EtcdLease* const> leases, Clock::time_point by);
+    /// A lease another client made (a permit extended by id) is kept through `foreign`.
+    std::vector<Verdict> keep(std::span<EtcdLease* const> leases, Clock::time_point by,
+                              const std::shared_ptr<EtcdLease>& foreign = {});
     /// Revokes lease (deleting its keys): yes, no (it was gone already) or unknown.
     Verdict revoke(EtcdLease& lease, Clock::time_point by);
 

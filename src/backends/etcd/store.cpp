@@ -27,8 +27,8 @@ bool is_ours(const EtcdHolding& h, const mvccpb::KeyValue& kv) {
 }
 
 constexpr std::string_view kOnlyMutex =
-    "is not built on etcd yet: deadbolt's etcd backend offers Mutex, FairMutex and "
-    "LeaderElection so far";
+    "is not built on etcd yet: deadbolt's etcd backend offers Mutex, FairMutex, Semaphore, "
+    "PermitExpirableSemaphore, CountDownLatch and LeaderElection so far";
 
 }  // namespace
 
@@ -49,7 +49,9 @@ void EtcdStore::stop() noexcept {}
 Status EtcdStore::supports(const LockSpec& spec) const {
     // etcd's queue is first come, first served (by create revision): a FairMutex is a Mutex.
     // A campaign is one too, with the candidate's value in its key (concurrency.Election).
-    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair && spec.shape != Shape::leader)
+    // A semaphore's first `permits` contenders hold.
+    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair &&
+        spec.shape != Shape::leader && spec.shape != Shape::permits)
         return Status::error(errc::invalid_argument,
                              fmt::format("{} {}", primitive_of(spec.shape), kOnlyMutex));
     if (spec.options.lock_delay.count() > 0)
@@ -60,7 +62,9 @@ Status EtcdStore::supports(const LockSpec& spec) const {
 }
 
 Status EtcdStore::offers(std::string_view primitive) const {
-    if (primitive == "force_unlock" || primitive == "FairMutex") return {};
+    for (std::string_view yes :
+         {"force_unlock", "FairMutex", "Semaphore", "PermitExpirableSemaphore", "CountDownLatch"})
+        if (primitive == yes) return {};
     return Status::error(errc::invalid_argument, fmt::format("{} {}", primitive, kOnlyMutex));
 }
 
@@ -85,17 +89,18 @@ void EtcdStore::watch_own(EtcdHolding& h) {
     });
 }
 
-Status EtcdStore::contender(const std::string& dir, std::int64_t max_rev, bool first,
-                            mvccpb::KeyValue& out, std::int64_t& seen) {
-    out.Clear();
+Status EtcdStore::contenders(const std::string& dir, std::int64_t max_rev, bool oldest_first,
+                             std::size_t limit, std::vector<mvccpb::KeyValue>& out,
+                             std::int64_t& seen) {
+    out.clear();
     etcdserverpb::RangeRequest req;
     req.set_key(dir);
     req.set_range_end(range_end(dir));
     req.set_sort_target(etcdserverpb::RangeRequest::CREATE);
-    req.set_sort_order(first ? etcdserverpb::RangeRequest::ASCEND
-                             : etcdserverpb::RangeRequest::DESCEND);
+    req.set_sort_order(oldest_first ? etcdserverpb::RangeRequest::ASCEND
+                                    : etcdserverpb::RangeRequest::DESCEND);
     if (max_rev > 0) req.set_max_create_revision(max_rev);
-    req.set_limit(1);
+    req.set_limit(static_cast<std::int64_t>(limit));
     for (int round = 0; round < 2; ++round) {
         etcdserverpb::RangeResponse r;
         if (Status st =
@@ -104,13 +109,13 @@ Status EtcdStore::contender(const std::string& dir, std::int64_t max_rev, bool f
             !st.ok())
             return st;
         seen = r.header().revision();
+        out.clear();
         for (const auto& kv : r.kvs())
-            if (is_contender(dir, kv.key())) {
-                out = kv;
-                return {};
-            }
-        if (!r.more() && r.kvs_size() < req.limit()) return {};
-        // Keys of longer names ("dir/x/...") came first: read them all.
+            if (is_contender(dir, kv.key()) && (limit == 0 || out.size() < limit))
+                out.push_back(kv);
+        if (limit == 0 || out.size() == limit || (!r.more() && r.kvs_size() < req.limit()))
+            return {};
+        // Keys of longer names ("dir/x/...") took places: read them all.
         req.set_limit(0);
     }
     return {};
@@ -325,6 +330,83 @@ Status EtcdStore::ping() {
     etcdserverpb::RangeResponse r;
     return ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
                      deadline(), "a ping", Sent::read);
+}
+
+namespace {
+
+// The contender holding permit id (its value is the token the permit was granted to).
+Status find_permit(EtcdStore& store, const std::string& dir, std::string_view id,
+                   mvccpb::KeyValue& out) {
+    std::vector<mvccpb::KeyValue> all;
+    std::int64_t seen = 0;
+    if (Status st = store.contenders(dir, 0, true, 0, all, seen); !st.ok()) return st;
+    out.Clear();
+    for (auto& kv : all)
+        if (kv.value() == id) out = std::move(kv);
+    return {};
+}
+
+}  // namespace
+
+Status EtcdStore::permit_release(const std::string& name, std::string_view id, bool& released) {
+    released = false;
+    mvccpb::KeyValue kv;
+    if (Status st = find_permit(*this, lock_dir(client_.options.key_prefix, name), id, kv);
+        !st.ok() || kv.key().empty())
+        return st;
+    etcdserverpb::TxnRequest txn;
+    auto* cmp = txn.add_compare();
+    cmp->set_result(etcdserverpb::Compare::EQUAL);
+    cmp->set_target(etcdserverpb::Compare::CREATE);
+    cmp->set_key(kv.key());
+    cmp->set_create_revision(kv.create_revision());
+    txn.add_success()->mutable_request_delete_range()->set_key(kv.key());
+    etcdserverpb::TxnResponse r;
+    Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
+                          deadline(), "releasing a permit", Sent::write);
+    released = st.ok() && r.succeeded();
+    return st;
+}
+
+Status EtcdStore::permit_extend(const std::string& name, std::string_view id,
+                                std::chrono::milliseconds keep, bool& extended) {
+    extended = false;
+    mvccpb::KeyValue kv;
+    if (Status st = find_permit(*this, lock_dir(client_.options.key_prefix, name), id, kv);
+        !st.ok() || kv.key().empty())
+        return st;
+    // A keepalive renews the permit's lease to the TTL it was granted, which cannot change.
+    etcdserverpb::LeaseTimeToLiveRequest req;
+    req.set_id(kv.lease());
+    etcdserverpb::LeaseTimeToLiveResponse t;
+    if (Status st = ch_->call(
+            [&](grpc::ClientContext& c) { return ch_->lease().LeaseTimeToLive(&c, req, &t); },
+            deadline(), "reading a permit's lease", Sent::read);
+        !st.ok())
+        return st;
+    if (t.ttl() <= 0) return {};
+    if (keep > std::chrono::seconds(t.grantedttl()))
+        return Status::error(errc::invalid_argument,
+                             fmt::format("an etcd lease keeps the TTL it was granted ({} s): "
+                                         "extend a permit by at most that",
+                                         t.grantedttl()));
+    auto lease = std::make_shared<EtcdLease>();
+    lease->id = kv.lease();
+    lease->ttl = std::chrono::seconds(t.grantedttl());
+    EtcdLease* one = lease.get();
+    auto v = leases_->keep({&one, 1}, deadline(), lease).front();
+    if (v.is == Verdict::Is::unknown) return v.status;
+    extended = v.is == Verdict::Is::yes;
+    return {};
+}
+
+Status EtcdStore::permits_in_use(const std::string& name, int permits, int& in_use) {
+    std::vector<mvccpb::KeyValue> held;
+    std::int64_t seen = 0;
+    Status st = contenders(lock_dir(client_.options.key_prefix, name), 0, true,
+                           static_cast<std::size_t>(std::max(permits, 1)), held, seen);
+    in_use = static_cast<int>(held.size());
+    return st;
 }
 
 }  // namespace deadbolt::detail

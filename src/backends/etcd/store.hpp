@@ -39,6 +39,15 @@ class EtcdStore final : public Store {
     Status offers(std::string_view primitive) const override;
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
+    Status latch_set(const std::string& name, std::int64_t count, std::chrono::milliseconds ttl,
+                     bool& set) override;
+    Status latch_count_down(const std::string& name, bool& opened) override;
+    Status latch_count(const std::string& name, std::int64_t& count) override;
+    bool latch_wait(const std::string& name, const AcquireOptions& how) override;
+    Status permit_release(const std::string& name, std::string_view id, bool& released) override;
+    Status permit_extend(const std::string& name, std::string_view id,
+                         std::chrono::milliseconds keep, bool& extended) override;
+    Status permits_in_use(const std::string& name, int permits, int& in_use) override;
     Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
     Status force_unlock(const std::string& name, std::string& kind) override;
     Status proclaim(const std::string& name, const std::string& token, std::string_view value,
@@ -55,11 +64,10 @@ class EtcdStore final : public Store {
     /// Reserves key for one claim of this client (and the holdings it makes); empty when
     /// another has it (two claims on one lease would share one key).
     std::shared_ptr<void> reserve(const std::string& key);
-    /// One contender under dir: the first (lowest create revision) when first, else the last
-    /// created at or before max_rev; out.key() is empty when there is none. seen: the
-    /// revision the answer reflects.
-    Status contender(const std::string& dir, std::int64_t max_rev, bool first,
-                     mvccpb::KeyValue& out, std::int64_t& seen);
+    /// Up to limit (0: all) contenders under dir created at or before max_rev (0: any), oldest
+    /// or newest first; seen: the revision the answer reflects.
+    Status contenders(const std::string& dir, std::int64_t max_rev, bool oldest_first,
+                      std::size_t limit, std::vector<mvccpb::KeyValue>& out, std::int64_t& seen);
     /// A campaign's term, found by its token when it proclaims.
     void add_term(const std::string& token, const std::shared_ptr<EtcdHolding>& h);
     /// The remaining time of lease id (-1 ms: no lease; 0 when gone or unknown).

@@ -27,11 +27,12 @@ std::int64_t Watches::add(etcdserverpb::WatchRequest& req, std::function<void()>
     return id;
 }
 
-std::int64_t Watches::on_delete(const std::string& key, std::int64_t from,
+std::int64_t Watches::on_delete(const std::string& key, const std::string& end, std::int64_t from,
                                 std::function<void()> fired) {
     etcdserverpb::WatchRequest req;
     auto* c = req.mutable_create_request();
     c->set_key(key);
+    c->set_range_end(end);
     c->set_start_revision(from);
     c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
     return add(req, std::move(fired));

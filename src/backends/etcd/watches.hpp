@@ -25,7 +25,12 @@ class Watches {
     /// deleted at revision `from` or later, or when the watch cannot go on (the stream broke,
     /// the revision was compacted): either way, the caller looks again. Returns an id for
     /// cancel().
-    std::int64_t on_delete(const std::string& key, std::int64_t from, std::function<void()> fired);
+    std::int64_t on_delete(const std::string& key, std::int64_t from, std::function<void()> fired) {
+        return on_delete(key, {}, from, std::move(fired));
+    }
+    /// As on_delete, for every key in [key, end) (end empty: key alone).
+    std::int64_t on_delete(const std::string& key, const std::string& end, std::int64_t from,
+                           std::function<void()> fired);
     /// As on_delete, for any change (put or delete) of a key in [key, end).
     std::int64_t on_change(const std::string& key, const std::string& end, std::int64_t from,
                            std::function<void()> fired);

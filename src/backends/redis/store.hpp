@@ -60,7 +60,7 @@ class RedisStore final : public Store {
     Status permit_release(const std::string& name, std::string_view id, bool& released) override;
     Status permit_extend(const std::string& name, std::string_view id,
                          std::chrono::milliseconds keep, bool& extended) override;
-    Status permits_in_use(const std::string& name, int& in_use) override;
+    Status permits_in_use(const std::string& name, int permits, int& in_use) override;
     Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
                      RateDecision& out) override;
     Status statuses(const std::vector<std::string>& names,

@@ -39,7 +39,8 @@ Status RedisStore::permit_extend(const std::string& name, std::string_view id,
     return st;
 }
 
-Status RedisStore::permits_in_use(const std::string& name, int& in_use) {
+Status RedisStore::permits_in_use(const std::string& name, int /*permits*/, int& in_use) {
+    // The sorted set holds holders only (waiters do not queue in it).
     Reply r;
     Status st = server->eval({&zset_live_count_script(), {key_of(name)}, {}}, r, deadline());
     in_use = st.ok() ? static_cast<int>(r.integer) : 0;
