@@ -2,6 +2,7 @@
 // cannot keep one queue, refused at once with the reason.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -31,18 +32,19 @@ TYPED_TEST(FairMutexContract, WaitersAreServedInTheOrderTheyCame) {
     std::mutex m;
     std::vector<int> order;
     std::vector<std::thread> waiters;
+    // on_wait runs after every refusal, also after this loop has moved on: the flags outlive it.
+    std::array<std::atomic<bool>, 3> queued{};
     for (int i = 0; i < 3; ++i) {
-        std::atomic<bool> queued{false};
         waiters.emplace_back([&, i] {
             auto c = this->connect();
             auto l = c.acquire(n, LockMode::fair, {},
                                {.deadline = Clock::now() + 30s,
-                                .on_wait = [&](const WaitInfo&) { queued = true; }});
+                                .on_wait = [&](const WaitInfo&) { queued.at(i) = true; }});
             std::lock_guard lk(m);
             order.push_back(i);
         });
         // The next one comes only once this one has been refused, so it is queued behind it.
-        ASSERT_TRUE(test::eventually([&] { return queued.load(); }));
+        ASSERT_TRUE(test::eventually([&] { return queued.at(i).load(); }));
     }
     held.release();
     for (auto& t : waiters) t.join();
