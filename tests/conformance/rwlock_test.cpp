@@ -2,9 +2,11 @@
 // waiting for readers is woken by the last one's release.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "contract.hpp"
+#include "eventually.hpp"
 
 using namespace std::chrono_literals;
 
@@ -13,7 +15,7 @@ namespace deadbolt::conformance {
 template <class B>
 class RWLockContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(RWLockContract, Backends, BackendName);
+TYPED_TEST_SUITE(RWLockContract, BackendsWithEtcd, BackendName);
 
 TYPED_TEST(RWLockContract, ReadersShareAndKeepAWriterOut) {
     auto n = this->name("doc");
@@ -51,6 +53,25 @@ TYPED_TEST(RWLockContract, TheLastReaderOutWakesAWaitingWriter) {
     readers_leave.join();
     EXPECT_TRUE(got.valid());
     EXPECT_GT(got.fence(), 0u);
+}
+
+TYPED_TEST(RWLockContract, AWaitingWriterKeepsNewReadersOut) {
+    auto n = this->name("doc");
+    auto a = this->connect(), b = this->connect(), w = this->connect();
+    auto r1 = a.acquire(n, LockMode::shared, {.ttl = 60s});
+    std::atomic<bool> queued{false};
+    std::thread writer([&] {
+        auto got = w.acquire(
+            n, LockMode::write, {},
+            {.deadline = Clock::now() + 20s, .on_wait = [&](const WaitInfo&) { queued = true; }});
+        EXPECT_GT(got.fence(), 0u);
+    });
+    ASSERT_TRUE(test::eventually([&] { return queued.load(); }));
+    // Readers that come after a waiting writer go after it: writers are not starved.
+    EXPECT_THROW(b.acquire(n, LockMode::shared, {}, {.deadline = Clock::now()}), LockError);
+    r1.release();
+    writer.join();
+    EXPECT_TRUE(b.acquire(n, LockMode::shared, {}, {.deadline = Clock::now() + 10s}).valid());
 }
 
 TYPED_TEST(RWLockContract, WritersFencesRise) {

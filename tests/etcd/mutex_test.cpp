@@ -21,16 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// One cluster for the tests that leave it as they found it.
-EtcdCluster& shared_cluster() {
-    static EtcdCluster c(3);
-    return c;
-}
-
-std::string url_of(const EtcdCluster& c) {
-    return "etcd://" + c.endpoints();
-}
-
 // The contender keys under name/, oldest first (etcdctl's view).
 std::vector<std::string> contenders(const EtcdCluster& c, const std::string& name) {
     std::string out;
@@ -45,8 +35,8 @@ std::vector<std::string> contenders(const EtcdCluster& c, const std::string& nam
 }  // namespace
 
 TEST(EtcdInterop, EtcdctlLockWaitsForADeadboltHolderAndGetsItOnRelease) {
-    auto& etcd = shared_cluster();
-    auto c = Client::connect(url_of(etcd));
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
     auto held = c.acquire("interop-1");
     auto theirs = std::async(std::launch::async, [&] {
         std::string out;
@@ -63,8 +53,8 @@ TEST(EtcdInterop, EtcdctlLockWaitsForADeadboltHolderAndGetsItOnRelease) {
 }
 
 TEST(EtcdInterop, ADeadboltWaiterQueuesBehindEtcdctlAndIsWokenByItsRelease) {
-    auto& etcd = shared_cluster();
-    auto c = Client::connect(url_of(etcd));
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
     auto theirs = std::async(std::launch::async, [&] {
         return etcd.etcdctl({"lock", "interop-2", "--", "sleep", "1"});
     });
@@ -82,10 +72,47 @@ TEST(EtcdInterop, ADeadboltWaiterQueuesBehindEtcdctlAndIsWokenByItsRelease) {
     EXPECT_NE(contenders(etcd, "interop-2").at(0), theirs_key);
 }
 
+TEST(EtcdInterop, EtcdctlLockAndDeadboltReadersQueueInOneLine) {
+    auto& etcd = EtcdCluster::shared();
+    auto a = Client::connect(etcd.url()), b = Client::connect(etcd.url());
+    auto reader = a.acquire("interop-rw", deadbolt::LockMode::shared, {});
+    auto theirs = std::async(std::launch::async, [&] {
+        return etcd.etcdctl({"lock", "interop-rw", "--", "sleep", "1"});
+    });
+    // etcdctl's key is a writer's: it waits for our reader, and a later reader waits for it.
+    ASSERT_TRUE(eventually([&] { return contenders(etcd, "interop-rw").size() == 2; }));
+    EXPECT_EQ(theirs.wait_for(300ms), std::future_status::timeout);
+    auto st = a.status("interop-rw");
+    EXPECT_EQ(st.kind, "readers");
+    EXPECT_TRUE(st.writer_waiting);
+    EXPECT_THROW(
+        b.acquire("interop-rw", deadbolt::LockMode::shared, {}, {.deadline = Clock::now()}),
+        deadbolt::LockError);
+    reader.release();
+    auto next =
+        b.acquire("interop-rw", deadbolt::LockMode::shared, {}, {.deadline = Clock::now() + 20s});
+    EXPECT_EQ(theirs.wait_for(0s), std::future_status::ready) << "the reader went after etcdctl";
+    EXPECT_EQ(theirs.get(), 0);
+    EXPECT_EQ(contenders(etcd, "interop-rw").size(), 1u);
+}
+
+TEST(EtcdSession, HoldingsOfOneClientShareOneLeaseAndOneMadeToExpireHasItsOwn) {
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
+    auto one = c.acquire("session-1"), two = c.acquire("session-2");
+    auto lease_of = [&](const std::string& name) {
+        auto key = contenders(etcd, name).at(0);
+        return key.substr(key.rfind('/') + 1);
+    };
+    EXPECT_EQ(lease_of("session-1"), lease_of("session-2")) << "one session, as etcdctl's";
+    auto alone = c.acquire("session-3", {.auto_renew = false});
+    EXPECT_NE(lease_of("session-3"), lease_of("session-1")) << "it must expire by itself";
+}
+
 TEST(EtcdWaiting, AWaiterSendsNothingButItsWatchWhileItWaits) {
-    auto& etcd = shared_cluster();
-    auto holder = Client::connect(url_of(etcd));
-    auto waiter = Client::connect(url_of(etcd));
+    auto& etcd = EtcdCluster::shared();
+    auto holder = Client::connect(etcd.url());
+    auto waiter = Client::connect(etcd.url());
     auto held = holder.acquire("quiet", {.ttl = 60s});
     auto got = std::async(std::launch::async, [&] {
         return waiter.acquire("quiet", {}, {.deadline = Clock::now() + 30s});
@@ -111,8 +138,8 @@ TEST(EtcdWaiting, AWaiterSendsNothingButItsWatchWhileItWaits) {
 }
 
 TEST(EtcdWaiting, ANameWithSlashesIsItsOwnLockNotAContenderOfAShorterName) {
-    auto& etcd = shared_cluster();
-    auto c = Client::connect(url_of(etcd)), d = Client::connect(url_of(etcd));
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url()), d = Client::connect(etcd.url());
     auto deeper = c.acquire("dir/sub");  // its key dir/sub/<lease> lies under dir/
     auto outer = d.acquire("dir", {}, {.deadline = Clock::now()});
     EXPECT_TRUE(outer.valid()) << "dir/sub's key is not a contender for dir";
@@ -123,8 +150,8 @@ TEST(EtcdWaiting, ANameWithSlashesIsItsOwnLockNotAContenderOfAShorterName) {
 }
 
 TEST(EtcdFaults, ALeaseRevokedFromOutsideIsALossAtOnce) {
-    auto& etcd = shared_cluster();
-    auto c = Client::connect(url_of(etcd));
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
     std::atomic<int> lost{0};
     auto held = c.acquire(
         "revoked", {.ttl = 60s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
@@ -142,7 +169,7 @@ TEST(EtcdFaults, ALeaseRevokedFromOutsideIsALossAtOnce) {
 }
 
 TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
-    auto c = Client::connect(url_of(shared_cluster()));
+    auto c = Client::connect(EtcdCluster::shared().url());
     try {
         c.acquire("short", {.ttl = 1s});
         ADD_FAILURE() << "a 1 s TTL was taken; etcd would have kept the key 2 s";
@@ -154,16 +181,16 @@ TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
 }
 
 TEST(EtcdErrors, PrimitivesNotBuiltYetAreRefusedWithTheReason) {
-    auto c = Client::connect(url_of(shared_cluster()));
+    auto c = Client::connect(EtcdCluster::shared().url());
     try {
         (void)c.rate_limiter("r", {.rate = 10, .per = 1s});
         ADD_FAILURE() << "a rate limiter handle was made";
     } catch (const deadbolt::UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("etcd"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(c.acquire("rw", deadbolt::LockMode::shared, {}), deadbolt::UsageError);
+    EXPECT_THROW(c.acquire_all({"m1", "m2"}, {}), deadbolt::UsageError);
     EXPECT_THROW(c.acquire("delayed", {.lock_delay = 1s}), deadbolt::UsageError);
-    EXPECT_FALSE(c.status("rw").held) << "a refusal writes nothing";
+    EXPECT_FALSE(c.status("m1").held) << "a refusal writes nothing";
 }
 
 TEST(EtcdErrors, ADeadEndpointAndAWrongPasswordAreNamed) {
@@ -187,7 +214,7 @@ TEST(EtcdErrors, ADeadEndpointAndAWrongPasswordAreNamed) {
 
 TEST(EtcdFaults, AHoldingSurvivesALeaderChangeAndAWaiterIsStillWoken) {
     EtcdCluster etcd(3);
-    auto c = Client::connect(url_of(etcd)), d = Client::connect(url_of(etcd));
+    auto c = Client::connect(etcd.url()), d = Client::connect(etcd.url());
     auto held = c.acquire("failover", {.ttl = 5s});
     auto got = std::async(std::launch::async, [&] {
         return d.acquire("failover", {}, {.deadline = Clock::now() + 30s});
@@ -211,7 +238,7 @@ TEST(EtcdFaults, WithoutAMajorityAcquireFailsRetryablyAndAHolderIsToldItLost) {
     EtcdCluster etcd(3);
     deadbolt::ClientOptions o;
     o.command_timeout = 1s;
-    auto c = Client::connect(url_of(etcd), o);
+    auto c = Client::connect(etcd.url(), o);
     std::atomic<int> lost{0};
     auto held = c.acquire(
         "majority", {.ttl = 2s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
@@ -230,11 +257,11 @@ TEST(EtcdFaults, WithoutAMajorityAcquireFailsRetryablyAndAHolderIsToldItLost) {
 
 #ifdef DEADBOLT_CLI
 TEST(EtcdCli, RunStopsItsCommandWhenTheLeaseIsRevokedFromOutside) {
-    auto& etcd = shared_cluster();
+    auto& etcd = EtcdCluster::shared();
     auto t0 = Clock::now();
     auto run = std::async(std::launch::async, [&] {
         std::string out;
-        int rc = deadbolt::test::run_command({DEADBOLT_CLI, "run", "--url", url_of(etcd), "--ttl",
+        int rc = deadbolt::test::run_command({DEADBOLT_CLI, "run", "--url", etcd.url(), "--ttl",
                                               "60s", "cli-victim", "--", "sleep", "30"},
                                              &out);
         return std::make_pair(rc, out);
@@ -249,18 +276,18 @@ TEST(EtcdCli, RunStopsItsCommandWhenTheLeaseIsRevokedFromOutside) {
 }
 
 TEST(EtcdCli, StatusNamesTheHolderAndListFindsTheLock) {
-    auto& etcd = shared_cluster();
-    auto c = Client::connect(url_of(etcd));
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
     auto held = c.acquire("cli-listed");
     std::string out;
     ASSERT_EQ(deadbolt::test::run_command(
-                  {DEADBOLT_CLI, "status", "--url", url_of(etcd), "cli-listed"}, &out),
+                  {DEADBOLT_CLI, "status", "--url", etcd.url(), "cli-listed"}, &out),
               0)
         << out;
     EXPECT_NE(out.find("pid " + std::to_string(::getpid())), std::string::npos) << out;
-    ASSERT_EQ(deadbolt::test::run_command(
-                  {DEADBOLT_CLI, "list", "--url", url_of(etcd), "cli-list*"}, &out),
-              0)
+    ASSERT_EQ(
+        deadbolt::test::run_command({DEADBOLT_CLI, "list", "--url", etcd.url(), "cli-list*"}, &out),
+        0)
         << out;
     EXPECT_NE(out.find("cli-listed"), std::string::npos) << out;
 }

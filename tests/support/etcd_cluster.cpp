@@ -44,6 +44,11 @@ EtcdCluster::~EtcdCluster() {
     std::filesystem::remove_all(dir_, ec);
 }
 
+EtcdCluster& EtcdCluster::shared() {
+    static EtcdCluster c(3);
+    return c;
+}
+
 std::string EtcdCluster::endpoints() const {
     std::string out;
     for (const auto& m : members_)

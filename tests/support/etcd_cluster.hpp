@@ -20,8 +20,13 @@ class EtcdCluster {
     EtcdCluster(const EtcdCluster&) = delete;
     EtcdCluster& operator=(const EtcdCluster&) = delete;
 
+    /// One three-member cluster per test process, for tests that leave it as they found it.
+    static EtcdCluster& shared();
+
     /// "127.0.0.1:p0,127.0.0.1:p1,...": every member's client address.
     std::string endpoints() const;
+    /// "etcd://" and every member.
+    std::string url() const { return "etcd://" + endpoints(); }
     std::uint16_t client_port(int member) const { return members_.at(member).client; }
     /// SIGKILL (or sig) to one member; start() brings it back with its data.
     void stop(int member, int sig = 9);

@@ -7,10 +7,14 @@
 
 using deadbolt::ClientOptions;
 using deadbolt::detail::contender_key;
+using deadbolt::detail::holds_of;
 using deadbolt::detail::is_contender;
+using deadbolt::detail::is_reader;
 using deadbolt::detail::lock_dir;
 using deadbolt::detail::parse_etcd_url;
 using deadbolt::detail::range_end;
+using deadbolt::detail::reader_key;
+using deadbolt::detail::reentrant_value;
 
 TEST(EtcdLayout, ContendersAreLeaseIdsInHexUnderTheName) {
     auto dir = lock_dir("app/", "job");
@@ -22,6 +26,26 @@ TEST(EtcdLayout, ContendersAreLeaseIdsInHexUnderTheName) {
     EXPECT_FALSE(is_contender(dir, "app/jobs/1"));
 }
 
+TEST(EtcdLayout, ReadersQueueAmongContendersUnderAMarkOfTheirOwn) {
+    auto dir = lock_dir("", "job");
+    EXPECT_EQ(reader_key(dir, 0x694d), "job/read-694d");
+    EXPECT_TRUE(is_contender(dir, "job/read-694d")) << "a writer or etcdctl lock waits for it";
+    EXPECT_TRUE(is_reader(dir, "job/read-694d"));
+    EXPECT_FALSE(is_reader(dir, "job/694d")) << "a writer's (and concurrency.Mutex's) key";
+    EXPECT_FALSE(is_reader(dir, "job/x/read-694d")) << "a key of the name job/x";
+}
+
+TEST(EtcdLayout, AReentrantContenderCountsItsOwnersHolds) {
+    EXPECT_EQ(reentrant_value(2, "worker 7"), "2 worker 7");
+    EXPECT_EQ(holds_of("2 worker 7", "worker 7"), 2);
+    EXPECT_EQ(holds_of("2 worker 7", "worker"), std::nullopt) << "another owner's";
+    EXPECT_EQ(holds_of("", "w"), std::nullopt) << "etcdctl lock's value";
+    EXPECT_EQ(holds_of("host:1:abc", "w"), std::nullopt) << "a Mutex's token";
+    EXPECT_EQ(holds_of("0 w", "w"), std::nullopt);
+    EXPECT_EQ(holds_of("-1 w", "w"), std::nullopt);
+    EXPECT_EQ(holds_of("1x w", "w"), std::nullopt);
+}
+
 TEST(EtcdLayout, ThePrefixRangeEndsAfterEveryKeyUnderIt) {
     EXPECT_EQ(range_end("a/"), "a0");
     EXPECT_EQ(range_end(std::string("a\xff", 2)), "b");
@@ -29,8 +53,8 @@ TEST(EtcdLayout, ThePrefixRangeEndsAfterEveryKeyUnderIt) {
 }
 
 TEST(EtcdUrl, MembersCredentialsAndOptions) {
-    auto u = parse_etcd_url("etcd://me:p%40ss@h1,h2:2479,[::1]:3000/?prefix=app/&command_timeout=5s",
-                            ClientOptions{});
+    auto u = parse_etcd_url(
+        "etcd://me:p%40ss@h1,h2:2479,[::1]:3000/?prefix=app/&command_timeout=5s", ClientOptions{});
     ASSERT_TRUE(u.ok) << u.error;
     ASSERT_EQ(u.members.size(), 3u);
     EXPECT_EQ(u.members[0].describe(), "h1:2379");

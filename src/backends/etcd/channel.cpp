@@ -222,4 +222,15 @@ Status EtcdChannel::failed(const grpc::Status& s, std::string_view what, Sent se
     }
 }
 
+Status EtcdChannel::txn(const etcdserverpb::TxnRequest& req, etcdserverpb::TxnResponse& out,
+                        Clock::time_point by, std::string_view what, Sent sent) {
+    return call([&](grpc::ClientContext& c) { return kv_->Txn(&c, req, &out); }, by, what, sent);
+}
+
+Status EtcdChannel::range(const etcdserverpb::RangeRequest& req, etcdserverpb::RangeResponse& out,
+                          Clock::time_point by, std::string_view what) {
+    return call([&](grpc::ClientContext& c) { return kv_->Range(&c, req, &out); }, by, what,
+                Sent::read);
+}
+
 }  // namespace deadbolt::detail

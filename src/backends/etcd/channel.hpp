@@ -39,6 +39,12 @@ class EtcdChannel {
     /// request in words, for the message).
     Status call(const std::function<grpc::Status(grpc::ClientContext&)>& rpc, Clock::time_point by,
                 std::string_view what, Sent sent);
+    /// One Txn through call().
+    Status txn(const etcdserverpb::TxnRequest& req, etcdserverpb::TxnResponse& out,
+               Clock::time_point by, std::string_view what, Sent sent);
+    /// One Range through call().
+    Status range(const etcdserverpb::RangeRequest& req, etcdserverpb::RangeResponse& out,
+                 Clock::time_point by, std::string_view what);
     /// Prepares ctx for a long-lived stream: the token, and "hasleader" so that a member cut
     /// off from the quorum ends the stream instead of keeping it silent.
     void prepare_stream(grpc::ClientContext& ctx);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backends/etcd/keys.hpp"
+#include "backends/etcd/txn.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -29,8 +30,10 @@ EtcdClaim::EtcdClaim(EtcdStore& store, const LockSpec& spec, std::stop_token can
       spec_(spec),
       cancel_(std::move(cancel)),
       dir_(lock_dir(store.client().options.key_prefix, spec.name)) {
-    // Threads of this process queue locally for a lock; permits are held by many at once.
-    if (spec.shape != Shape::permits) traits_.local_line = dir_;
+    // Threads of this process queue locally for a lock; permits and reads are held by many,
+    // and a reentrant lock's holder may come again while it holds.
+    if (spec.shape != Shape::permits && spec.shape != Shape::read && spec.shape != Shape::reentrant)
+        traits_.local_line = dir_;
     traits_.abandons = true;      // our key keeps our place: drop it when we give up
     traits_.expiry_wakes = true;  // a holder's expiry deletes its key: the watch sees it
 }
@@ -39,6 +42,10 @@ EtcdClaim::~EtcdClaim() {
     disarm();
     for (auto& [token, p] : places_)
         if (p.own) p.lease->background = false;
+}
+
+std::string EtcdClaim::key_for(std::int64_t lease) const {
+    return spec_.shape == Shape::read ? reader_key(dir_, lease) : contender_key(dir_, lease);
 }
 
 EtcdClaim::Place* EtcdClaim::place_for(const std::string& token, Status& st) {
@@ -50,21 +57,24 @@ EtcdClaim::Place* EtcdClaim::place_for(const std::string& token, Status& st) {
     // second claim of this client on the name, or a key whose lease died gets a lease of
     // its own.
     const auto& o = spec_.options;
-    bool share = places_.empty() && o.auto_renew && o.max_hold.count() == 0;
+    // A reentrant key lives on a lease of its own: other clients of its owner may hold through
+    // it after this one is gone.
+    bool share = places_.empty() && o.auto_renew && o.max_hold.count() == 0 &&
+                 spec_.shape != Shape::reentrant;
     if (it != places_.end()) places_.erase(it);
     for (auto& [t, p] : places_)
         if (p.own) p.lease->background = false;  // abandoned: its cleanup revokes it
     Place p;
     if (share) {
         if (st = store_.leases().shared(o.ttl, by, p.lease); !st.ok()) return nullptr;
-        p.key = contender_key(dir_, p.lease->id);
+        p.key = key_for(p.lease->id);
         p.reservation = store_.reserve(p.key);
     }
     if (!p.reservation) {
         if (st = store_.leases().own(o.ttl, by, p.lease); !st.ok()) return nullptr;
         p.own = true;
         p.lease->background = true;  // kept while we wait; renewals keep it once held
-        p.key = contender_key(dir_, p.lease->id);
+        p.key = key_for(p.lease->id);
         p.reservation = store_.reserve(p.key);
     }
     return &places_.emplace(token, std::move(p)).first->second;
@@ -73,6 +83,10 @@ EtcdClaim::Place* EtcdClaim::place_for(const std::string& token, Status& st) {
 void EtcdClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep*/, Attempted& a,
                         Fences& f) {
     current_ = token;
+    if (spec_.shape == Shape::reentrant) {
+        bool joined = false;
+        if (a.status = join(token, a, f, joined); !a.status.ok() || joined) return;
+    }
     Place* p = place_for(token, a.status);
     if (!p) return;
     a.status = look(*p, a, f);
@@ -88,24 +102,21 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
     const auto n = static_cast<std::size_t>(spec_.shape == Shape::permits ? spec_.permits : 1);
     for (int round = 0; round < kLooks; ++round) {
         etcdserverpb::TxnRequest txn;
-        auto* cmp = txn.add_compare();
-        cmp->set_result(etcdserverpb::Compare::EQUAL);
-        cmp->set_target(etcdserverpb::Compare::CREATE);
-        cmp->set_key(p.key);
-        cmp->set_create_revision(0);
+        require(txn, p.key, etcdserverpb::Compare::CREATE, 0);
         auto* put = txn.add_success()->mutable_request_put();
         put->set_key(p.key);
         // A candidate's proclamation; else our token, which names our host and process for
         // `status` and a permit's id (etcd's concurrency.Mutex ignores the value).
-        put->set_value(spec_.shape == Shape::leader ? spec_.value : current_);
+        put->set_value(spec_.shape == Shape::leader      ? spec_.value
+                       : spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
+                                                         : current_);
         put->set_lease(p.lease->id);
         first_contenders(txn.add_success(), dir_, n);
         txn.add_failure()->mutable_request_range()->set_key(p.key);
         first_contenders(txn.add_failure(), dir_, n);
         etcdserverpb::TxnResponse r;
-        if (Status st =
-                ch.call([&](grpc::ClientContext& c) { return ch.kv().Txn(&c, txn, &r); },
-                        store_.deadline(), fmt::format("acquiring '{}'", spec_.name), Sent::write);
+        if (Status st = ch.txn(txn, r, store_.deadline(), fmt::format("acquiring '{}'", spec_.name),
+                               Sent::write);
             !st.ok())
             return st;
         if (r.succeeded()) {
@@ -127,11 +138,16 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
             if (Status st = store_.contenders(dir_, 0, true, n, first, seen); !st.ok()) return st;
         bool in = std::any_of(first.begin(), first.end(),
                               [&](const auto& kv) { return kv.create_revision() == p.rev; });
+        std::string writer;  // a reader's: the nearest writer ahead of it
+        if (!in && spec_.shape == Shape::read) {
+            if (Status st = nearest_writer(p.rev, writer, seen); !st.ok()) return st;
+            in = writer.empty();  // only readers ahead: they share with us
+        }
         if (in) {
             a.acquired = true;
             a.kept_from = p.lease->kept_from();
             // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its revision.
-            f.fence = n == 1 ? static_cast<std::uint64_t>(p.rev) : 0;
+            f.fence = n == 1 && spec_.shape != Shape::read ? static_cast<std::uint64_t>(p.rev) : 0;
             if (p.own) p.lease->background = false;  // renewals keep it now, or nothing does
             return {};
         }
@@ -141,6 +157,11 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
             std::lock_guard lk(m_);
             ahead_ = dir_;
             ahead_end_ = range_end(dir_);
+            ahead_seen_ = seen;
+        } else if (spec_.shape == Shape::read) {
+            std::lock_guard lk(m_);  // readers ahead share with us: only a writer keeps us out
+            ahead_ = writer;
+            ahead_end_.clear();
             ahead_seen_ = seen;
         } else {
             std::vector<mvccpb::KeyValue> ahead;
@@ -163,6 +184,66 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
     return {};
 }
 
+Status EtcdClaim::nearest_writer(std::int64_t rev, std::string& writer, std::int64_t& seen) {
+    std::vector<mvccpb::KeyValue> ahead;
+    if (Status st = store_.contenders(dir_, rev - 1, false, 0, ahead, seen); !st.ok()) return st;
+    writer.clear();
+    for (const auto& kv : ahead)
+        if (!is_reader(dir_, kv.key())) {
+            writer = kv.key();
+            break;
+        }
+    return {};
+}
+
+Status EtcdClaim::join(const std::string& token, Attempted& a, Fences& f, bool& joined) {
+    EtcdChannel& ch = store_.channel();
+    auto mine = places_.find(token);  // a place of ours in the queue goes when we join
+    for (int round = 0; round < kLooks; ++round) {
+        std::vector<mvccpb::KeyValue> first;
+        std::int64_t seen = 0;
+        if (Status st = store_.contenders(dir_, 0, true, 1, first, seen); !st.ok()) return st;
+        if (first.empty()) return {};
+        const auto& holder = first.front();
+        auto holds = holds_of(holder.value(), spec_.owner);
+        if (!holds || (mine != places_.end() && holder.key() == mine->second.key)) return {};
+        etcdserverpb::TxnRequest txn;
+        require(txn, holder.key(), etcdserverpb::Compare::MOD, holder.mod_revision());
+        // This client does not hold it, yet its owner id does: a grant whose reply was lost.
+        // That leftover goes, and this claim queues afresh for a hold of its own.
+        bool leftover = spec_.leftover_is_new;
+        if (leftover) {
+            txn.add_success()->mutable_request_delete_range()->set_key(holder.key());
+        } else {
+            auto* put = txn.add_success()->mutable_request_put();
+            put->set_key(holder.key());
+            put->set_value(reentrant_value(*holds + 1, spec_.owner));
+            put->set_ignore_lease(true);
+            if (mine != places_.end())
+                txn.add_success()->mutable_request_delete_range()->set_key(mine->second.key);
+        }
+        etcdserverpb::TxnResponse r;
+        if (Status st = ch.txn(txn, r, store_.deadline(), fmt::format("acquiring '{}'", spec_.name),
+                               Sent::write);
+            !st.ok())
+            return st;
+        if (!r.succeeded()) continue;  // its holds moved: look again
+        if (leftover) return {};
+        Place p;
+        if (Status st = store_.leases().adopt(holder.lease(), store_.deadline(), p.lease); !st.ok())
+            return st;
+        p.key = holder.key();
+        p.rev = holder.create_revision();
+        if (mine != places_.end() && mine->second.own) mine->second.lease->background = false;
+        places_[token] = std::move(p);
+        joined = a.acquired = true;
+        a.kept_from = places_[token].lease->kept_from();
+        f.fence = static_cast<std::uint64_t>(holder.create_revision());  // the holding's fence
+        return {};
+    }
+    return {};  // holds keep moving under us: queue with a key of our own
+}
+
 std::shared_ptr<Holding> EtcdClaim::waiter(const std::string& token,
                                            std::chrono::milliseconds /*keep*/) const {
     auto h = std::make_shared<EtcdHolding>();
@@ -172,6 +253,7 @@ std::shared_ptr<Holding> EtcdClaim::waiter(const std::string& token,
     h->lease = it->second.lease;
     h->rev = it->second.rev;
     h->own_lease = it->second.own;
+    if (spec_.shape == Shape::reentrant) h->owner = spec_.owner;
     h->reservation = it->second.reservation;
     h->watches = store_.watches();
     return h;

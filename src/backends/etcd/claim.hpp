@@ -2,7 +2,9 @@
 // our key <name>/<lease> if absent and reads the first contender in one Txn; refused, it
 // finds the key just ahead of ours, and the wake-up watches only that key's deletion from the
 // revision of that look on (no herd, no change missed, no polling). A holder's expiry deletes
-// its key too, so the wake-up also covers it.
+// its key too, so the wake-up also covers it. An RWLock's reader holds when no writer is ahead
+// of it and waits for the nearest one; its writer is a Mutex's contender. A ReentrantMutex's
+// claim first counts one more hold on its owner's key when that key holds the lock.
 #pragma once
 
 #include <condition_variable>
@@ -49,9 +51,16 @@ class EtcdClaim final : public Claim {
         std::int64_t rev = 0;  // our key's create revision, once an answer said it
     };
 
+    // A reentrant claim's owner holds the lock already (on any client): joined is set when one
+    // more hold was counted on its key, which token's place now names.
+    Status join(const std::string& token, Attempted& a, Fences& f, bool& joined);
+
+    std::string key_for(std::int64_t lease) const;  // our key on lease
     // token's place: made (a lease, a key) on its first attempt; nullptr and st when not.
     Place* place_for(const std::string& token, Status& st);
     Status look(Place& p, Attempted& a, Fences& f);
+    // A reader's look: the key of the nearest writer created before rev ("" = none).
+    Status nearest_writer(std::int64_t rev, std::string& writer, std::int64_t& seen);
     void watch_ahead();  // (re)watches ahead_, under nothing
     void woke();
 

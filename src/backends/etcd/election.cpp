@@ -6,6 +6,7 @@
 #include "backends/etcd/dir_waker.hpp"
 #include "backends/etcd/keys.hpp"
 #include "backends/etcd/store.hpp"
+#include "backends/etcd/txn.hpp"
 #include "core/watch.hpp"
 
 namespace deadbolt::detail {
@@ -27,18 +28,14 @@ Status EtcdStore::proclaim(const std::string& name, const std::string& token,
     if (!h || h->rev == 0) return {};
     // Only while our key is still the one we campaigned with (its create revision).
     etcdserverpb::TxnRequest txn;
-    auto* cmp = txn.add_compare();
-    cmp->set_result(etcdserverpb::Compare::EQUAL);
-    cmp->set_target(etcdserverpb::Compare::CREATE);
-    cmp->set_key(h->key);
-    cmp->set_create_revision(h->rev);
+    require(txn, h->key, etcdserverpb::Compare::CREATE, h->rev);
     auto* put = txn.add_success()->mutable_request_put();
     put->set_key(h->key);
     put->set_value(std::string(value));
     put->set_lease(h->lease->id);
     etcdserverpb::TxnResponse r;
-    if (Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
-                              deadline(), fmt::format("proclaiming in '{}'", name), Sent::write);
+    if (Status st =
+            ch_->txn(txn, r, deadline(), fmt::format("proclaiming in '{}'", name), Sent::write);
         !st.ok())
         return st;
     ours = r.succeeded();

@@ -18,6 +18,7 @@ struct EtcdHolding final : Holding {
     std::shared_ptr<EtcdLease> lease;
     std::int64_t rev = 0;    // the key's create revision (the fence); 0 = unknown (a lost reply)
     bool own_lease = false;  // the lease is this key's alone: release revokes it
+    std::string owner;       // a ReentrantMutex's: release counts its holds down
     std::shared_ptr<void> reservation;           // keeps other claims of this client off key
     mutable std::atomic<bool> releasing{false};  // our own delete: its watch event is no loss
     std::shared_ptr<Watches> watches;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace deadbolt::detail {
 
 std::string lock_dir(std::string_view prefix, std::string_view name) {
@@ -13,6 +15,10 @@ std::string lock_dir(std::string_view prefix, std::string_view name) {
 
 std::string contender_key(std::string_view dir, std::int64_t lease) {
     return fmt::format("{}{:x}", dir, static_cast<std::uint64_t>(lease));
+}
+
+std::string reader_key(std::string_view dir, std::int64_t lease) {
+    return fmt::format("{}read-{:x}", dir, static_cast<std::uint64_t>(lease));
 }
 
 std::string range_end(std::string_view dir) {
@@ -31,6 +37,29 @@ std::string range_end(std::string_view dir) {
 bool is_contender(std::string_view dir, std::string_view key) {
     return key.size() > dir.size() && key.starts_with(dir) &&
            key.find('/', dir.size()) == std::string_view::npos;
+}
+
+bool is_reader(std::string_view dir, std::string_view key) {
+    return is_contender(dir, key) && key.substr(dir.size()).starts_with("read-");
+}
+
+std::string reentrant_value(std::int64_t holds, std::string_view owner) {
+    return fmt::format("{} {}", holds, owner);
+}
+
+std::optional<std::pair<std::int64_t, std::string_view>> parse_reentrant(std::string_view value) {
+    auto space = value.find(' ');
+    if (space == std::string_view::npos) return std::nullopt;
+    std::int64_t holds = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + space, holds);
+    if (ec != std::errc() || end != value.data() + space || holds < 1) return std::nullopt;
+    return std::pair{holds, value.substr(space + 1)};
+}
+
+std::optional<std::int64_t> holds_of(std::string_view value, std::string_view owner) {
+    auto r = parse_reentrant(value);
+    if (!r || r->second != owner) return std::nullopt;
+    return r->first;
 }
 
 }  // namespace deadbolt::detail

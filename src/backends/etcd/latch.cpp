@@ -7,6 +7,7 @@
 
 #include "backends/etcd/dir_waker.hpp"
 #include "backends/etcd/store.hpp"
+#include "backends/etcd/txn.hpp"
 #include "core/watch.hpp"
 
 namespace deadbolt::detail {
@@ -31,18 +32,13 @@ Status EtcdStore::latch_set(const std::string& name, std::int64_t count,
     if (Status st = leases_->own(ttl, deadline(), lease); !st.ok()) return st;
     const std::string key = client_.options.key_prefix + name;
     etcdserverpb::TxnRequest txn;
-    auto* cmp = txn.add_compare();
-    cmp->set_result(etcdserverpb::Compare::EQUAL);
-    cmp->set_target(etcdserverpb::Compare::VERSION);
-    cmp->set_key(key);
-    cmp->set_version(0);
+    require(txn, key, etcdserverpb::Compare::VERSION, 0);
     auto* put = txn.add_success()->mutable_request_put();
     put->set_key(key);
     put->set_value(std::to_string(count));
     put->set_lease(lease->id);
     etcdserverpb::TxnResponse r;
-    Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
-                          deadline(), fmt::format("setting latch '{}'", name), Sent::write);
+    Status st = ch_->txn(txn, r, deadline(), fmt::format("setting latch '{}'", name), Sent::write);
     set = st.ok() && r.succeeded();
     if (!set) leases_->revoke(*lease, deadline());  // set already: the lease is not needed
     return st;
@@ -53,8 +49,7 @@ Status EtcdStore::latch_count(const std::string& name, std::int64_t& count) {
     req.set_key(client_.options.key_prefix + name);
     etcdserverpb::RangeResponse r;
     count = 0;
-    if (Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                              deadline(), fmt::format("reading latch '{}'", name), Sent::read);
+    if (Status st = ch_->range(req, r, deadline(), fmt::format("reading latch '{}'", name));
         !st.ok() || r.kvs_size() == 0)
         return st;
     return parse_count(name, r.kvs(0).value(), count);
@@ -67,19 +62,13 @@ Status EtcdStore::latch_count_down(const std::string& name, bool& opened) {
         etcdserverpb::RangeRequest get;
         get.set_key(key);
         etcdserverpb::RangeResponse now;
-        if (Status st =
-                ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, get, &now); },
-                          deadline(), fmt::format("reading latch '{}'", name), Sent::read);
+        if (Status st = ch_->range(get, now, deadline(), fmt::format("reading latch '{}'", name));
             !st.ok() || now.kvs_size() == 0)
             return st;  // open already (or never set)
         std::int64_t count = 0;
         if (Status st = parse_count(name, now.kvs(0).value(), count); !st.ok()) return st;
         etcdserverpb::TxnRequest txn;
-        auto* cmp = txn.add_compare();
-        cmp->set_result(etcdserverpb::Compare::EQUAL);
-        cmp->set_target(etcdserverpb::Compare::MOD);
-        cmp->set_key(key);
-        cmp->set_mod_revision(now.kvs(0).mod_revision());
+        require(txn, key, etcdserverpb::Compare::MOD, now.kvs(0).mod_revision());
         if (count <= 1) {
             txn.add_success()->mutable_request_delete_range()->set_key(key);
         } else {
@@ -89,9 +78,8 @@ Status EtcdStore::latch_count_down(const std::string& name, bool& opened) {
             put->set_ignore_lease(true);  // keeps the latch's lease, and so its TTL
         }
         etcdserverpb::TxnResponse r;
-        if (Status st =
-                ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
-                          deadline(), fmt::format("counting latch '{}' down", name), Sent::write);
+        if (Status st = ch_->txn(txn, r, deadline(), fmt::format("counting latch '{}' down", name),
+                                 Sent::write);
             !st.ok())
             return st;
         if (r.succeeded()) {
@@ -112,8 +100,7 @@ bool EtcdStore::latch_wait(const std::string& name, const AcquireOptions& how) {
         req.set_key(key);
         req.set_count_only(true);
         etcdserverpb::RangeResponse r;
-        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                              deadline(), fmt::format("reading latch '{}'", name), Sent::read);
+        Status st = ch_->range(req, r, deadline(), fmt::format("reading latch '{}'", name));
         if (st.ok()) {
             waker.looked(r.header().revision());
             found.done = r.count() == 0;  // an expiry deletes it too: the watch sees that

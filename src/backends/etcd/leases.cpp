@@ -104,6 +104,33 @@ Status Leases::own(std::chrono::milliseconds ttl, Clock::time_point by,
     return grant(ttl, by, out);
 }
 
+Status Leases::adopt(std::int64_t id, Clock::time_point by, std::shared_ptr<EtcdLease>& out) {
+    {
+        std::lock_guard lk(m_);
+        if (auto it = by_id_.find(id); it != by_id_.end() && (out = it->second.lock())) return {};
+    }
+    etcdserverpb::LeaseTimeToLiveRequest req;
+    req.set_id(id);
+    etcdserverpb::LeaseTimeToLiveResponse r;
+    auto sent = Clock::now();
+    if (Status st = ch_->call(
+            [&](grpc::ClientContext& c) { return ch_->lease().LeaseTimeToLive(&c, req, &r); }, by,
+            "reading a lease", Sent::read);
+        !st.ok())
+        return st;
+    if (r.ttl() <= 0) return Status::error(errc::not_owner, "the holder's etcd lease is gone");
+    auto lease = std::make_shared<EtcdLease>();
+    lease->id = id;
+    lease->ttl = std::chrono::seconds(r.grantedttl());
+    // The server keeps it r.ttl() from our question at least: kept_from + ttl is no later.
+    lease->kept(sent - (lease->ttl - std::chrono::seconds(r.ttl())));
+    lease->last_sent_ = sent.time_since_epoch().count();
+    std::lock_guard lk(m_);
+    by_id_[id] = lease;
+    out = std::move(lease);
+    return {};
+}
+
 std::shared_ptr<Leases::Pending> Leases::send(const std::shared_ptr<EtcdLease>& lease) {
     auto p = std::make_shared<Pending>();
     p->lease = lease;

@@ -63,6 +63,10 @@ class Leases {
     /// A new lease of its own for ttl, kept in the background while `background` is set.
     Status own(std::chrono::milliseconds ttl, Clock::time_point by,
                std::shared_ptr<EtcdLease>& out);
+    /// Lease id, made by anyone (a ReentrantMutex's owner on another client): this client's
+    /// record of it, or a new one whose kept_from is as late as the server's remaining TTL
+    /// allows. Fails with not_owner when it is gone, or as the server was not reached.
+    Status adopt(std::int64_t id, Clock::time_point by, std::shared_ptr<EtcdLease>& out);
     /// One keepalive for each lease now: yes (alive; kept_from moves to now), no (gone), or
     /// unknown with why (no answer by `by`).
     /// A lease another client made (a permit extended by id) is kept through `foreign`.

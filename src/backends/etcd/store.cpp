@@ -9,6 +9,7 @@
 
 #include "backends/etcd/claim.hpp"
 #include "backends/etcd/keys.hpp"
+#include "backends/etcd/txn.hpp"
 #include "core/token.hpp"
 
 namespace deadbolt::detail {
@@ -27,8 +28,8 @@ bool is_ours(const EtcdHolding& h, const mvccpb::KeyValue& kv) {
 }
 
 constexpr std::string_view kOnlyMutex =
-    "is not built on etcd yet: deadbolt's etcd backend offers Mutex, FairMutex, Semaphore, "
-    "PermitExpirableSemaphore, CountDownLatch and LeaderElection so far";
+    "is not built on etcd yet: deadbolt's etcd backend offers Mutex, FairMutex, RWLock, "
+    "ReentrantMutex, Semaphore, PermitExpirableSemaphore, CountDownLatch and LeaderElection so far";
 
 }  // namespace
 
@@ -50,8 +51,9 @@ Status EtcdStore::supports(const LockSpec& spec) const {
     // etcd's queue is first come, first served (by create revision): a FairMutex is a Mutex.
     // A campaign is one too, with the candidate's value in its key (concurrency.Election).
     // A semaphore's first `permits` contenders hold.
-    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair &&
-        spec.shape != Shape::leader && spec.shape != Shape::permits)
+    // An RWLock's writer is a Mutex's contender; its readers hold while no writer is ahead.
+    // A reentrant lock's holds are counted on its owner's key.
+    if (spec.shape == Shape::multi)
         return Status::error(errc::invalid_argument,
                              fmt::format("{} {}", primitive_of(spec.shape), kOnlyMutex));
     if (spec.options.lock_delay.count() > 0)
@@ -73,13 +75,22 @@ std::unique_ptr<Claim> EtcdStore::open(const LockSpec& spec, std::stop_token can
 }
 
 std::shared_ptr<void> EtcdStore::reserve(const std::string& key) {
-    auto r = reserved_;
-    std::lock_guard lk(r->m);
-    if (!r->keys.insert(key).second) return {};
-    return std::shared_ptr<void>(nullptr, [r, key](void*) {
-        std::lock_guard g(r->m);
-        r->keys.erase(key);
-    });
+    // Not empty while held (a shared_ptr to nothing would read as "refused").
+    struct Reservation {
+        std::shared_ptr<Reserved> r;
+        std::string key;
+        Reservation(std::shared_ptr<Reserved> of, std::string k)
+            : r(std::move(of)), key(std::move(k)) {}
+        Reservation(const Reservation&) = delete;
+        Reservation& operator=(const Reservation&) = delete;
+        ~Reservation() {
+            std::lock_guard g(r->m);
+            r->keys.erase(key);
+        }
+    };
+    std::lock_guard lk(reserved_->m);
+    if (!reserved_->keys.insert(key).second) return {};
+    return std::make_shared<Reservation>(reserved_, key);
 }
 
 void EtcdStore::watch_own(EtcdHolding& h) {
@@ -103,10 +114,7 @@ Status EtcdStore::contenders(const std::string& dir, std::int64_t max_rev, bool 
     req.set_limit(static_cast<std::int64_t>(limit));
     for (int round = 0; round < 2; ++round) {
         etcdserverpb::RangeResponse r;
-        if (Status st =
-                ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                          deadline(), "reading a lock's contenders", Sent::read);
-            !st.ok())
+        if (Status st = ch_->range(req, r, deadline(), "reading a lock's contenders"); !st.ok())
             return st;
         seen = r.header().revision();
         out.clear();
@@ -130,8 +138,7 @@ std::vector<Verdict> EtcdStore::check(std::span<const Holding* const> hs, Clock:
         for (auto i = begin; i < end; ++i)
             txn.add_success()->mutable_request_range()->set_key(as_etcd(hs[i]).key);
         etcdserverpb::TxnResponse r;
-        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
-                              by, "checking holdings", Sent::read);
+        Status st = ch_->txn(txn, r, by, "checking holdings", Sent::read);
         for (auto i = begin; i < end; ++i) {
             const auto& h = as_etcd(hs[i]);
             if (!st.ok()) {
@@ -195,31 +202,57 @@ std::vector<Verdict> EtcdStore::release(std::span<const Holding* const> hs, Cloc
             out.push_back(Verdict::no());
             continue;
         }
+        if (!h.owner.empty()) {  // one hold of a reentrant key's owner: others may remain
+            out.push_back(release_hold(h, by));
+            continue;
+        }
         if (h.own_lease) {  // the key goes with its lease
             out.push_back(leases_->revoke(*h.lease, by));
             continue;
         }
         etcdserverpb::TxnRequest txn;
-        auto* cmp = txn.add_compare();
-        cmp->set_result(etcdserverpb::Compare::EQUAL);
-        cmp->set_key(h.key);
-        if (h.rev > 0) {
-            cmp->set_target(etcdserverpb::Compare::CREATE);
-            cmp->set_create_revision(h.rev);
-        } else {
-            cmp->set_target(etcdserverpb::Compare::LEASE);
-            cmp->set_lease(h.lease->id);
-        }
+        if (h.rev > 0)
+            require(txn, h.key, etcdserverpb::Compare::CREATE, h.rev);
+        else
+            require(txn, h.key, etcdserverpb::Compare::LEASE, h.lease->id);
         txn.add_success()->mutable_request_delete_range()->set_key(h.key);
         etcdserverpb::TxnResponse r;
-        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
-                              by, "releasing a lock", Sent::write);
+        Status st = ch_->txn(txn, r, by, "releasing a lock", Sent::write);
         if (!st.ok())
             out.push_back(Verdict::unknown(std::move(st)));
         else
             out.push_back(r.succeeded() ? Verdict::yes() : Verdict::no());
     }
     return out;
+}
+
+Verdict EtcdStore::release_hold(const EtcdHolding& h, Clock::time_point by) {
+    for (int round = 0; round < 3; ++round) {
+        etcdserverpb::RangeRequest get;
+        get.set_key(h.key);
+        etcdserverpb::RangeResponse now;
+        if (Status st = ch_->range(get, now, by, "releasing a lock"); !st.ok())
+            return Verdict::unknown(std::move(st));
+        if (now.kvs_size() == 0 || !is_ours(h, now.kvs(0))) return Verdict::no();
+        auto holds = holds_of(now.kvs(0).value(), h.owner).value_or(1);
+        etcdserverpb::TxnRequest txn;
+        require(txn, h.key, etcdserverpb::Compare::MOD, now.kvs(0).mod_revision());
+        if (holds > 1) {
+            auto* put = txn.add_success()->mutable_request_put();
+            put->set_key(h.key);
+            put->set_value(reentrant_value(holds - 1, h.owner));
+            put->set_ignore_lease(true);
+        } else {
+            txn.add_success()->mutable_request_delete_range()->set_key(h.key);
+        }
+        etcdserverpb::TxnResponse r;
+        if (Status st = ch_->txn(txn, r, by, "releasing a lock", Sent::write); !st.ok())
+            return Verdict::unknown(std::move(st));
+        if (r.succeeded()) return Verdict::yes();
+    }
+    return Verdict::unknown(Status::error(
+        errc::unknown_outcome,
+        fmt::format("etcd key '{}' kept changing while its hold was released", h.key)));
 }
 
 Status EtcdStore::statuses(const std::vector<std::string>& names,
@@ -233,25 +266,34 @@ Status EtcdStore::statuses(const std::vector<std::string>& names,
         req.set_sort_target(etcdserverpb::RangeRequest::CREATE);
         req.set_sort_order(etcdserverpb::RangeRequest::ASCEND);
         etcdserverpb::RangeResponse r;
-        Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                              deadline(), "reading a lock's state", Sent::read);
+        Status st = ch_->range(req, r, deadline(), "reading a lock's state");
         if (!st.ok()) return st;
         LockStatus s;
         s.kind = "free";
         std::vector<const mvccpb::KeyValue*> queue;
         for (const auto& kv : r.kvs())
             if (is_contender(dir, kv.key())) queue.push_back(&kv);
+        // Readers at the head of the queue hold together; anyone else holds alone.
+        std::size_t readers = 0;
+        while (readers < queue.size() && is_reader(dir, queue[readers]->key())) ++readers;
         if (!queue.empty()) {
             const auto& holder = *queue.front();
             s.held = true;
-            s.kind = "mutex";
-            s.holders = 1;
-            s.waiters = static_cast<int>(queue.size()) - 1;
-            s.last_fence = static_cast<std::uint64_t>(holder.create_revision());
-            s.ttl = lease_ttl(holder.lease());
-            Holder who{.ttl = s.ttl};
-            if (auto o = token_origin(holder.value())) who.host = o->host, who.pid = o->pid;
-            s.held_by.push_back(std::move(who));
+            s.kind = readers > 0                       ? "readers"
+                     : parse_reentrant(holder.value()) ? "reentrant"
+                                                       : "mutex";
+            s.holders = static_cast<int>(std::max<std::size_t>(readers, 1));
+            s.waiters = static_cast<int>(queue.size()) - s.holders;
+            s.writer_waiting = readers > 0 && readers < queue.size();
+            if (readers == 0) s.last_fence = static_cast<std::uint64_t>(holder.create_revision());
+            for (int i = 0; i < std::min(s.holders, kMaxListedHolders); ++i) {
+                const auto& one = *queue[static_cast<std::size_t>(i)];
+                Holder who{.ttl = lease_ttl(one.lease())};
+                if (auto o = token_origin(one.value())) who.host = o->host, who.pid = o->pid;
+                // Free once the last one goes; never, while one has no lease.
+                if (s.ttl.count() >= 0 && (who.ttl.count() < 0 || who.ttl > s.ttl)) s.ttl = who.ttl;
+                s.held_by.push_back(std::move(who));
+            }
         }
         out.emplace_back(std::move(s), Status{});
     }
@@ -265,18 +307,17 @@ Status EtcdStore::lock_names(std::string_view pattern, std::vector<std::string>&
     req.set_range_end(prefix.empty() ? std::string(1, '\0') : range_end(prefix));
     req.set_keys_only(true);
     etcdserverpb::RangeResponse r;
-    if (Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                              deadline(), "listing locks", Sent::read);
-        !st.ok())
-        return st;
+    if (Status st = ch_->range(req, r, deadline(), "listing locks"); !st.ok()) return st;
     std::set<std::string> found;
     const std::string pat(pattern);
     for (const auto& kv : r.kvs()) {
-        // <prefix><name>/<lease id in hex>: anything else under the prefix is not a lock.
+        // <prefix><name>/[read-]<lease id in hex>: anything else under the prefix is no lock.
         std::string_view key(kv.key());
         auto slash = key.rfind('/');
-        if (slash == std::string_view::npos || slash < prefix.size() || slash + 1 == key.size() ||
-            key.find_first_not_of("0123456789abcdef", slash + 1) != std::string_view::npos)
+        if (slash == std::string_view::npos || slash < prefix.size()) continue;
+        auto id = key.substr(slash + 1);
+        if (id.starts_with("read-")) id.remove_prefix(5);
+        if (id.empty() || id.find_first_not_of("0123456789abcdef") != std::string_view::npos)
             continue;
         std::string name(key.substr(prefix.size(), slash - prefix.size()));
         bool plain = name.find('\0') == std::string::npos;
@@ -307,9 +348,7 @@ Status EtcdStore::force_unlock(const std::string& name, std::string& kind) {
     req.set_range_end(range_end(dir));
     req.set_keys_only(true);
     etcdserverpb::RangeResponse r;
-    if (Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                              deadline(), "reading a lock's contenders", Sent::read);
-        !st.ok())
+    if (Status st = ch_->range(req, r, deadline(), "reading a lock's contenders"); !st.ok())
         return st;
     etcdserverpb::TxnRequest txn;
     for (const auto& kv : r.kvs())
@@ -318,8 +357,7 @@ Status EtcdStore::force_unlock(const std::string& name, std::string& kind) {
     kind = txn.success_size() > 0 ? "mutex" : "free";
     if (txn.success_size() == 0) return {};
     etcdserverpb::TxnResponse t;
-    return ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &t); }, deadline(),
-                     "force-unlocking", Sent::write);
+    return ch_->txn(txn, t, deadline(), "force-unlocking", Sent::write);
 }
 
 Status EtcdStore::ping() {
@@ -328,8 +366,7 @@ Status EtcdStore::ping() {
     req.set_limit(1);
     req.set_keys_only(true);
     etcdserverpb::RangeResponse r;
-    return ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Range(&c, req, &r); },
-                     deadline(), "a ping", Sent::read);
+    return ch_->range(req, r, deadline(), "a ping");
 }
 
 namespace {
@@ -355,15 +392,10 @@ Status EtcdStore::permit_release(const std::string& name, std::string_view id, b
         !st.ok() || kv.key().empty())
         return st;
     etcdserverpb::TxnRequest txn;
-    auto* cmp = txn.add_compare();
-    cmp->set_result(etcdserverpb::Compare::EQUAL);
-    cmp->set_target(etcdserverpb::Compare::CREATE);
-    cmp->set_key(kv.key());
-    cmp->set_create_revision(kv.create_revision());
+    require(txn, kv.key(), etcdserverpb::Compare::CREATE, kv.create_revision());
     txn.add_success()->mutable_request_delete_range()->set_key(kv.key());
     etcdserverpb::TxnResponse r;
-    Status st = ch_->call([&](grpc::ClientContext& c) { return ch_->kv().Txn(&c, txn, &r); },
-                          deadline(), "releasing a permit", Sent::write);
+    Status st = ch_->txn(txn, r, deadline(), "releasing a permit", Sent::write);
     released = st.ok() && r.succeeded();
     return st;
 }

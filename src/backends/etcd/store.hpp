@@ -76,6 +76,9 @@ class EtcdStore final : public Store {
     void watch_own(EtcdHolding& h);
 
   private:
+    // One hold of a reentrant holding's owner goes; the key with the last.
+    Verdict release_hold(const EtcdHolding& h, Clock::time_point by);
+
     ClientImpl& client_;
     std::shared_ptr<EtcdChannel> ch_;
     std::shared_ptr<Watches> watches_;
