@@ -180,17 +180,25 @@ TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
     EXPECT_TRUE(c.acquire("short", {.ttl = 2s}).valid());
 }
 
-TEST(EtcdErrors, PrimitivesNotBuiltYetAreRefusedWithTheReason) {
+TEST(EtcdErrors, WhatEtcdCannotKeepIsRefusedWithTheReason) {
     auto c = Client::connect(EtcdCluster::shared().url());
     try {
         (void)c.rate_limiter("r", {.rate = 10, .per = 1s});
         ADD_FAILURE() << "a rate limiter handle was made";
     } catch (const deadbolt::UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("etcd"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("no server clock"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(c.acquire_all({"m1", "m2"}, {}), deadbolt::UsageError);
+    std::vector<std::string> names;
+    for (int i = 0; i < 65; ++i) names.push_back("m" + std::to_string(i));
+    try {
+        (void)c.acquire_all(names, {});
+        ADD_FAILURE() << "65 names in one Txn";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("at most 64 names"), std::string::npos) << e.what();
+    }
     EXPECT_THROW(c.acquire("delayed", {.lock_delay = 1s}), deadbolt::UsageError);
     EXPECT_FALSE(c.status("m1").held) << "a refusal writes nothing";
+    EXPECT_FALSE(c.status("delayed").held);
 }
 
 TEST(EtcdErrors, ADeadEndpointAndAWrongPasswordAreNamed) {

@@ -1,10 +1,13 @@
-// deadbolt's RWLock and ReentrantMutex on real etcd members: the layout etcdctl sees, and
-// holds that outlive the client that made the key (the conformance suites cover the rest).
+// deadbolt's RWLock, ReentrantMutex and MultiLock on real etcd members: the layout etcdctl
+// sees, holds that outlive the client that made the key, MultiLocks that never deadlock (the
+// conformance suites cover the rest).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
 #include "etcd_cluster.hpp"
@@ -85,4 +88,41 @@ TEST(EtcdReentrant, AHoldOnAnotherClientsKeyOutlivesThatClient) {
     EXPECT_FALSE(other.reentrant_mutex("re-outlive", {}, "someone else").try_lock());
     two.unlock();
     EXPECT_TRUE(other.reentrant_mutex("re-outlive", {}, "someone else").try_lock_for(10s));
+}
+
+TEST(EtcdMultiLock, EveryNamesKeyComesFromOneTxnAndEtcdctlLockWaitsForEach) {
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
+    auto all = c.acquire_all({"multi-a", "multi-b", "multi-c"}, {});
+    auto fences = all.fences();
+    ASSERT_EQ(fences.size(), 3u);
+    EXPECT_EQ(fences[0].fence, fences[2].fence) << "one Txn: one revision for every key";
+    // Each name is an ordinary lock that etcd's own tools see as held.
+    std::string out;
+    EXPECT_NE(etcd.etcdctl({"lock", "multi-b", "--", "true"}, &out, 2s), 0) << out;
+    all.release();
+    EXPECT_EQ(etcd.etcdctl({"lock", "multi-b", "--", "true"}, &out, 10s), 0) << out;
+    EXPECT_EQ(keys_under(etcd, "multi-a") + keys_under(etcd, "multi-c"), "");
+}
+
+TEST(EtcdMultiLock, OverlappingMultiLocksInOppositeOrderNeverDeadlock) {
+    auto& etcd = EtcdCluster::shared();
+    std::vector<std::string> one{"ring-a", "ring-b", "ring-c"}, other{"ring-c", "ring-b", "ring-a"};
+    std::atomic<int> inside{0}, overlaps{0}, done{0};
+    auto worker = [&](const std::vector<std::string>& names) {
+        auto c = Client::connect(etcd.url());
+        for (int i = 0; i < 15; ++i) {
+            auto l = c.acquire_all(names, {}, {.deadline = Clock::now() + 30s});
+            if (inside.fetch_add(1) != 0) ++overlaps;
+            inside.fetch_sub(1);
+            l.release();
+            ++done;
+        }
+    };
+    std::thread a(worker, one), b(worker, other), d(worker, one);
+    a.join();
+    b.join();
+    d.join();
+    EXPECT_EQ(done.load(), 45) << "a MultiLock gave up: a deadlock";
+    EXPECT_EQ(overlaps.load(), 0);
 }

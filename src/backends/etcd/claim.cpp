@@ -8,31 +8,18 @@
 #include "backends/etcd/txn.hpp"
 
 namespace deadbolt::detail {
-namespace {
-
-// Looks in one attempt: a contender ahead of ours can vanish between our reads; a few tries
-// settle it, else the wake-up's look sorts it out.
-constexpr int kLooks = 3;
-
-void first_contenders(etcdserverpb::RequestOp* op, const std::string& dir, std::size_t n) {
-    auto* r = op->mutable_request_range();
-    r->set_key(dir);
-    r->set_range_end(range_end(dir));
-    r->set_sort_target(etcdserverpb::RangeRequest::CREATE);
-    r->set_sort_order(etcdserverpb::RangeRequest::ASCEND);
-    r->set_limit(static_cast<std::int64_t>(n));
-}
-
-}  // namespace
-
 EtcdClaim::EtcdClaim(EtcdStore& store, const LockSpec& spec, std::stop_token cancel)
     : store_(store),
       spec_(spec),
       cancel_(std::move(cancel)),
-      dir_(lock_dir(store.client().options.key_prefix, spec.name)) {
+      dir_(lock_dir(store.client().options.key_prefix,
+                    spec.shape == Shape::multi ? spec.names.at(0) : spec.name)) {
+    for (const auto& name : spec.names)
+        dirs_.push_back(lock_dir(store.client().options.key_prefix, name));
     // Threads of this process queue locally for a lock; permits and reads are held by many,
     // and a reentrant lock's holder may come again while it holds.
-    if (spec.shape != Shape::permits && spec.shape != Shape::read && spec.shape != Shape::reentrant)
+    if (spec.shape != Shape::permits && spec.shape != Shape::read &&
+        spec.shape != Shape::reentrant && spec.shape != Shape::multi)
         traits_.local_line = dir_;
     traits_.abandons = true;      // our key keeps our place: drop it when we give up
     traits_.expiry_wakes = true;  // a holder's expiry deletes its key: the watch sees it
@@ -65,17 +52,24 @@ EtcdClaim::Place* EtcdClaim::place_for(const std::string& token, Status& st) {
     for (auto& [t, p] : places_)
         if (p.own) p.lease->background = false;  // abandoned: its cleanup revokes it
     Place p;
+    auto keys_on = [&](Place& on) {
+        on.key = key_for(on.lease->id);
+        on.more.clear();
+        for (std::size_t i = 1; i < dirs_.size(); ++i)
+            on.more.push_back(contender_key(dirs_[i], on.lease->id));
+        std::vector<std::string> all{on.key};
+        all.insert(all.end(), on.more.begin(), on.more.end());
+        on.reservation = store_.reserve(all);
+    };
     if (share) {
         if (st = store_.leases().shared(o.ttl, by, p.lease); !st.ok()) return nullptr;
-        p.key = key_for(p.lease->id);
-        p.reservation = store_.reserve(p.key);
+        keys_on(p);
     }
     if (!p.reservation) {
         if (st = store_.leases().own(o.ttl, by, p.lease); !st.ok()) return nullptr;
         p.own = true;
         p.lease->background = true;  // kept while we wait; renewals keep it once held
-        p.key = key_for(p.lease->id);
-        p.reservation = store_.reserve(p.key);
+        keys_on(p);
     }
     return &places_.emplace(token, std::move(p)).first->second;
 }
@@ -89,10 +83,13 @@ void EtcdClaim::attempt(const std::string& token, std::chrono::milliseconds /*ke
     }
     Place* p = place_for(token, a.status);
     if (!p) return;
-    a.status = look(*p, a, f);
+    auto look_in = [&](Place& in) {
+        return spec_.shape == Shape::multi ? look_all(in, a, f) : look(in, a, f);
+    };
+    a.status = look_in(*p);
     if (!a.status.ok() && a.status.detail.find("lease not found") != std::string::npos) {
         p->lease->gone = true;  // revoked from outside: our key went with it
-        if ((p = place_for(token, a.status))) a.status = look(*p, a, f);
+        if ((p = place_for(token, a.status))) a.status = look_in(*p);
     }
 }
 
@@ -164,14 +161,11 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
             ahead_end_.clear();
             ahead_seen_ = seen;
         } else {
-            std::vector<mvccpb::KeyValue> ahead;
-            if (Status st = store_.contenders(dir_, p.rev - 1, false, 1, ahead, seen); !st.ok())
-                return st;
-            if (ahead.empty()) continue;  // the one ahead just left: look again
-            std::lock_guard lk(m_);
-            ahead_ = ahead.front().key();
-            ahead_end_.clear();
-            ahead_seen_ = seen;
+            Status st;
+            if (!wait_behind(dir_, p.rev, st)) {
+                if (!st.ok()) return st;
+                continue;  // the one ahead just left: look again
+            }
         }
         watch_ahead();
         return {};
@@ -182,6 +176,20 @@ Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
     std::lock_guard lk(m_);
     ahead_.clear();
     return {};
+}
+
+bool EtcdClaim::wait_behind(const std::string& dir, std::int64_t rev, Status& st) {
+    std::vector<mvccpb::KeyValue> ahead;
+    std::int64_t seen = 0;
+    if (st = store_.contenders(dir, rev - 1, false, 1, ahead, seen); !st.ok() || ahead.empty())
+        return false;
+    {
+        std::lock_guard lk(m_);
+        ahead_ = ahead.front().key();
+        ahead_end_.clear();
+        ahead_seen_ = seen;
+    }
+    return true;
 }
 
 Status EtcdClaim::nearest_writer(std::int64_t rev, std::string& writer, std::int64_t& seen) {
@@ -250,6 +258,7 @@ std::shared_ptr<Holding> EtcdClaim::waiter(const std::string& token,
     auto it = places_.find(token);
     if (it == places_.end()) return h;  // never placed: nothing to drop
     h->key = it->second.key;
+    h->more = it->second.more;
     h->lease = it->second.lease;
     h->rev = it->second.rev;
     h->own_lease = it->second.own;

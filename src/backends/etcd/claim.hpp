@@ -4,7 +4,8 @@
 // revision of that look on (no herd, no change missed, no polling). A holder's expiry deletes
 // its key too, so the wake-up also covers it. An RWLock's reader holds when no writer is ahead
 // of it and waits for the nearest one; its writer is a Mutex's contender. A ReentrantMutex's
-// claim first counts one more hold on its owner's key when that key holds the lock.
+// claim first counts one more hold on its owner's key when that key holds the lock. A
+// MultiLock's claim puts one key per name in one Txn and holds when each is first in line.
 #pragma once
 
 #include <condition_variable>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "backends/etcd/holding.hpp"
 #include "backends/etcd/store.hpp"
@@ -42,11 +44,16 @@ class EtcdClaim final : public Claim {
     void cancel_wait() noexcept override;
 
   private:
+    // Looks in one attempt: a contender ahead of ours can vanish between our reads; a few
+    // tries settle it, else the wake-up's look sorts it out.
+    static constexpr int kLooks = 3;
+
     // Where one token's attempts put their key.
     struct Place {
         std::shared_ptr<EtcdLease> lease;
         bool own = false;
         std::string key;
+        std::vector<std::string> more;  // a MultiLock's keys of its other names, in order
         std::shared_ptr<void> reservation;
         std::int64_t rev = 0;  // our key's create revision, once an answer said it
     };
@@ -59,6 +66,11 @@ class EtcdClaim final : public Claim {
     // token's place: made (a lease, a key) on its first attempt; nullptr and st when not.
     Place* place_for(const std::string& token, Status& st);
     Status look(Place& p, Attempted& a, Fences& f);
+    // A MultiLock's look (multi.cpp): every name's key in one Txn, so that one revision orders
+    // them in every name's queue and two MultiLocks never wait for each other in a cycle.
+    Status look_all(Place& p, Attempted& a, Fences& f);
+    // Watches the contender just ahead of rev under dir; false when none is left.
+    bool wait_behind(const std::string& dir, std::int64_t rev, Status& st);
     // A reader's look: the key of the nearest writer created before rev ("" = none).
     Status nearest_writer(std::int64_t rev, std::string& writer, std::int64_t& seen);
     void watch_ahead();  // (re)watches ahead_, under nothing
@@ -69,6 +81,7 @@ class EtcdClaim final : public Claim {
     std::stop_token cancel_;
     ClaimTraits traits_;
     const std::string dir_;
+    std::vector<std::string> dirs_;        // a MultiLock's, one per name (dir_ is the first)
     std::map<std::string, Place> places_;  // by token
     std::string current_;                  // the token of the last attempt
 

@@ -1,11 +1,12 @@
 // EtcdHolding: one contender key of this client (a waiter's place or a holder's grant), what
-// the store extends, releases and checks.
+// the store extends, releases and checks. A MultiLock's holds one key per name.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/etcd/leases.hpp"
 #include "backends/etcd/watches.hpp"
@@ -15,6 +16,7 @@ namespace deadbolt::detail {
 
 struct EtcdHolding final : Holding {
     std::string key;
+    std::vector<std::string> more;  // a MultiLock's keys of its other names
     std::shared_ptr<EtcdLease> lease;
     std::int64_t rev = 0;    // the key's create revision (the fence); 0 = unknown (a lost reply)
     bool own_lease = false;  // the lease is this key's alone: release revokes it
@@ -22,13 +24,13 @@ struct EtcdHolding final : Holding {
     std::shared_ptr<void> reservation;           // keeps other claims of this client off key
     mutable std::atomic<bool> releasing{false};  // our own delete: its watch event is no loss
     std::shared_ptr<Watches> watches;
-    std::int64_t watch_id = 0;  // the watch on key's deletion (a granted holding's)
+    std::vector<std::int64_t> watch_ids;  // the watches on its keys' deletion (once granted)
 
     EtcdHolding() = default;
     EtcdHolding(const EtcdHolding&) = delete;
     EtcdHolding& operator=(const EtcdHolding&) = delete;
     ~EtcdHolding() override {
-        if (watch_id) watches->cancel(watch_id);
+        for (auto id : watch_ids) watches->cancel(id);
     }
 };
 

@@ -17,6 +17,8 @@ namespace {
 
 // etcd's default --max-txn-ops: a Txn carries at most this many operations.
 constexpr std::size_t kTxnOps = 128;
+// A MultiLock's Txn puts and reads each name's key and reads its first contender.
+constexpr std::size_t kMultiNames = kTxnOps / 2;
 
 const EtcdHolding& as_etcd(const Holding* h) {
     return *static_cast<const EtcdHolding*>(h);
@@ -27,9 +29,11 @@ bool is_ours(const EtcdHolding& h, const mvccpb::KeyValue& kv) {
     return h.rev > 0 ? kv.create_revision() == h.rev : kv.lease() == h.lease->id;
 }
 
-constexpr std::string_view kOnlyMutex =
-    "is not built on etcd yet: deadbolt's etcd backend offers Mutex, FairMutex, RWLock, "
-    "ReentrantMutex, Semaphore, PermitExpirableSemaphore, CountDownLatch and LeaderElection so far";
+// What etcd does not offer, and why (the only primitive so far: RateLimiter).
+constexpr std::string_view kNoBucket =
+    "is not offered on etcd: etcd has no server clock and no scripts, so a token bucket would "
+    "be refilled by each client's clock and every take would be a read and a compare-and-swap "
+    "that contending clients retry; keep rate limits on Redis (redis://)";
 
 }  // namespace
 
@@ -53,9 +57,11 @@ Status EtcdStore::supports(const LockSpec& spec) const {
     // A semaphore's first `permits` contenders hold.
     // An RWLock's writer is a Mutex's contender; its readers hold while no writer is ahead.
     // A reentrant lock's holds are counted on its owner's key.
-    if (spec.shape == Shape::multi)
+    if (spec.shape == Shape::multi && spec.names.size() > kMultiNames)
         return Status::error(errc::invalid_argument,
-                             fmt::format("{} {}", primitive_of(spec.shape), kOnlyMutex));
+                             fmt::format("a MultiLock on etcd takes at most {} names, not {}: "
+                                         "its keys go in one Txn of at most {} operations",
+                                         kMultiNames, spec.names.size(), kTxnOps));
     if (spec.options.lock_delay.count() > 0)
         return Status::error(errc::invalid_argument,
                              "lock_delay cannot be kept on etcd: a lease's keys go the moment it "
@@ -67,37 +73,42 @@ Status EtcdStore::offers(std::string_view primitive) const {
     for (std::string_view yes :
          {"force_unlock", "FairMutex", "Semaphore", "PermitExpirableSemaphore", "CountDownLatch"})
         if (primitive == yes) return {};
-    return Status::error(errc::invalid_argument, fmt::format("{} {}", primitive, kOnlyMutex));
+    return Status::error(errc::invalid_argument, fmt::format("{} {}", primitive, kNoBucket));
 }
 
 std::unique_ptr<Claim> EtcdStore::open(const LockSpec& spec, std::stop_token cancel) {
     return std::make_unique<EtcdClaim>(*this, spec, std::move(cancel));
 }
 
-std::shared_ptr<void> EtcdStore::reserve(const std::string& key) {
+std::shared_ptr<void> EtcdStore::reserve(const std::vector<std::string>& keys) {
     // Not empty while held (a shared_ptr to nothing would read as "refused").
     struct Reservation {
         std::shared_ptr<Reserved> r;
-        std::string key;
-        Reservation(std::shared_ptr<Reserved> of, std::string k)
-            : r(std::move(of)), key(std::move(k)) {}
+        std::vector<std::string> keys;
+        Reservation(std::shared_ptr<Reserved> of, std::vector<std::string> k)
+            : r(std::move(of)), keys(std::move(k)) {}
         Reservation(const Reservation&) = delete;
         Reservation& operator=(const Reservation&) = delete;
         ~Reservation() {
             std::lock_guard g(r->m);
-            r->keys.erase(key);
+            for (const auto& key : keys) r->keys.erase(key);
         }
     };
     std::lock_guard lk(reserved_->m);
-    if (!reserved_->keys.insert(key).second) return {};
-    return std::make_shared<Reservation>(reserved_, key);
+    for (const auto& key : keys)
+        if (reserved_->keys.contains(key)) return {};
+    reserved_->keys.insert(keys.begin(), keys.end());
+    return std::make_shared<Reservation>(reserved_, keys);
 }
 
 void EtcdStore::watch_own(EtcdHolding& h) {
     const EtcdHolding* self = &h;
-    h.watch_id = watches_->on_delete(h.key, h.rev + 1, [this, self] {
+    auto doubt = [this, self] {
         if (!self->releasing && on_doubt) on_doubt();
-    });
+    };
+    h.watch_ids.push_back(watches_->on_delete(h.key, h.rev + 1, doubt));
+    for (const auto& key : h.more)
+        h.watch_ids.push_back(watches_->on_delete(key, h.rev + 1, doubt));
 }
 
 Status EtcdStore::contenders(const std::string& dir, std::int64_t max_rev, bool oldest_first,
@@ -132,23 +143,33 @@ Status EtcdStore::contenders(const std::string& dir, std::int64_t max_rev, bool 
 std::vector<Verdict> EtcdStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
     std::vector<Verdict> out;
     out.reserve(hs.size());
-    for (std::size_t begin = 0; begin < hs.size(); begin += kTxnOps) {
-        auto end = std::min(hs.size(), begin + kTxnOps);
+    for (std::size_t begin = 0; begin < hs.size();) {
+        // As many holdings as fit in one Txn, each with a read of every key it holds.
         etcdserverpb::TxnRequest txn;
-        for (auto i = begin; i < end; ++i)
-            txn.add_success()->mutable_request_range()->set_key(as_etcd(hs[i]).key);
+        auto end = begin;
+        for (; end < hs.size(); ++end) {
+            const auto& h = as_etcd(hs[end]);
+            if (end > begin && txn.success_size() + 1 + h.more.size() > kTxnOps) break;
+            txn.add_success()->mutable_request_range()->set_key(h.key);
+            for (const auto& key : h.more) txn.add_success()->mutable_request_range()->set_key(key);
+        }
         etcdserverpb::TxnResponse r;
         Status st = ch_->txn(txn, r, by, "checking holdings", Sent::read);
+        int at = 0;
         for (auto i = begin; i < end; ++i) {
             const auto& h = as_etcd(hs[i]);
             if (!st.ok()) {
                 out.push_back(Verdict::unknown(st));
                 continue;
             }
-            const auto& got = r.responses(static_cast<int>(i - begin)).response_range();
-            bool ours = !h.key.empty() && got.kvs_size() == 1 && is_ours(h, got.kvs(0));
+            bool ours = !h.key.empty();
+            for (std::size_t k = 0; k <= h.more.size(); ++k) {
+                const auto& got = r.responses(at++).response_range();
+                ours = ours && got.kvs_size() == 1 && is_ours(h, got.kvs(0));
+            }
             out.push_back(ours ? Verdict::yes() : Verdict::no());
         }
+        begin = end;
     }
     return out;
 }
@@ -210,18 +231,28 @@ std::vector<Verdict> EtcdStore::release(std::span<const Holding* const> hs, Cloc
             out.push_back(leases_->revoke(*h.lease, by));
             continue;
         }
+        // Each key goes if it is still ours (a nested Txn each: one deleted from outside does
+        // not keep the others); it was ours only if every one was.
         etcdserverpb::TxnRequest txn;
-        if (h.rev > 0)
-            require(txn, h.key, etcdserverpb::Compare::CREATE, h.rev);
-        else
-            require(txn, h.key, etcdserverpb::Compare::LEASE, h.lease->id);
-        txn.add_success()->mutable_request_delete_range()->set_key(h.key);
+        auto drop = [&](const std::string& key) {
+            auto* one = txn.add_success()->mutable_request_txn();
+            if (h.rev > 0)
+                require(*one, key, etcdserverpb::Compare::CREATE, h.rev);
+            else
+                require(*one, key, etcdserverpb::Compare::LEASE, h.lease->id);
+            one->add_success()->mutable_request_delete_range()->set_key(key);
+        };
+        drop(h.key);
+        for (const auto& key : h.more) drop(key);
         etcdserverpb::TxnResponse r;
         Status st = ch_->txn(txn, r, by, "releasing a lock", Sent::write);
-        if (!st.ok())
+        if (!st.ok()) {
             out.push_back(Verdict::unknown(std::move(st)));
-        else
-            out.push_back(r.succeeded() ? Verdict::yes() : Verdict::no());
+            continue;
+        }
+        bool all = std::all_of(r.responses().begin(), r.responses().end(),
+                               [](const auto& one) { return one.response_txn().succeeded(); });
+        out.push_back(all ? Verdict::yes() : Verdict::no());
     }
     return out;
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "backends/etcd/channel.hpp"
 #include "backends/etcd/holding.hpp"
@@ -61,9 +62,9 @@ class EtcdStore final : public Store {
     Leases& leases() { return *leases_; }
     const std::shared_ptr<Watches>& watches() { return watches_; }
     ClientImpl& client() { return client_; }
-    /// Reserves key for one claim of this client (and the holdings it makes); empty when
-    /// another has it (two claims on one lease would share one key).
-    std::shared_ptr<void> reserve(const std::string& key);
+    /// Reserves keys for one claim of this client (and the holdings it makes); empty when
+    /// another has one (two claims on one lease would share one key).
+    std::shared_ptr<void> reserve(const std::vector<std::string>& keys);
     /// Up to limit (0: all) contenders under dir created at or before max_rev (0: any), oldest
     /// or newest first; seen: the revision the answer reflects.
     Status contenders(const std::string& dir, std::int64_t max_rev, bool oldest_first,

@@ -1,9 +1,12 @@
-// The compare every guarded etcd Txn of deadbolt's starts with: "key's target equals value".
+// Pieces of the etcd Txns deadbolt's claims and store build: the compare that guards them
+// ("key's target equals value") and the read of a lock's first contenders.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "backends/etcd/keys.hpp"
 #include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
 
 namespace deadbolt::detail {
@@ -21,6 +24,16 @@ inline void require(etcdserverpb::TxnRequest& txn, const std::string& key,
         cmp->set_mod_revision(value);
     else
         cmp->set_lease(value);
+}
+
+/// Makes op read the first n keys under dir in create order (the lock's first contenders).
+inline void first_contenders(etcdserverpb::RequestOp* op, const std::string& dir, std::size_t n) {
+    auto* r = op->mutable_request_range();
+    r->set_key(dir);
+    r->set_range_end(range_end(dir));
+    r->set_sort_target(etcdserverpb::RangeRequest::CREATE);
+    r->set_sort_order(etcdserverpb::RangeRequest::ASCEND);
+    r->set_limit(static_cast<std::int64_t>(n));
 }
 
 }  // namespace deadbolt::detail
