@@ -55,6 +55,9 @@ class EtcdStore final : public Store {
                     bool& ours) override;
     Status leader(const std::string& name, Leader& out) override;
     Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how) override;
+    Status fenced_get(std::string_view key, FencedValue& out) override;
+    Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                        std::string_view version, FencedResult& out) override;
     Status ping() override;
 
     // For claims.
