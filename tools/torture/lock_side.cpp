@@ -1,5 +1,7 @@
 #include "lock_side.hpp"
 
+#include "etcd_cluster.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -7,10 +9,22 @@
 
 namespace deadbolt::torture {
 
-LockSide::LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes,
-                   bool sentinels, bool cluster)
-    : nodes_(static_cast<std::size_t>(std::max(1, nodes))) {
-    if (cluster) {
+LockSide::LockSide(const std::string& dir, int workers, const SideSpec& spec)
+    : nodes_(static_cast<std::size_t>(std::max(1, spec.etcd ? 3 : spec.nodes))) {
+    const bool aof = spec.aof, standby = spec.standby, sentinels = spec.sentinels;
+    if (spec.etcd) {
+#ifdef DEADBOLT_TORTURE_ETCD
+        etcd_ = std::make_unique<test::EtcdCluster>(static_cast<int>(nodes_));
+        for (int w = 0; w < workers; ++w)
+            for (std::size_t m = 0; m < nodes_; ++m)
+                proxies_.push_back(
+                    std::make_unique<test::TcpProxy>(etcd_->client_port(static_cast<int>(m))));
+        return;
+#else
+        throw std::runtime_error("torture: built without etcd (Debian's etcd-server and grpc)");
+#endif
+    }
+    if (spec.cluster) {
         cluster_ = std::make_unique<test::RedisCluster>();
         return;
     }
@@ -78,7 +92,7 @@ std::string LockSide::url_for(int worker) const {
         return url + "/torture";
     }
     if (nodes_ == 1) return proxies_[worker]->url();
-    std::string url = "redlock://";
+    std::string url = etcd_ ? "etcd://" : "redlock://";
     for (std::size_t i = 0; i < nodes_; ++i)
         url += (i ? ",127.0.0.1:" : "127.0.0.1:") +
                std::to_string(proxies_[worker * nodes_ + i]->port());
@@ -93,6 +107,20 @@ std::vector<test::TcpProxy*> LockSide::proxies_of(int worker) {
 }
 
 LockSide::~LockSide() = default;
+
+bool LockSide::restart_member(bool leader, std::size_t pick, std::chrono::milliseconds down) {
+#ifdef DEADBOLT_TORTURE_ETCD
+    int m = leader ? etcd_->leader() : static_cast<int>(pick % nodes_);
+    if (m < 0) return false;
+    etcd_->stop(m);
+    std::this_thread::sleep_for(down);
+    etcd_->start(m);
+    return true;
+#else
+    (void)leader, (void)pick, (void)down;
+    return false;
+#endif
+}
 
 void LockSide::follow(test::RedisServer& replica, const test::RedisServer& primary) {
     replication_->retarget(primary.port());

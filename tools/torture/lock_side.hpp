@@ -2,7 +2,8 @@
 // optionally a standby replica (for failover), each on the steerable clock, and one TCP proxy
 // per worker, so a fault can hit one worker's connections or move all of them. For Redlock,
 // N independent masters instead, each on its own steerable clock (a clock fault hits one
-// node), and one proxy per worker per node.
+// node), and one proxy per worker per node. For etcd, three members and one proxy per worker
+// per member.
 #pragma once
 
 #include <chrono>
@@ -15,19 +16,28 @@
 #include "steered_clock.hpp"
 #include "tcp_proxy.hpp"
 
+namespace deadbolt::test {
+class EtcdCluster;
+}
+
 namespace deadbolt::torture {
+
+/// What the lock lives on.
+struct SideSpec {
+    bool aof = false;        // the servers log every write with `appendfsync always`
+    bool standby = false;    // start a replica
+    int nodes = 1;           // > 1: that many independent masters (Redlock) instead of a primary
+    bool sentinels = false;  // a primary, a replica and three sentinels, found through them
+    bool cluster = false;    // a Redis Cluster of 3 masters with a replica each
+    bool etcd = false;       // a 3-member etcd cluster
+};
 
 class LockSide {
   public:
-    /// aof: the servers log every write with `appendfsync always`; standby: start a replica;
-    /// nodes > 1: that many independent masters (Redlock) instead of a primary; sentinels:
-    /// a primary, a replica and three sentinels watching them, found through the sentinels.
-    /// cluster: a Redis Cluster of 3 masters with a replica each, reached directly.
-    LockSide(const std::string& dir, int workers, bool aof, bool standby, int nodes = 1,
-             bool sentinels = false, bool cluster = false);
+    LockSide(const std::string& dir, int workers, const SideSpec& spec);
     ~LockSide();
 
-    /// Where worker i connects (through its own proxies): a redis:// or redlock:// URL.
+    /// Where worker i connects (through its own proxies): a redis://, redlock:// or etcd:// URL.
     std::string url_for(int worker) const;
     /// Worker i's port for the naive kinds (its proxy to the primary, or to node 0).
     std::uint16_t port_for(int worker) const {
@@ -58,6 +68,10 @@ class LockSide {
     /// failover has a replica to promote).
     bool cluster_failover(std::chrono::milliseconds down);
 
+    /// etcd: kill -9 one member (the leader, or one picked by `pick` among all), keep it down
+    /// for `down`, start it again with its data. False when there was no leader to kill.
+    bool restart_member(bool leader, std::size_t pick, std::chrono::milliseconds down);
+
   private:
     void follow(test::RedisServer& replica, const test::RedisServer& primary);
     void point_proxies(std::uint16_t port);
@@ -70,6 +84,7 @@ class LockSide {
     std::vector<std::unique_ptr<test::RedisServer>> sentinels_;
     std::string sentinel_primary() const;  // the primary's port, as sentinel 0 names it
     std::unique_ptr<test::RedisCluster> cluster_;
+    std::unique_ptr<test::EtcdCluster> etcd_;
 };
 
 }  // namespace deadbolt::torture

@@ -236,6 +236,10 @@ bool uses_cluster(const std::string& k) {
     return kind_parts(k).backend == "cluster";
 }
 
+bool uses_etcd(const std::string& k) {
+    return kind_parts(k).backend == "etcd";
+}
+
 int lock_nodes(const std::string& k) {
     return count_suffix(kind_parts(k).backend, "redlock:");
 }
@@ -252,7 +256,8 @@ bool known_lock(const std::string& k) {
                      p == "deadbolt-reentrant" || p == "deadbolt-multi" || p == "deadbolt-leader" ||
                      capacity(k) > 1;
     if (!primitive) return false;
-    if (backend.empty() || backend == "sentinel" || backend == "cluster") return true;
+    if (backend.empty() || backend == "sentinel" || backend == "cluster" || backend == "etcd")
+        return true;
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }

@@ -42,7 +42,7 @@ std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::strin
 /// deadbolt-redlock:N, deadbolt-sentinel and deadbolt-cluster name a Mutex there.
 struct KindParts {
     std::string primitive;
-    std::string backend;  // "", "redlock:N", "sentinel" or "cluster"
+    std::string backend;  // "", "redlock:N", "sentinel", "cluster" or "etcd"
 };
 KindParts kind_parts(const std::string& kind);
 bool known_lock(const std::string& kind);
@@ -50,6 +50,8 @@ bool known_lock(const std::string& kind);
 bool uses_sentinel(const std::string& kind);
 /// Whether the kind lives on a Redis Cluster (3 masters, 1 replica each).
 bool uses_cluster(const std::string& kind);
+/// Whether the kind lives on etcd (3 members).
+bool uses_etcd(const std::string& kind);
 /// N for a kind over redlock:N (0 if N is not a number); 1 for every other kind.
 int lock_nodes(const std::string& kind);
 /// Whether the kind promises at most capacity() holders while valid (and increasing fences

@@ -49,8 +49,13 @@ nlohmann::json run_one(const RunConfig& rc) {
     std::filesystem::remove_all(rc.dir);  // histories are appended to: start clean
     std::filesystem::create_directories(rc.dir);
     bool fenced = rc.mode == "fenced";
-    LockSide side(rc.dir, rc.workers, needs_aof(rc.nemesis), needs_standby(rc.nemesis),
-                  lock_nodes(rc.lock), uses_sentinel(rc.lock), uses_cluster(rc.lock));
+    LockSide side(rc.dir, rc.workers,
+                  {.aof = needs_aof(rc.nemesis),
+                   .standby = needs_standby(rc.nemesis),
+                   .nodes = lock_nodes(rc.lock),
+                   .sentinels = uses_sentinel(rc.lock),
+                   .cluster = uses_cluster(rc.lock),
+                   .etcd = uses_etcd(rc.lock)});
     deadbolt::test::RedisServer data_srv;
     int w = rc.workers;
     auto* holding = static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>) * w,
@@ -168,14 +173,14 @@ int main(int argc, char** argv) {
         "--lock", lock,
         "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-reentrant | "
         "deadbolt-multi | deadbolt-leader | deadbolt-semaphore:N, each optionally @redlock:N, "
-        "@sentinel or @cluster (e.g. deadbolt-reentrant@redlock:3; deadbolt-redlock:N = "
+        "@sentinel, @cluster or @etcd (e.g. deadbolt-reentrant@redlock:3; deadbolt-redlock:N = "
         "deadbolt@redlock:N) | setnx-del | incr-expire | setnx-getset | setnx-nottl");
     app.add_option("--mode", modes, "plain | fenced | plain,fenced (writes carry the fence)");
-    app.add_option(
-        "--nemesis", nemeses,
-        "none | pause | kill | stall | cut | restart | restart-aof | failover | "
-        "clock-jump | clock-rate | clock-skew | sentinel-failover | cluster-failover | mixed, a "
-        "comma list, or all (every single one that fits the lock)");
+    app.add_option("--nemesis", nemeses,
+                   "none | pause | kill | stall | cut | restart | restart-aof | failover | "
+                   "clock-jump | clock-rate | clock-skew | sentinel-failover | cluster-failover | "
+                   "member-restart | leader-kill (etcd) | mixed, a "
+                   "comma list, or all (every single one that fits the lock)");
     app.add_option("--workers", workers, "Worker processes (default 8)")->check(CLI::Range(1, 64));
     app.add_option("--duration", duration_s, "How long each run lasts (default 10s)");
     app.add_option("--ttl", ttl_s, "Lock TTL (default 500ms)");

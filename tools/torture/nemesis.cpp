@@ -37,14 +37,20 @@ const std::vector<std::string>& nemesis_kinds() {
                                                "clock-rate",
                                                "clock-skew",
                                                "sentinel-failover",
-                                               "cluster-failover"};
+                                               "cluster-failover",
+                                               "member-restart",
+                                               "leader-kill"};
     return k;
 }
 
 std::vector<std::string> nemeses_for(const std::string& lock) {
     if (uses_sentinel(lock)) return {"pause", "kill", "clock-skew", "sentinel-failover"};
     if (uses_cluster(lock)) return {"pause", "kill", "cluster-failover"};
+    // etcd's servers keep Go's clocks (no shim), and its state is Raft's, not a primary's.
+    if (uses_etcd(lock)) return {"pause", "kill", "stall", "cut", "member-restart", "leader-kill"};
     auto all = nemesis_kinds();
+    std::erase(all, std::string("member-restart"));
+    std::erase(all, std::string("leader-kill"));
     std::erase(all, std::string("sentinel-failover"));
     std::erase(all, std::string("cluster-failover"));
     if (lock_nodes(lock) > 1) std::erase(all, std::string("failover"));  // no replica
@@ -54,7 +60,7 @@ std::vector<std::string> nemeses_for(const std::string& lock) {
 bool nemesis_fits(const std::string& lock, const std::string& nemesis) {
     auto fit = nemeses_for(lock);
     return nemesis == "none" || std::find(fit.begin(), fit.end(), nemesis) != fit.end() ||
-           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock));
+           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock) && !uses_etcd(lock));
 }
 
 bool known_nemesis(const std::string& kind) {
@@ -86,7 +92,8 @@ std::string inject(const std::string& kind, Targets& t) {
         std::vector<std::string> pool;
         for (const auto& n : k)
             if (n != "none" && n != "restart" && n != "sentinel-failover" &&
-                n != "cluster-failover" && (n != "failover" || t.side.has_standby()))
+                n != "cluster-failover" && n != "member-restart" && n != "leader-kill" &&
+                (n != "failover" || t.side.has_standby()))
                 pool.push_back(n);
         return inject(pool[t.rng() % pool.size()], t);
     }
@@ -113,6 +120,11 @@ std::string inject(const std::string& kind, Targets& t) {
         // The master of the lock's slot stops as if it crashed; the cluster promotes its
         // replica; it comes back 2 TTLs later as that one's replica.
         return t.side.cluster_failover(ttl * 2) ? kind : "";
+    }
+    if (kind == "member-restart" || kind == "leader-kill") {
+        // etcd: one member (the leader, or any) dies as a crash would and comes back with its
+        // data 2 TTLs later; the other two keep a majority.
+        return t.side.restart_member(kind == "leader-kill", node, ttl * 2) ? kind : "";
     }
     if (kind == "failover") {
         t.side.failover(ttl / 2, ttl * 2);
