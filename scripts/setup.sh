@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libasio-dev libhiredis-dev libssl-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev redis-server redis-tools
-          python3 python3-redis python3-matplotlib openssl procps
+          python3 python3-redis python3-matplotlib python3-etcd3 openssl procps
           libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
           etcd-server etcd-client)
 missing=()

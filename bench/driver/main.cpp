@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
         }
         Args a = parse(argc, argv);
         if (a.scenario == "cycle" && a.contender == "deadbolt-async") return cycle_async(a);
+#ifdef DEADBOLT_BENCH_ETCD
+        if (a.scenario == "cycle" && a.contender == "raw-etcd") return cycle_raw_etcd(a);
+#endif
         if (a.scenario == "cycle") return cycle(a);
         if (a.scenario == "contend") return contend(a);
         if (a.scenario == "wait") return wait(a);

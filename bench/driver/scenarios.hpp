@@ -8,6 +8,8 @@ namespace deadbolt::bench {
 /// 1-2: --threads T cycle acquire+release on their own keys until the deadline.
 /// deadbolt shares one Client (its pipelining); raw gives each thread its own connection.
 int cycle(const Args& a);
+/// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle.
+int cycle_raw_etcd(const Args& a);
 /// The same on the asynchronous API: --threads T loops in flight from one thread.
 int cycle_async(const Args& a);
 /// 3 and 6: one of several processes contending for one key; the critical section is a

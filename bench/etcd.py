@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""bench/etcd.py: deadbolt's Mutex on etcd against the engine's limit and the peers, in one
+run on one three-member etcd cluster (Debian's etcd-server, default timings, fsync on):
+
+  raw gRPC       the same two Txns per cycle deadbolt sends, with no library logic (the limit)
+  deadbolt       Client::connect("etcd://...") (and its asynchronous API for throughput)
+  python-etcd3   Debian python3-etcd3's Lock (a lease per acquire, a watch to wait)
+  etcdctl lock   etcd's own tool, one process per lock (what shell users call)
+
+E1 uncontended latency (one thread), E2 throughput (16 threads or loops on distinct names),
+E3 contention (8 processes on one name, a read-modify-write inside: handoffs, lost updates).
+Medians of --reps repetitions with min..max, and ratios to raw gRPC. Writes results.json and
+table.md under --out.
+
+    bench/etcd.py [--out bench/results/etcd] [--reps 3] [--smoke]
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stats  # noqa: E402
+from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
+
+PY = ["/usr/bin/python3", os.path.join(HERE, "peers", "etcd3_lock.py")]
+RAW, OURS, ASYNC, PY_PEER, CTL = "raw gRPC", "deadbolt", "deadbolt async", "python-etcd3", "etcdctl lock"
+
+
+class Etcd:
+    """Three etcd members on free ports, as one new cluster, in a temporary directory."""
+
+    def __init__(self, members=3):
+        self.dir = tempfile.mkdtemp(prefix="deadbolt-bench-etcd-")
+        self.ports = [(free_port(), free_port()) for _ in range(members)]
+        cluster = ",".join(f"m{i}=http://127.0.0.1:{p}" for i, (_, p) in enumerate(self.ports))
+        self.procs = []
+        for i, (client, peer) in enumerate(self.ports):
+            self.procs.append(subprocess.Popen(
+                ["etcd", "--name", f"m{i}", "--data-dir", f"{self.dir}/m{i}",
+                 "--listen-client-urls", f"http://127.0.0.1:{client}",
+                 "--advertise-client-urls", f"http://127.0.0.1:{client}",
+                 "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                 "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                 "--initial-cluster", cluster, "--initial-cluster-state", "new",
+                 "--initial-cluster-token", "bench"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.endpoints = ",".join(f"127.0.0.1:{c}" for c, _ in self.ports)
+        for _ in range(300):
+            if self.ctl("endpoint", "health").returncode == 0:
+                return
+            time.sleep(0.1)
+        raise SystemExit("bench: etcd did not become healthy")
+
+    def ctl(self, *args):
+        return subprocess.run(["etcdctl", "--endpoints", self.endpoints, *args], capture_output=True, text=True)
+
+    def version(self):
+        return self.ctl("version").stdout.split()[2] if self.ctl("version").returncode == 0 else "?"
+
+    def stop(self):
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            p.wait(timeout=20)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def driver(contender, scenario, opts):
+    argv = {RAW: [DRIVER, scenario, "--contender", "raw-etcd"],
+            OURS: [DRIVER, scenario, "--contender", "deadbolt"],
+            ASYNC: [DRIVER, scenario, "--contender", "deadbolt-async"],
+            PY_PEER: [*PY, scenario]}[contender]
+    return [*argv, *[str(o) for o in opts]]
+
+
+def run(contender, scenario, opts, timeout=600):
+    r = subprocess.run(driver(contender, scenario, opts), capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise SystemExit(f"bench: {contender} {scenario} failed ({r.returncode}): {r.stderr[-800:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def etcdctl_cycles(etcd, key, seconds):
+    """etcdctl lock as a shell user runs it: one process per lock and unlock."""
+    lat, end = [], time.monotonic() + seconds
+    start = time.monotonic()
+    while time.monotonic() < end:
+        t0 = time.monotonic_ns()
+        if etcd.ctl("lock", key, "--", "true").returncode != 0:
+            raise SystemExit("bench: etcdctl lock failed")
+        lat.append((time.monotonic_ns() - t0) / 1000)
+    el = time.monotonic() - start
+    return {"cycles": len(lat), "cycles_per_s": len(lat) / el, "p50_us": stats.pct(lat, 0.5),
+            "p99_us": stats.pct(lat, 0.99)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "etcd"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    reps = 1 if a.smoke else a.reps
+    cycle_s, contend_s, threads = (0.5, 2, 4) if a.smoke else (5, 10, 16)
+    if not os.access(DRIVER, os.X_OK):
+        raise SystemExit("bench: build first (scripts/setup.sh)")
+    results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "smoke": a.smoke, "reps": reps, "machine": {"cpus": os.cpu_count()}, "versions": {},
+               "scenarios": {"E1_latency": {}, "E2_throughput": {}, "E3_contended": {}}}
+    sc = results["scenarios"]
+    etcd, srv = Etcd(), Server()
+    try:
+        results["versions"]["etcd"] = etcd.version()
+        key = [0]
+
+        def fresh():
+            key[0] += 1
+            return f"e{key[0]}"
+
+        for _ in range(reps):
+            for c in (RAW, OURS, PY_PEER):
+                r = run(c, "cycle", ["--etcd", etcd.endpoints, "--threads", 1, "--seconds", cycle_s, "--key", fresh()])
+                if "version" in r:
+                    results["versions"][c] = r["version"]
+                sc["E1_latency"].setdefault(c, []).append(r)
+            sc["E1_latency"].setdefault(CTL, []).append(etcdctl_cycles(etcd, fresh(), cycle_s))
+            for c in (RAW, OURS, ASYNC, PY_PEER):
+                sc["E2_throughput"].setdefault(c, []).append(
+                    run(c, "cycle", ["--etcd", etcd.endpoints, "--threads", threads, "--seconds", cycle_s, "--key", fresh()]))
+            for c in (OURS, PY_PEER):
+                k = fresh()
+                start = now_ns() + 3_000_000_000
+                until = start + int(contend_s * 1e9)
+                procs = [subprocess.Popen(driver(c, "contend", ["--etcd", etcd.endpoints, "--port", srv.port, "--id", i,
+                                                                "--key", k, "--start-ns", start, "--until-ns", until]),
+                                          stdout=subprocess.PIPE, text=True) for i in range(8)]
+                outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
+                if any("error" in o for o in outs):  # a peer that cannot wait at all
+                    sc["E3_contended"].setdefault(c, []).append({"error": next(o["error"] for o in outs if "error" in o)})
+                    continue
+                row = stats.contended([o["events"] for o in outs], int(srv.cli("GET", f"{k}:counter") or 0))
+                row["failures"] = sum(o["failures"] for o in outs)
+                row.pop("wait_ms_sample", None)
+                sc["E3_contended"].setdefault(c, []).append(row)
+    finally:
+        etcd.stop()
+        srv.stop()
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write(table(results))
+    print(table(results))
+    # deadbolt must be measured everywhere and lose nothing; a peer may fail, and says why.
+    bad = [f"{s}: nothing measured for {c}" for s, by in sc.items() for c, rows in by.items()
+           if c != PY_PEER and any(r.get("cycles", r.get("acquisitions", 0)) == 0 for r in rows)]
+    bad += [f"E3: {c} lost updates" for c, rows in sc["E3_contended"].items()
+            if any(r.get("lost_updates") for r in rows)]
+    if bad:
+        raise SystemExit("bench: " + "; ".join(bad))
+
+
+def table(results):
+    sc = results["scenarios"]
+
+    def cell(rows, field):
+        s = stats.spread([r[field] for r in rows])
+        return f"{s['median']:,.0f} ({s['min']:,.0f}..{s['max']:,.0f})"
+
+    def ratio(rows, base, field):
+        return f"{stats.spread([r[field] for r in rows])['median'] / stats.spread([r[field] for r in base])['median']:.2f}x"
+
+    out = [f"etcd {results['versions'].get('etcd', '?')}, 3 members on one machine "
+           f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
+    out += ["\n**E1 uncontended, one thread** (lock + unlock on its own name)\n",
+            "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
+    base = sc["E1_latency"].get(RAW, [])
+    for c, rows in sc["E1_latency"].items():
+        out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, base, 'cycles_per_s')} | "
+                   f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
+    out += ["\n**E2 uncontended throughput** (threads or loops in flight, each on its own name)\n",
+            "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
+    base = sc["E2_throughput"].get(RAW, [])
+    for c, rows in sc["E2_throughput"].items():
+        out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, base, 'cycles_per_s')} | "
+                   f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
+    out += ["\n**E3 contended** (8 processes, one name, a read-modify-write inside)\n",
+            "| contender | acquisitions/s | handoffs/s | handoff p50 ms | wait p99 ms | Jain | lost updates |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for c, rows in sc["E3_contended"].items():
+        if any("error" in r for r in rows):
+            out.append(f"| {c} | fails: {next(r['error'] for r in rows if 'error' in r)} ||||||")
+            continue
+        med = lambda f: stats.spread([r[f] for r in rows])["median"]
+        out.append(f"| {c} | {cell(rows, 'acquisitions_per_s')} | {med('handoffs_per_s'):,.0f} | "
+                   f"{stats.spread([r['handoff_ms']['p50'] for r in rows])['median']:.1f} | "
+                   f"{stats.spread([r['wait_ms']['p99'] for r in rows])['median']:.0f} | "
+                   f"{med('jain'):.2f} | {sum(r['lost_updates'] for r in rows)} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
