@@ -227,6 +227,33 @@ Status EtcdChannel::txn(const etcdserverpb::TxnRequest& req, etcdserverpb::TxnRe
     return call([&](grpc::ClientContext& c) { return kv_->Txn(&c, req, &out); }, by, what, sent);
 }
 
+void EtcdChannel::async_txn(
+    etcdserverpb::TxnRequest req, Clock::time_point by, std::string what, Sent sent,
+    std::function<void(Status, std::shared_ptr<etcdserverpb::TxnResponse>)> done) {
+    struct Call {
+        grpc::ClientContext ctx;
+        etcdserverpb::TxnRequest req;
+        std::shared_ptr<etcdserverpb::TxnResponse> out =
+            std::make_shared<etcdserverpb::TxnResponse>();
+    };
+    auto call = std::make_shared<Call>();
+    call->req = std::move(req);
+    call->ctx.set_deadline(grpc_deadline(by));
+    add_token(call->ctx);
+    kv_->async()->Txn(
+        &call->ctx, &call->req, call->out.get(),
+        [self = shared_from_this(), call, by, what = std::move(what), sent,
+         done = std::move(done)](const grpc::Status& s) mutable {
+            // An expired token: the blocking way, once, with a fresh one.
+            if (!s.ok() && !self->options_.username.empty() && says(s, "invalid auth token")) {
+                Status st = self->txn(call->req, *call->out, by, what, sent);
+                done(std::move(st), call->out);
+                return;
+            }
+            done(s.ok() ? Status{} : self->failed(s, what, sent), call->out);
+        });
+}
+
 Status EtcdChannel::range(const etcdserverpb::RangeRequest& req, etcdserverpb::RangeResponse& out,
                           Clock::time_point by, std::string_view what) {
     return call([&](grpc::ClientContext& c) { return kv_->Range(&c, req, &out); }, by, what,

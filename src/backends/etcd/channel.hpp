@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 /// Whether a failed request may have been applied (a write whose reply was lost).
 enum class Sent : unsigned char { read, write };
 
-class EtcdChannel {
+class EtcdChannel : public std::enable_shared_from_this<EtcdChannel> {
   public:
     /// A channel to url's members, authenticated when the URL names a user, proven by one
     /// read. Fails with connect_failed (no member answered within connect_timeout),
@@ -42,6 +42,10 @@ class EtcdChannel {
     /// One Txn through call().
     Status txn(const etcdserverpb::TxnRequest& req, etcdserverpb::TxnResponse& out,
                Clock::time_point by, std::string_view what, Sent sent);
+    /// One Txn without blocking: done(status, response) runs once, on a gRPC thread (it
+    /// must not block), when the answer or the failure comes.
+    void async_txn(etcdserverpb::TxnRequest req, Clock::time_point by, std::string what, Sent sent,
+                   std::function<void(Status, std::shared_ptr<etcdserverpb::TxnResponse>)> done);
     /// One Range through call().
     Status range(const etcdserverpb::RangeRequest& req, etcdserverpb::RangeResponse& out,
                  Clock::time_point by, std::string_view what);

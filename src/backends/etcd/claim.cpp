@@ -93,89 +93,144 @@ void EtcdClaim::attempt(const std::string& token, std::chrono::milliseconds /*ke
     }
 }
 
-Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
-    EtcdChannel& ch = store_.channel();
+std::size_t EtcdClaim::holders() const {
     // The first `n` contenders hold: a semaphore's permits, else one.
-    const auto n = static_cast<std::size_t>(spec_.shape == Shape::permits ? spec_.permits : 1);
+    return static_cast<std::size_t>(spec_.shape == Shape::permits ? spec_.permits : 1);
+}
+
+etcdserverpb::TxnRequest EtcdClaim::look_txn(const Place& p) const {
+    etcdserverpb::TxnRequest txn;
+    require(txn, p.key, etcdserverpb::Compare::CREATE, 0);
+    auto* put = txn.add_success()->mutable_request_put();
+    put->set_key(p.key);
+    // A candidate's proclamation; else our token, which names our host and process for
+    // `status` and a permit's id (etcd's concurrency.Mutex ignores the value).
+    put->set_value(spec_.shape == Shape::leader      ? spec_.value
+                   : spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
+                                                     : current_);
+    put->set_lease(p.lease->id);
+    first_contenders(txn.add_success(), dir_, holders());
+    txn.add_failure()->mutable_request_range()->set_key(p.key);
+    first_contenders(txn.add_failure(), dir_, holders());
+    return txn;
+}
+
+Status EtcdClaim::look(Place& p, Attempted& a, Fences& f) {
     for (int round = 0; round < kLooks; ++round) {
-        etcdserverpb::TxnRequest txn;
-        require(txn, p.key, etcdserverpb::Compare::CREATE, 0);
-        auto* put = txn.add_success()->mutable_request_put();
-        put->set_key(p.key);
-        // A candidate's proclamation; else our token, which names our host and process for
-        // `status` and a permit's id (etcd's concurrency.Mutex ignores the value).
-        put->set_value(spec_.shape == Shape::leader      ? spec_.value
-                       : spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
-                                                         : current_);
-        put->set_lease(p.lease->id);
-        first_contenders(txn.add_success(), dir_, n);
-        txn.add_failure()->mutable_request_range()->set_key(p.key);
-        first_contenders(txn.add_failure(), dir_, n);
         etcdserverpb::TxnResponse r;
-        if (Status st = ch.txn(txn, r, store_.deadline(), fmt::format("acquiring '{}'", spec_.name),
-                               Sent::write);
+        if (Status st =
+                store_.channel().txn(look_txn(p), r, store_.deadline(),
+                                     fmt::format("acquiring '{}'", spec_.name), Sent::write);
             !st.ok())
             return st;
-        if (r.succeeded()) {
-            p.rev = r.header().revision();
-        } else {
-            const auto& mine = r.responses(0).response_range();
-            if (mine.kvs_size() == 0 || mine.kvs(0).lease() != p.lease->id)
-                return Status::error(errc::wrong_type,
-                                     fmt::format("etcd key '{}' exists but is not on this "
-                                                 "client's lease: something else wrote it",
-                                                 p.key));
-            p.rev = mine.kvs(0).create_revision();
-        }
-        std::vector<mvccpb::KeyValue> first;
-        std::int64_t seen = r.header().revision();
-        for (const auto& kv : r.responses(1).response_range().kvs())
-            if (is_contender(dir_, kv.key())) first.push_back(kv);
-        if (first.size() < n && r.responses(1).response_range().more())  // longer names' keys
-            if (Status st = store_.contenders(dir_, 0, true, n, first, seen); !st.ok()) return st;
-        bool in = std::any_of(first.begin(), first.end(),
-                              [&](const auto& kv) { return kv.create_revision() == p.rev; });
-        std::string writer;  // a reader's: the nearest writer ahead of it
-        if (!in && spec_.shape == Shape::read) {
-            if (Status st = nearest_writer(p.rev, writer, seen); !st.ok()) return st;
-            in = writer.empty();  // only readers ahead: they share with us
-        }
-        if (in) {
-            a.acquired = true;
-            a.kept_from = p.lease->kept_from();
-            // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its revision.
-            f.fence = n == 1 && spec_.shape != Shape::read ? static_cast<std::uint64_t>(p.rev) : 0;
-            if (p.own) p.lease->background = false;  // renewals keep it now, or nothing does
-            return {};
-        }
-        a.pttl = std::chrono::milliseconds(-1);  // an expiry is announced like a release
-        if (n > 1) {
-            // Any holder ahead may leave first: wake at any deletion under the name.
-            std::lock_guard lk(m_);
-            ahead_ = dir_;
-            ahead_end_ = range_end(dir_);
-            ahead_seen_ = seen;
-        } else if (spec_.shape == Shape::read) {
-            std::lock_guard lk(m_);  // readers ahead share with us: only a writer keeps us out
-            ahead_ = writer;
-            ahead_end_.clear();
-            ahead_seen_ = seen;
-        } else {
-            Status st;
-            if (!wait_behind(dir_, p.rev, st)) {
-                if (!st.ok()) return st;
-                continue;  // the one ahead just left: look again
-            }
-        }
-        watch_ahead();
-        return {};
+        bool again = false;
+        if (Status st = settle(p, r, a, f, again); !st.ok() || !again) return st;
     }
+    nothing_ahead(a);
+    return {};
+}
+
+void EtcdClaim::nothing_ahead(Attempted& a) {
     // Contenders keep leaving under us: report a refusal with nothing to watch; the
     // wake-up then fires at once and the next attempt looks again.
     a.pttl = std::chrono::milliseconds(-1);
     std::lock_guard lk(m_);
     ahead_.clear();
+}
+
+Status EtcdClaim::settle(Place& p, const etcdserverpb::TxnResponse& r, Attempted& a, Fences& f,
+                         bool& again) {
+    const auto n = holders();
+    if (r.succeeded()) {
+        p.rev = r.header().revision();
+    } else {
+        const auto& mine = r.responses(0).response_range();
+        if (mine.kvs_size() == 0 || mine.kvs(0).lease() != p.lease->id)
+            return Status::error(errc::wrong_type,
+                                 fmt::format("etcd key '{}' exists but is not on this client's "
+                                             "lease: something else wrote it",
+                                             p.key));
+        p.rev = mine.kvs(0).create_revision();
+    }
+    std::vector<mvccpb::KeyValue> first;
+    std::int64_t seen = r.header().revision();
+    for (const auto& kv : r.responses(1).response_range().kvs())
+        if (is_contender(dir_, kv.key())) first.push_back(kv);
+    if (first.size() < n && r.responses(1).response_range().more())  // longer names' keys
+        if (Status st = store_.contenders(dir_, 0, true, n, first, seen); !st.ok()) return st;
+    bool in = std::any_of(first.begin(), first.end(),
+                          [&](const auto& kv) { return kv.create_revision() == p.rev; });
+    std::string writer;  // a reader's: the nearest writer ahead of it
+    if (!in && spec_.shape == Shape::read) {
+        if (Status st = nearest_writer(p.rev, writer, seen); !st.ok()) return st;
+        in = writer.empty();  // only readers ahead: they share with us
+    }
+    if (in) {
+        a.acquired = true;
+        a.kept_from = p.lease->kept_from();
+        // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its revision.
+        f.fence = n == 1 && spec_.shape != Shape::read ? static_cast<std::uint64_t>(p.rev) : 0;
+        if (p.own) p.lease->background = false;  // renewals keep it now, or nothing does
+        return {};
+    }
+    a.pttl = std::chrono::milliseconds(-1);  // an expiry is announced like a release
+    if (n > 1) {
+        // Any holder ahead may leave first: wake at any deletion under the name.
+        std::lock_guard lk(m_);
+        ahead_ = dir_;
+        ahead_end_ = range_end(dir_);
+        ahead_seen_ = seen;
+    } else if (spec_.shape == Shape::read) {
+        std::lock_guard lk(m_);  // readers ahead share with us: only a writer keeps us out
+        ahead_ = writer;
+        ahead_end_.clear();
+        ahead_seen_ = seen;
+    } else {
+        Status st;
+        if (!wait_behind(dir_, p.rev, st)) {
+            again = st.ok();  // the one ahead just left: look again
+            return st;
+        }
+    }
+    watch_ahead();
     return {};
+}
+
+void EtcdClaim::async_attempt(const std::string& token, std::chrono::milliseconds keep,
+                              Attempted& a, Fences& f, std::function<void()> done) {
+    // One Txn decides an uncontended grant: it goes out without holding the loop. What may
+    // need more (a reentrant owner's join, a MultiLock, a refusal's reads) runs as attempt().
+    if (spec_.shape == Shape::reentrant || spec_.shape == Shape::multi) {
+        Claim::async_attempt(token, keep, a, f, std::move(done));
+        return;
+    }
+    current_ = token;
+    Place* p = place_for(token, a.status);  // blocks only for a lease's first grant
+    if (!p) {
+        done();
+        return;
+    }
+    auto* loop = &store_.client().loop();
+    store_.channel().async_txn(
+        look_txn(*p), store_.deadline(), fmt::format("acquiring '{}'", spec_.name), Sent::write,
+        [this, loop, token, keep, &a, &f, done = std::move(done)](
+            Status st, std::shared_ptr<etcdserverpb::TxnResponse> r) mutable {
+            loop->post([this, token, keep, &a, &f, st = std::move(st), r = std::move(r),
+                        done = std::move(done)]() mutable {
+                auto it = places_.find(token);
+                if (!st.ok() || it == places_.end()) {
+                    a.status = std::move(st);
+                    if (a.status.detail.find("lease not found") != std::string::npos)
+                        attempt(token, keep, a, f);  // a new place, the blocking way
+                    done();
+                    return;
+                }
+                bool again = false;
+                a.status = settle(it->second, *r, a, f, again);
+                if (again) a.status = look(it->second, a, f);
+                done();
+            });
+        });
 }
 
 bool EtcdClaim::wait_behind(const std::string& dir, std::int64_t rev, Status& st) {

@@ -37,6 +37,9 @@ class EtcdClaim final : public Claim {
     std::shared_ptr<Holding> waiter(const std::string& token,
                                     std::chrono::milliseconds keep) const override;
 
+    void async_attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                       Fences& f, std::function<void()> done) override;
+
     Status arm(Clock::time_point until) override;
     void disarm() noexcept override;
     void wait(Clock::time_point until) override;
@@ -66,6 +69,14 @@ class EtcdClaim final : public Claim {
     // token's place: made (a lease, a key) on its first attempt; nullptr and st when not.
     Place* place_for(const std::string& token, Status& st);
     Status look(Place& p, Attempted& a, Fences& f);
+    std::size_t holders() const;  // how many of the first contenders hold
+    // The Txn of one look: our key put if absent, and the first contenders read.
+    etcdserverpb::TxnRequest look_txn(const Place& p) const;
+    // What the look's answer r means for a (and f); again: look once more (the contender
+    // ahead left between our reads).
+    Status settle(Place& p, const etcdserverpb::TxnResponse& r, Attempted& a, Fences& f,
+                  bool& again);
+    void nothing_ahead(Attempted& a);
     // A MultiLock's look (multi.cpp): every name's key in one Txn, so that one revision orders
     // them in every name's queue and two MultiLocks never wait for each other in a cycle.
     Status look_all(Place& p, Attempted& a, Fences& f);

@@ -94,9 +94,7 @@ Status EtcdClaim::look_all(Place& p, Attempted& a, Fences& f) {
         }
         if (!st.ok()) return st;
     }
-    a.pttl = std::chrono::milliseconds(-1);  // contenders keep leaving: look again at once
-    std::lock_guard lk(m_);
-    ahead_.clear();
+    nothing_ahead(a);
     return {};
 }
 

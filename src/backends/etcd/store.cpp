@@ -231,30 +231,54 @@ std::vector<Verdict> EtcdStore::release(std::span<const Holding* const> hs, Cloc
             out.push_back(leases_->revoke(*h.lease, by));
             continue;
         }
-        // Each key goes if it is still ours (a nested Txn each: one deleted from outside does
-        // not keep the others); it was ours only if every one was.
-        etcdserverpb::TxnRequest txn;
-        auto drop = [&](const std::string& key) {
-            auto* one = txn.add_success()->mutable_request_txn();
-            if (h.rev > 0)
-                require(*one, key, etcdserverpb::Compare::CREATE, h.rev);
-            else
-                require(*one, key, etcdserverpb::Compare::LEASE, h.lease->id);
-            one->add_success()->mutable_request_delete_range()->set_key(key);
-        };
-        drop(h.key);
-        for (const auto& key : h.more) drop(key);
         etcdserverpb::TxnResponse r;
-        Status st = ch_->txn(txn, r, by, "releasing a lock", Sent::write);
-        if (!st.ok()) {
-            out.push_back(Verdict::unknown(std::move(st)));
-            continue;
-        }
-        bool all = std::all_of(r.responses().begin(), r.responses().end(),
-                               [](const auto& one) { return one.response_txn().succeeded(); });
-        out.push_back(all ? Verdict::yes() : Verdict::no());
+        Status st = ch_->txn(drop_txn(h), r, by, "releasing a lock", Sent::write);
+        out.push_back(st.ok() ? dropped(r) : Verdict::unknown(std::move(st)));
     }
     return out;
+}
+
+void EtcdStore::async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
+                              std::function<void(Verdict)> done) {
+    const auto& e = as_etcd(h.get());
+    if (e.key.empty() || !e.owner.empty() || e.own_lease) {  // see release()
+        Store::async_release(std::move(h), by, std::move(done));
+        return;
+    }
+    e.releasing = true;
+    auto* loop = &client_.loop();
+    ch_->async_txn(drop_txn(e), by, "releasing a lock", Sent::write,
+                   [loop, h = std::move(h), done = std::move(done)](
+                       Status st, std::shared_ptr<etcdserverpb::TxnResponse> r) mutable {
+                       loop->post([h = std::move(h), st = std::move(st), r = std::move(r),
+                                   done = std::move(done)]() mutable {
+                           done(st.ok() ? dropped(*r) : Verdict::unknown(std::move(st)));
+                       });
+                   });
+}
+
+etcdserverpb::TxnRequest EtcdStore::drop_txn(const EtcdHolding& h) {
+    // Each key goes if it is still ours (a nested Txn each: one deleted from outside does
+    // not keep the others).
+    etcdserverpb::TxnRequest txn;
+    auto drop = [&](const std::string& key) {
+        auto* one = txn.add_success()->mutable_request_txn();
+        if (h.rev > 0)
+            require(*one, key, etcdserverpb::Compare::CREATE, h.rev);
+        else
+            require(*one, key, etcdserverpb::Compare::LEASE, h.lease->id);
+        one->add_success()->mutable_request_delete_range()->set_key(key);
+    };
+    drop(h.key);
+    for (const auto& key : h.more) drop(key);
+    return txn;
+}
+
+Verdict EtcdStore::dropped(const etcdserverpb::TxnResponse& r) {
+    // It was ours only if every key was.
+    bool all = std::all_of(r.responses().begin(), r.responses().end(),
+                           [](const auto& one) { return one.response_txn().succeeded(); });
+    return all ? Verdict::yes() : Verdict::no();
 }
 
 Verdict EtcdStore::release_hold(const EtcdHolding& h, Clock::time_point by) {

@@ -29,6 +29,8 @@ class EtcdStore final : public Store {
     std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
     std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) override;
     std::vector<Verdict> release(std::span<const Holding* const> hs, Clock::time_point by) override;
+    void async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
+                       std::function<void(Verdict)> done) override;
     std::vector<Verdict> check(std::span<const Holding* const> hs, Clock::time_point by) override;
     Clock::time_point deadline() const override { return ch_->deadline(); }
     Clock::time_point deadline_for(std::chrono::milliseconds /*ttl*/) const override {
@@ -80,6 +82,9 @@ class EtcdStore final : public Store {
     void watch_own(EtcdHolding& h);
 
   private:
+    // The Txn that deletes h's keys, each while it is still h's; what its answer means.
+    static etcdserverpb::TxnRequest drop_txn(const EtcdHolding& h);
+    static Verdict dropped(const etcdserverpb::TxnResponse& r);
     // One hold of a reentrant holding's owner goes; the key with the last.
     Verdict release_hold(const EtcdHolding& h, Clock::time_point by);
 
