@@ -21,6 +21,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// How long an etcdctl that waits for us may run: a test that fails while it waits (and so
+// never releases) ends with a failure, not a hang in the future's destructor.
+constexpr std::chrono::seconds kBounded{60};
+
 // The contender keys under name/, oldest first (etcdctl's view).
 std::vector<std::string> contenders(const EtcdCluster& c, const std::string& name) {
     std::string out;
@@ -40,7 +44,7 @@ TEST(EtcdInterop, EtcdctlLockWaitsForADeadboltHolderAndGetsItOnRelease) {
     auto held = c.acquire("interop-1");
     auto theirs = std::async(std::launch::async, [&] {
         std::string out;
-        etcd.etcdctl({"lock", "interop-1", "--", "echo", "etcdctl got it"}, &out);
+        etcd.etcdctl({"lock", "interop-1", "--", "echo", "etcdctl got it"}, &out, kBounded);
         return out;
     });
     // etcdctl queued behind us (its key is second) and waits.
@@ -56,7 +60,7 @@ TEST(EtcdInterop, ADeadboltWaiterQueuesBehindEtcdctlAndIsWokenByItsRelease) {
     auto& etcd = EtcdCluster::shared();
     auto c = Client::connect(etcd.url());
     auto theirs = std::async(std::launch::async, [&] {
-        return etcd.etcdctl({"lock", "interop-2", "--", "sleep", "1"});
+        return etcd.etcdctl({"lock", "interop-2", "--", "sleep", "1"}, nullptr, kBounded);
     });
     ASSERT_TRUE(eventually([&] { return c.status("interop-2").held; }));
     EXPECT_THROW(c.acquire("interop-2", {}, {.deadline = Clock::now()}), deadbolt::LockError);
@@ -77,7 +81,7 @@ TEST(EtcdInterop, EtcdctlLockAndDeadboltReadersQueueInOneLine) {
     auto a = Client::connect(etcd.url()), b = Client::connect(etcd.url());
     auto reader = a.acquire("interop-rw", deadbolt::LockMode::shared, {});
     auto theirs = std::async(std::launch::async, [&] {
-        return etcd.etcdctl({"lock", "interop-rw", "--", "sleep", "1"});
+        return etcd.etcdctl({"lock", "interop-rw", "--", "sleep", "1"}, nullptr, kBounded);
     });
     // etcdctl's key is a writer's: it waits for our reader, and a later reader waits for it.
     ASSERT_TRUE(eventually([&] { return contenders(etcd, "interop-rw").size() == 2; }));

@@ -18,7 +18,7 @@
 
 namespace deadbolt::test {
 
-EtcdCluster::EtcdCluster(int members) {
+EtcdCluster::EtcdCluster(int members, Tls tls) : tls_(std::move(tls)) {
     char tmpl[] = "/tmp/deadbolt-etcd-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
@@ -60,15 +60,19 @@ void EtcdCluster::start(int member) {
     Member& m = members_.at(member);
     if (m.pid > 0) return;
     auto url = [](std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); };
+    auto client_url = [&](std::uint16_t port) {
+        return (tls_.cert.empty() ? "http" : "https") + std::string("://127.0.0.1:") +
+               std::to_string(port);
+    };
     std::vector<std::string> args = {"etcd",
                                      "--name",
                                      m.name,
                                      "--data-dir",
                                      dir_ + "/" + m.name,
                                      "--listen-client-urls",
-                                     url(m.client),
+                                     client_url(m.client),
                                      "--advertise-client-urls",
-                                     url(m.client),
+                                     client_url(m.client),
                                      "--listen-peer-urls",
                                      url(m.peer),
                                      "--initial-advertise-peer-urls",
@@ -79,6 +83,9 @@ void EtcdCluster::start(int member) {
                                      "new",
                                      "--initial-cluster-token",
                                      dir_};
+    if (!tls_.cert.empty())
+        args.insert(args.end(), {"--cert-file", tls_.cert, "--key-file", tls_.key,
+                                 "--trusted-ca-file", tls_.ca, "--client-cert-auth"});
     std::string log = dir_ + "/" + m.name + ".log";
     m.pid = ::fork();
     if (m.pid == 0) {
@@ -106,9 +113,16 @@ int EtcdCluster::etcdctl(const std::vector<std::string>& args, std::string* out,
                          std::chrono::seconds limit) const {
     std::vector<std::string> argv = {"etcdctl", "--endpoints",       endpoints(), "--dial-timeout",
                                      "1s",      "--command-timeout", "3s"};
+    auto tls = ctl_tls();
+    argv.insert(argv.end(), tls.begin(), tls.end());
     if (limit.count() > 0) argv.insert(argv.begin(), {"timeout", std::to_string(limit.count())});
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, out, {"ETCDCTL_API=3"});
+}
+
+std::vector<std::string> EtcdCluster::ctl_tls() const {
+    if (tls_.cert.empty()) return {};
+    return {"--cacert", tls_.ca, "--cert", tls_.cert, "--key", tls_.key};
 }
 
 int EtcdCluster::leader() const {
@@ -116,10 +130,13 @@ int EtcdCluster::leader() const {
         if (members_[i].pid <= 0) continue;
         std::string out;
         // "address, id, version, db size, is leader, is learner, ..."
-        if (run_command(
-                {"etcdctl", "--endpoints", "127.0.0.1:" + std::to_string(members_[i].client),
-                 "--dial-timeout", "1s", "endpoint", "status"},
-                &out, {"ETCDCTL_API=3"}) == 0 &&
+        std::vector<std::string> argv = {"etcdctl", "--endpoints",
+                                         "127.0.0.1:" + std::to_string(members_[i].client),
+                                         "--dial-timeout", "1s"};
+        auto tls = ctl_tls();
+        argv.insert(argv.end(), tls.begin(), tls.end());
+        argv.insert(argv.end(), {"endpoint", "status"});
+        if (run_command(argv, &out, {"ETCDCTL_API=3"}) == 0 &&
             out.find(", true, false,") != std::string::npos)
             return i;
     }

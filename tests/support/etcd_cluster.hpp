@@ -13,9 +13,14 @@ namespace deadbolt::test {
 
 class EtcdCluster {
   public:
+    /// Client-side TLS of the members (files of a test::Certs): https only, client
+    /// certificates signed by ca required.
+    struct Tls {
+        std::string cert, key, ca;
+    };
     /// Starts `members` members as one new cluster and waits until every one is healthy.
     /// Throws std::runtime_error when they do not come up within 30 s.
-    explicit EtcdCluster(int members = 1);
+    explicit EtcdCluster(int members = 1, Tls tls = {});
     ~EtcdCluster();
     EtcdCluster(const EtcdCluster&) = delete;
     EtcdCluster& operator=(const EtcdCluster&) = delete;
@@ -51,7 +56,9 @@ class EtcdCluster {
         std::uint16_t client = 0, peer = 0;
         pid_t pid = -1;
     };
+    std::vector<std::string> ctl_tls() const;  // etcdctl's TLS arguments
     std::string dir_, initial_cluster_;
+    Tls tls_;
     std::vector<Member> members_;
 };
 

@@ -123,7 +123,8 @@ Status EtcdChannel::open(const EtcdUrl& url, std::shared_ptr<EtcdChannel>& out) 
             fmt::format("no etcd member of {} answered within {} ms: check the addresses and "
                         "that etcd runs{}",
                         members, url.options.connect_timeout.count(),
-                        url.options.tls.enabled ? ", and its TLS certificates" : ""));
+                        url.options.tls.enabled ? ", and its TLS certificates (ca, cert, key)"
+                                                : " (members that speak only TLS need etcds://)"));
     if (!url.options.username.empty())
         if (Status st = c->authenticate(by); !st.ok()) return st;
     // One read proves the member speaks etcd's API and that the user may read.
