@@ -140,7 +140,12 @@ std::string inject(const std::string& kind, Targets& t) {
         t.side.clock().set_rate(1.0);
         return kind;
     }
+    // A holder-side fault needs a holder: wait up to a TTL for one (holdings are short, and
+    // on a slow engine most of the time goes to acquiring).
     auto holders = t.holders();
+    for (auto until = std::chrono::steady_clock::now() + ttl;
+         holders.empty() && std::chrono::steady_clock::now() < until; holders = t.holders())
+        sleep_for(milliseconds(1));
     if (holders.empty()) return "";
     int victim = pick(holders, t.rng);
     if (kind == "pause") {
