@@ -71,10 +71,14 @@ Step AcquireFsm::finish(Step s, Status why, Clock::time_point now) {
     s.unsubscribe = subscribed_;
     subscribed_ = false;
     // The caller's next attempt must not meet its own queue entry or claim.
-    if (queued_ && rules_.abandons) s.abandon = Step::Cleanup{true, now + rules_.px};
+    if (queued_ && rules_.abandons) s.abandon = Step::Cleanup{true, give_up(now)};
     s.next = Next::failed;
     s.status = std::move(why);
     return s;
+}
+
+Clock::time_point AcquireFsm::give_up(Clock::time_point from) const {
+    return rules_.strays_live_on ? Clock::time_point::max() : from + rules_.px;
 }
 
 Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
@@ -84,7 +88,7 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
     // next grant. A writer's claim names the old token: drop it, the next attempt claims
     // afresh.
     if (a.status.ok() && a.cleanup_pending && !rules_.fixed_owner) {
-        if (rules_.abandons) s.abandon = Step::Cleanup{true, now + rules_.px};
+        if (rules_.abandons) s.abandon = Step::Cleanup{true, give_up(now)};
         s.new_token = true;
     }
     if (!a.status.ok()) {
@@ -93,11 +97,11 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
         // never ran, that release would take back a count of the owner's other holdings; its
         // grant, if any, expires by itself.
         bool unknown = is(a.status, errc::unknown_outcome);
-        if (unknown && !rules_.fixed_owner) s.release = Step::Cleanup{false, a.sent_at + rules_.px};
+        if (unknown && !rules_.fixed_owner) s.release = Step::Cleanup{false, give_up(a.sent_at)};
         // A fixed owner's lost grant would make a retry a re-entry: it stops here.
         if ((!unknown || !rules_.fixed_owner) && rides_out(a.status, now)) {
             if (unknown) {  // the cleanup must not delete our next grant: a new token
-                if (queued_ && rules_.abandons) s.abandon = Step::Cleanup{false, now + rules_.px};
+                if (queued_ && rules_.abandons) s.abandon = Step::Cleanup{false, give_up(now)};
                 s.new_token = true;
                 if (rules_.wakes_by_token && subscribed_) s.unsubscribe = true, subscribed_ = false;
             }
@@ -119,7 +123,7 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
             // The reply came too late to leave any validity (a stalled link): nobody may act
             // on this grant, so free it in the background and try afresh with a new token (the
             // cleanup must not delete our next acquisition). Its fence is unused.
-            s.release = Step::Cleanup{false, a.sent_at + rules_.px};
+            s.release = Step::Cleanup{false, give_up(a.sent_at)};
             if (!rules_.fixed_owner) {
                 s.new_token = true;
                 if (rules_.wakes_by_token && subscribed_) s.unsubscribe = true, subscribed_ = false;
@@ -198,7 +202,7 @@ Step AcquireFsm::confirmed(Status st, Clock::time_point now) {
     if (!st.ok()) {
         // Held on the primary only: a failover could hand it to someone else.
         Step s;
-        s.release = Step::Cleanup{true, sent_at_ + rules_.px};
+        s.release = Step::Cleanup{true, give_up(sent_at_)};
         return finish(std::move(s), std::move(st), now);
     }
     Step s{.unsubscribe = subscribed_, .next = Next::granted, .until = valid_until_};

@@ -21,9 +21,12 @@ namespace deadbolt::detail {
 
 /// What one acquisition's machine must know, fixed when it starts.
 struct AcquireRules {
-    std::string name{};                           // for messages
-    std::chrono::milliseconds ttl{0};             // a grant is valid for ttl from its attempt
-    std::chrono::milliseconds px{0};              // how long a stray grant can live on the server
+    std::string name{};                // for messages
+    std::chrono::milliseconds ttl{0};  // a grant is valid for ttl from its attempt
+    std::chrono::milliseconds px{0};   // how long a stray grant can live on the server
+    // A stray grant or waiter's place lives as long as the client keeps its session alive
+    // (etcd's shared lease), not px: its cleanup goes on until it succeeds.
+    bool strays_live_on = false;
     std::optional<Clock::time_point> deadline{};  // give up here; nullopt = never
     std::chrono::milliseconds refresh{0};         // look again at least this often (0 = no need)
     std::chrono::milliseconds wait_jitter{0};     // spread waiters' wake-ups at a holder's expiry
@@ -107,6 +110,8 @@ class AcquireFsm {
     Clock::time_point capped(Clock::time_point t) const;
     double uniform();
 
+    // When the cleanup of a stray made at `from` may give up: when it would have expired.
+    Clock::time_point give_up(Clock::time_point from) const;
     AcquireRules rules_;
     Clock::time_point started_;
     std::minstd_rand rng_;

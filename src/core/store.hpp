@@ -73,6 +73,7 @@ struct ClaimTraits {
     bool wakes_by_token = false;     // wake-ups are addressed to the token (a FairMutex grant)
     bool can_sleep_instead = false;  // the wake-up may be away for a moment (Redlock, Cluster)
     bool expiry_wakes = false;       // a holder's expiry wakes waiters too (etcd deletes its key)
+    bool strays_live_on = false;     // a stray key lives while the client does (etcd's session)
     std::chrono::milliseconds refresh{0};  // look again at least this often while waiting
 };
 

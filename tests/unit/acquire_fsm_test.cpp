@@ -234,6 +234,21 @@ TEST(AcquireFsm, AnUnknownOutcomeIsCleanedUpAndWithTimeLeftRiddenOutWithANewToke
     EXPECT_TRUE(s.release);
 }
 
+TEST(AcquireFsm, AStrayThatLivesWithTheSessionIsCleanedUpWithoutGivingUp) {
+    // etcd: a lost grant's key sits on a lease the client keeps alive, not for px.
+    auto r = rules(5s);
+    r.abandons = true;
+    r.strays_live_on = true;
+    AcquireFsm m(r, t0);
+    m.start(t0);
+    m.attempted(refused(1000ms), t0);  // queued
+    auto s = m.attempted(failed(errc::unknown_outcome, t0 + 1ms), t0 + 2ms);
+    ASSERT_TRUE(s.release);
+    EXPECT_EQ(s.release->give_up, Clock::time_point::max());
+    ASSERT_TRUE(s.abandon);
+    EXPECT_EQ(s.abandon->give_up, Clock::time_point::max());
+}
+
 TEST(AcquireFsm, AFixedOwnersUnknownOutcomeStopsWithoutCleanup) {
     auto r = rules(5s);
     r.fixed_owner = true;

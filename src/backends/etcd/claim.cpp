@@ -23,6 +23,10 @@ EtcdClaim::EtcdClaim(EtcdStore& store, const LockSpec& spec, std::stop_token can
         traits_.local_line = dir_;
     traits_.abandons = true;      // our key keeps our place: drop it when we give up
     traits_.expiry_wakes = true;  // a holder's expiry deletes its key: the watch sees it
+    // A key on the client's session outlives any TTL: a lost grant's, or an abandoned
+    // waiter's, must be deleted however long the cluster takes to answer (a leader election),
+    // or it holds the lock for every client until this one exits.
+    traits_.strays_live_on = true;
 }
 
 EtcdClaim::~EtcdClaim() {
