@@ -29,22 +29,22 @@ std::int64_t Watches::add(etcdserverpb::WatchRequest& req, std::function<void()>
 
 std::int64_t Watches::on_delete(const std::string& key, const std::string& end, std::int64_t from,
                                 std::function<void()> fired) {
-    etcdserverpb::WatchRequest req;
-    auto* c = req.mutable_create_request();
-    c->set_key(key);
-    c->set_range_end(end);
-    c->set_start_revision(from);
-    c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
-    return add(req, std::move(fired));
+    return create(key, end, from, true, std::move(fired));
 }
 
 std::int64_t Watches::on_change(const std::string& key, const std::string& end, std::int64_t from,
                                 std::function<void()> fired) {
+    return create(key, end, from, false, std::move(fired));
+}
+
+std::int64_t Watches::create(const std::string& key, const std::string& end, std::int64_t from,
+                             bool deletes_only, std::function<void()> fired) {
     etcdserverpb::WatchRequest req;
     auto* c = req.mutable_create_request();
     c->set_key(key);
     c->set_range_end(end);
     c->set_start_revision(from);
+    if (deletes_only) c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
     return add(req, std::move(fired));
 }
 

@@ -41,6 +41,8 @@ class Watches {
     using WatchStream = BidiStream<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>;
 
     std::int64_t add(etcdserverpb::WatchRequest& req, std::function<void()> fired);
+    std::int64_t create(const std::string& key, const std::string& end, std::int64_t from,
+                        bool deletes_only, std::function<void()> fired);
     void message(const etcdserverpb::WatchResponse& r);
     void broken();
     void fire(std::int64_t id);
