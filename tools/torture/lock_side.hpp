@@ -59,6 +59,7 @@ class LockSide {
     void failover(std::chrono::milliseconds lag, std::chrono::milliseconds down);
     bool has_standby() const { return nodes_ == 1 && servers_.size() > 1 && sentinels_.empty(); }
     bool has_sentinels() const { return !sentinels_.empty(); }
+    bool etcd() const { return etcd_ != nullptr; }
     /// SIGSTOPs the primary the sentinels name, waits until they promote its replica, keeps the
     /// old one stopped for `down` more, then resumes it (the sentinels make it a replica).
     /// Writes it had not replicated are lost. Returns false if no failover happened in 20 s.

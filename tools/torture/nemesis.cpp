@@ -43,11 +43,17 @@ const std::vector<std::string>& nemesis_kinds() {
     return k;
 }
 
+const std::vector<std::string>& etcd_nemeses() {
+    // etcd's servers keep Go's clocks (no shim), and its state is Raft's, not a primary's.
+    static const std::vector<std::string> k = {"pause", "kill",           "stall",
+                                               "cut",   "member-restart", "leader-kill"};
+    return k;
+}
+
 std::vector<std::string> nemeses_for(const std::string& lock) {
     if (uses_sentinel(lock)) return {"pause", "kill", "clock-skew", "sentinel-failover"};
     if (uses_cluster(lock)) return {"pause", "kill", "cluster-failover"};
-    // etcd's servers keep Go's clocks (no shim), and its state is Raft's, not a primary's.
-    if (uses_etcd(lock)) return {"pause", "kill", "stall", "cut", "member-restart", "leader-kill"};
+    if (uses_etcd(lock)) return etcd_nemeses();
     auto all = nemesis_kinds();
     std::erase(all, std::string("member-restart"));
     std::erase(all, std::string("leader-kill"));
@@ -60,7 +66,7 @@ std::vector<std::string> nemeses_for(const std::string& lock) {
 bool nemesis_fits(const std::string& lock, const std::string& nemesis) {
     auto fit = nemeses_for(lock);
     return nemesis == "none" || std::find(fit.begin(), fit.end(), nemesis) != fit.end() ||
-           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock) && !uses_etcd(lock));
+           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock));
 }
 
 bool known_nemesis(const std::string& kind) {
@@ -81,11 +87,16 @@ Promise promised(const std::string& lock, const std::string& nemesis) {
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
                           nemesis != "sentinel-failover" && nemesis != "cluster-failover" &&
                           nemesis != "clock-jump" && nemesis != "clock-rate" &&
-                          nemesis != "clock-skew" && nemesis != "mixed";
+                          nemesis != "clock-skew" && (nemesis != "mixed" || uses_etcd(lock));
     return {state_survives, hands_out_fences(lock), capacity(lock)};
 }
 
 std::string inject(const std::string& kind, Targets& t) {
+    if (kind == "mixed" && t.side.etcd()) {
+        // None of etcd's nemeses loses the lock's state.
+        const auto& pool = etcd_nemeses();
+        return inject(pool[t.rng() % pool.size()], t);
+    }
     if (kind == "mixed") {
         const auto& k = nemesis_kinds();
         // Everything but "none" and "restart": the mixed run's servers keep an AOF.
