@@ -118,6 +118,21 @@ Status LeaseState::is_current(bool& current) const noexcept {
     }
 }
 
+Status LeaseState::put_if_current(std::string_view key, std::string_view value,
+                                  bool& put) noexcept {
+    put = false;
+    if (key.empty()) return Status::error(errc::invalid_argument, "put_if_current: empty key");
+    if (released) return Status::error(errc::not_owner, "the lease was released");
+    try {
+        Status st = client->store->put_if_held(*holding, key, value,
+                                               client->store->deadline_for(options.ttl), put);
+        if (st.ok() && !put) mark_lost(make_error_code(errc::not_owner));
+        return st;
+    } catch (const std::exception& ex) {
+        return Status::error(errc::server_error, ex.what());
+    }
+}
+
 Lease make_lease(std::shared_ptr<LeaseState> state) noexcept {
     return Lease(std::move(state));
 }
@@ -203,6 +218,19 @@ bool Lease::is_current(std::error_code& ec) const noexcept {
     bool current = false;
     ec = s_ ? s_->is_current(current).ec : make_error_code(errc::not_owner);
     return current;
+}
+
+bool Lease::put_if_current(std::string_view key, std::string_view value) {
+    bool put = false;
+    need(s_).put_if_current(key, value, put).throw_if_error();
+    return put;
+}
+
+bool Lease::put_if_current(std::string_view key, std::string_view value,
+                           std::error_code& ec) noexcept {
+    bool put = false;
+    ec = s_ ? s_->put_if_current(key, value, put).ec : make_error_code(errc::not_owner);
+    return put;
 }
 
 void Lease::release() {

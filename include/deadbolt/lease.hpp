@@ -6,6 +6,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -81,6 +82,18 @@ class Lease {
     bool is_current() const;
     /// As is_current(); returns false and sets ec when it cannot tell.
     bool is_current(std::error_code& ec) const noexcept;
+
+    /// Writes value under key (the engine's own key, no prefix) in the same atomic step that
+    /// checks this lease still holds the lock, so a holder that lost it writes nothing: etcd's
+    /// advice for data kept in etcd (one Txn comparing the lock key's create revision, the
+    /// fence). Returns false, with nothing written and the lease marked lost, when the lock is
+    /// no longer ours. Throws UsageError on Redis (guard data by fence(): Client::fenced_set)
+    /// or for an empty key or one inside a held lock's directory (it would queue as a
+    /// contender); LockError(not_owner) after release(); ConnectionError when it cannot tell
+    /// (unknown_outcome: it may be written).
+    bool put_if_current(std::string_view key, std::string_view value);
+    /// As put_if_current(); returns false and sets ec instead of throwing.
+    bool put_if_current(std::string_view key, std::string_view value, std::error_code& ec) noexcept;
 
     /// Deletes the lock key if it still holds our token and wakes waiters. Idempotent.
     /// Throws LockError(not_owner) if the lock was no longer ours, ConnectionError with

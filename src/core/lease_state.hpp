@@ -71,6 +71,9 @@ struct LeaseState {
 
     /// Asks the engine whether it is still ours.
     Status is_current(bool& current) const noexcept;
+    /// Writes value under key only if it is still ours, in one step on the engine; a lease
+    /// found not ours is lost.
+    Status put_if_current(std::string_view key, std::string_view value, bool& put) noexcept;
 };
 
 }  // namespace deadbolt::detail

@@ -37,6 +37,15 @@ void Store::async_release(std::shared_ptr<const Holding> h, Clock::time_point by
     then(release({&one, 1}, by).front());
 }
 
+Status Store::put_if_held(const Holding&, std::string_view, std::string_view, Clock::time_point,
+                          bool&) {
+    return Status::error(
+        errc::invalid_argument,
+        "a write checked against the lock in the same step is offered on etcd only: Redis keeps "
+        "the lock and your data apart; guard the data by the lease's fence instead "
+        "(Client::fenced_set / fenced_cas)");
+}
+
 Status Store::offers(std::string_view) const {
     return {};
 }

@@ -207,6 +207,11 @@ class Store {
     /// (version not empty) the version moved.
     virtual Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                                 std::string_view version, FencedResult& out);
+    /// Writes value under key in one atomic step with the check that h is still ours (put
+    /// false, nothing written: it is not). The default refuses: Redis keeps a lock and the
+    /// data it guards apart, so there the fence guards the data (fenced_write).
+    virtual Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
+                               Clock::time_point by, bool& put);
     /// The engine answers.
     virtual Status ping();
 

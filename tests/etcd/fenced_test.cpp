@@ -1,6 +1,9 @@
 // Fenced data on real etcd members: a holder whose lease ran out writes with its stale fence
-// and is refused; compare-and-set loses no update; the data keeps its own lease.
+// and is refused; compare-and-set loses no update; the data keeps its own lease; a write
+// guarded by the lock itself (put_if_current) lands only while the lock is still ours.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "deadbolt/deadbolt.hpp"
 #include "etcd_cluster.hpp"
@@ -65,4 +68,52 @@ TEST(EtcdFenced, DataOnALeaseKeepsItAndTheFenceRecordGoesWithIt) {
     ASSERT_EQ(etcd.etcdctl({"lease", "revoke", id}), 0);
     EXPECT_FALSE(c.fenced_get("fenced-cache").value);
     EXPECT_TRUE(c.fenced_set("fenced-cache", "v2", 1).accepted) << "the record went too";
+}
+
+TEST(EtcdFenced, PutIfCurrentWritesOnlyWhileTheLockIsStillOurs) {
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
+    auto held = c.acquire("guarded-res");
+    EXPECT_TRUE(held.put_if_current("guarded-record", "v1"));
+    std::string out;
+    etcd.etcdctl({"get", "--print-value-only", "guarded-record"}, &out);
+    EXPECT_EQ(out, "v1\n");
+    // The lock is taken away behind the holder's back (an operator, an expired lease).
+    ASSERT_EQ(etcd.etcdctl({"del", "--prefix", "guarded-res/"}), 0);
+    EXPECT_FALSE(held.put_if_current("guarded-record", "late"));
+    EXPECT_TRUE(held.lost()) << "a refused guarded write means the lock is gone";
+    etcd.etcdctl({"get", "--print-value-only", "guarded-record"}, &out);
+    EXPECT_EQ(out, "v1\n") << "the write of a holder that lost the lock must not land";
+    // The next holder of the same name has a new key: the old holding still cannot write.
+    auto next = c.acquire("guarded-res", {}, {.deadline = std::chrono::steady_clock::now() + 10s});
+    std::error_code ec;
+    EXPECT_FALSE(held.put_if_current("guarded-record", "later", ec));
+    EXPECT_TRUE(next.put_if_current("guarded-record", "v2"));
+    etcd.etcdctl({"get", "--print-value-only", "guarded-record"}, &out);
+    EXPECT_EQ(out, "v2\n");
+}
+
+TEST(EtcdFenced, PutIfCurrentRefusesKeysThatWouldQueueAsContenders) {
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
+    auto held = c.acquire("guarded-dir");
+    EXPECT_THROW(held.put_if_current("guarded-dir/data", "x"), deadbolt::UsageError);
+    EXPECT_THROW(held.put_if_current("", "x"), deadbolt::UsageError);
+    std::string out;
+    etcd.etcdctl({"get", "--prefix", "--keys-only", "guarded-dir/"}, &out);
+    EXPECT_EQ(std::count(out.begin(), out.end(), '/'), 1) << "only the lock's own key: " << out;
+    held.release();
+    EXPECT_THROW(held.put_if_current("guarded-data", "x"), deadbolt::LockError);
+}
+
+TEST(EtcdFenced, PutIfCurrentOnAMultiLockNeedsEveryName) {
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
+    auto all = c.acquire_all({"guarded-a", "guarded-b"}, {});
+    EXPECT_TRUE(all.put_if_current("guarded-both", "1"));
+    ASSERT_EQ(etcd.etcdctl({"del", "--prefix", "guarded-b/"}), 0);
+    EXPECT_FALSE(all.put_if_current("guarded-both", "2")) << "one name is no longer held";
+    std::string out;
+    etcd.etcdctl({"get", "--print-value-only", "guarded-both"}, &out);
+    EXPECT_EQ(out, "1\n");
 }

@@ -122,3 +122,17 @@ TEST(Fencing, TheVersionLivesAsLongAsTheData) {
     ASSERT_TRUE(c.fenced_cas("forever", "v1", 5, 0).accepted);
     EXPECT_EQ(raw.cmd({"PTTL", "{forever}:deadbolt-version"}).integer, -1);
 }
+
+TEST(Fencing, PutIfCurrentIsRefusedOnRedisWithWhatToUseInstead) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto l = c.acquire("guarded", {}, no_wait());
+    try {
+        l.put_if_current("data", "x");
+        ADD_FAILURE() << "Redis cannot check the lock and write the data in one step";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("fenced_set"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(l.lost()) << "a refused call says nothing about the lock";
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "data"}).integer, 0);
+}

@@ -2,7 +2,9 @@
 // beside it (<key>:deadbolt-fence), and the value's version (etcd's own count of the key's
 // puts). A write reads both at one revision, then commits in a Txn that compares both keys'
 // mod revisions with what it read, so a stale holder's write, or one that raced another, is
-// refused atomically; a raced one reads again.
+// refused atomically; a raced one reads again. A holder's own write can also be guarded by
+// the lock itself (why.md in etcd's docs): one Txn that puts only while the lock keys are
+// still the holding's.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -90,6 +92,32 @@ Status EtcdStore::fenced_write(std::string_view key, std::string_view value, std
                          fmt::format("fenced data '{}' kept changing under {} tries; nothing "
                                      "was written: try again",
                                      key, kRounds));
+}
+
+Status EtcdStore::put_if_held(const Holding& held, std::string_view key, std::string_view value,
+                              Clock::time_point by, bool& put) {
+    put = false;
+    const auto& h = as_etcd(&held);
+    etcdserverpb::TxnRequest txn;
+    for (const auto* lock_key : held_keys(h)) {
+        // Under a lock's directory the data would queue as a contender (and hold the lock).
+        auto dir = lock_key->substr(0, lock_key->rfind('/') + 1);
+        if (key.starts_with(dir))
+            return Status::error(errc::invalid_argument,
+                                 fmt::format("put_if_current: key '{}' lies under the lock's "
+                                             "directory '{}', where it would count as a "
+                                             "contender; keep data keys outside it",
+                                             key, dir));
+        require_ours(txn, h, *lock_key);
+    }
+    auto* p = txn.add_success()->mutable_request_put();
+    p->set_key(std::string(key));
+    p->set_value(std::string(value));
+    etcdserverpb::TxnResponse r;
+    if (Status st = ch_->txn(txn, r, by, "a write guarded by the lock", Sent::write); !st.ok())
+        return st;
+    put = r.succeeded();
+    return {};
 }
 
 }  // namespace deadbolt::detail

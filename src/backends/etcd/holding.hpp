@@ -34,4 +34,16 @@ struct EtcdHolding final : Holding {
     }
 };
 
+/// Every key h holds: its own, then a MultiLock's others.
+inline std::vector<const std::string*> held_keys(const EtcdHolding& h) {
+    std::vector<const std::string*> keys{&h.key};
+    for (const auto& k : h.more) keys.push_back(&k);
+    return keys;
+}
+
+/// The etcd holding behind a holding the core hands back.
+inline const EtcdHolding& as_etcd(const Holding* h) {
+    return *static_cast<const EtcdHolding*>(h);
+}
+
 }  // namespace deadbolt::detail

@@ -20,10 +20,6 @@ constexpr std::size_t kTxnOps = 128;
 // A MultiLock's Txn puts and reads each name's key and reads its first contender.
 constexpr std::size_t kMultiNames = kTxnOps / 2;
 
-const EtcdHolding& as_etcd(const Holding* h) {
-    return *static_cast<const EtcdHolding*>(h);
-}
-
 // Whether kv is h's key as h placed it.
 bool is_ours(const EtcdHolding& h, const mvccpb::KeyValue& kv) {
     return h.rev > 0 ? kv.create_revision() == h.rev : kv.lease() == h.lease->id;
@@ -263,10 +259,7 @@ etcdserverpb::TxnRequest EtcdStore::drop_txn(const EtcdHolding& h) {
     etcdserverpb::TxnRequest txn;
     auto drop = [&](const std::string& key) {
         auto* one = txn.add_success()->mutable_request_txn();
-        if (h.rev > 0)
-            require(*one, key, etcdserverpb::Compare::CREATE, h.rev);
-        else
-            require(*one, key, etcdserverpb::Compare::LEASE, h.lease->id);
+        require_ours(*one, h, key);
         one->add_success()->mutable_request_delete_range()->set_key(key);
     };
     drop(h.key);

@@ -60,6 +60,8 @@ class EtcdStore final : public Store {
     Status fenced_get(std::string_view key, FencedValue& out) override;
     Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                         std::string_view version, FencedResult& out) override;
+    Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
+                       Clock::time_point by, bool& put) override;
     Status ping() override;
 
     // For claims.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/etcd/holding.hpp"
 #include "backends/etcd/keys.hpp"
 #include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
 
@@ -24,6 +25,16 @@ inline void require(etcdserverpb::TxnRequest& txn, const std::string& key,
         cmp->set_mod_revision(value);
     else
         cmp->set_lease(value);
+}
+
+/// Makes txn apply only while key is h's, as h placed it (its create revision, the fence;
+/// or, after a lost reply, its lease).
+inline void require_ours(etcdserverpb::TxnRequest& txn, const EtcdHolding& h,
+                         const std::string& key) {
+    if (h.rev > 0)
+        require(txn, key, etcdserverpb::Compare::CREATE, h.rev);
+    else
+        require(txn, key, etcdserverpb::Compare::LEASE, h.lease->id);
 }
 
 /// Makes op read the first n keys under dir in create order (the lock's first contenders).
