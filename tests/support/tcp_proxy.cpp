@@ -12,7 +12,7 @@
 namespace deadbolt::test {
 
 TcpProxy::TcpProxy(std::uint16_t target_port) : target_(target_port) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in a{};
@@ -44,9 +44,12 @@ void TcpProxy::accept_loop() {
     while (!stop_) {
         pollfd p{listen_fd_, POLLIN, 0};
         if (::poll(&p, 1, 50) <= 0) continue;
-        int c = ::accept(listen_fd_, nullptr, nullptr);
+        // CLOEXEC: a server the tests fork and exec later (a restarted member) must not keep
+        // a copy of the socket, or closing it here would send no FIN and a client would see
+        // a dead member's connection hang until its keepalive gives up.
+        int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) continue;
-        int s = ::socket(AF_INET, SOCK_STREAM, 0);
+        int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
