@@ -52,6 +52,17 @@ TEST(Cli, RunPassesLeaseInEnvironmentAndExitCode) {
     EXPECT_NE(s.out.find("\"last_fence\":" + fence), std::string::npos) << s.out;
 }
 
+TEST(Cli, RunsCommandHoldsNoneOfDeadboltsConnections) {
+    RedisServer srv;
+    // The same count of open sockets as a command started without deadbolt: run's
+    // connections to the server (the lock's, the renewer's) are not the command's to keep.
+    std::string count = "ls -l /proc/$$/fd | grep -c socket:";
+    std::string without;
+    deadbolt::test::run_command({"sh", "-c", count}, &without);
+    auto with = cli(srv, {"run", "fds", "--", "sh", "-c", count});
+    EXPECT_EQ(with.out, without) << "a socket of deadbolt's leaked into the command";
+}
+
 TEST(Cli, HeldLockGivesExit75WithNoWaitOrAfterWait) {
     RedisServer srv;
     srv.raw().cmd({"SET", "busy", "someone", "PX", "60000"});

@@ -3,6 +3,7 @@
 // blocking Transport::open runs the same steps on its own context, so there is one way in.
 #include "backends/redis/net/transport.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <asio/steady_timer.hpp>
@@ -17,6 +18,13 @@ Status timed_out(const Endpoint& ep, std::string_view step) {
                          fmt::format("{} to {} did not finish within the connect timeout ({} ms): "
                                      "is the server up and reachable?",
                                      step, ep.describe(), ep.options.connect_timeout.count()));
+}
+
+// A process that forks and execs (`deadbolt run`, a job runner) must not hand our connections
+// to its children: one that outlived us would keep them open, and could write into them.
+// Asio opens sockets without SOCK_CLOEXEC.
+void close_on_exec(int fd) {
+    if (int flags = ::fcntl(fd, F_GETFD); flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 // AUTH, SELECT and PING for ep, and how many replies they bring.
@@ -123,6 +131,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
                             fmt::format("cannot connect to {}: {}: is redis-server running there?",
                                         self->ep.describe(), e.message()));
                     });
+                close_on_exec(self->tcp.native_handle());
                 std::error_code ignored;
                 self->tcp.set_option(asio::ip::tcp::no_delay(true), ignored);
                 if (self->ep.options.keepalive)
@@ -148,6 +157,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
                                         "listening there (unixsocket in redis.conf)?",
                                         self->ep.path, e.message()));
                     });
+                close_on_exec(self->local.native_handle());
                 self->t.s_ = std::move(self->local);
                 self->hello();
             });
