@@ -8,7 +8,8 @@ run on one three-member etcd cluster (Debian's etcd-server, default timings, fsy
   etcdctl lock   etcd's own tool, one process per lock (what shell users call)
 
 E1 uncontended latency (one thread), E2 throughput (16 threads or loops on distinct names),
-E3 contention (8 processes on one name, a read-modify-write inside: handoffs, lost updates).
+E3 contention (8 processes on one name, a read-modify-write inside: handoffs, lost updates),
+E4 waiting cost (10 processes wait behind etcdctl's holder for 10 s: what the members serve).
 Medians of --reps repetitions with min..max, and ratios to raw gRPC. Writes results.json and
 table.md under --out.
 
@@ -19,10 +20,12 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats  # noqa: E402
@@ -30,6 +33,8 @@ from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
 PY = ["/usr/bin/python3", os.path.join(HERE, "peers", "etcd3_lock.py")]
 RAW, OURS, ASYNC, PY_PEER, CTL = "raw gRPC", "deadbolt", "deadbolt async", "python-etcd3", "etcdctl lock"
+# The CLI beside the bench driver (build/bench/deadbolt-bench -> build/deadbolt).
+CLI = os.path.join(os.path.dirname(os.path.dirname(DRIVER)), "deadbolt")
 
 
 class Etcd:
@@ -59,6 +64,19 @@ class Etcd:
 
     def ctl(self, *args):
         return subprocess.run(["etcdctl", "--endpoints", self.endpoints, *args], capture_output=True, text=True)
+
+    def metric(self, name, label):
+        """The sum over every member of a metric's samples whose labels contain label."""
+        total = 0.0
+        for client, _ in self.ports:
+            with urllib.request.urlopen(f"http://127.0.0.1:{client}/metrics", timeout=5) as r:
+                for line in r.read().decode().splitlines():
+                    if line.startswith(name + "{") and label in line:
+                        total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def contenders(self, key):
+        return len(self.ctl("get", "--prefix", "--keys-only", key + "/").stdout.split())
 
     def version(self):
         return self.ctl("version").stdout.split()[2] if self.ctl("version").returncode == 0 else "?"
@@ -100,6 +118,52 @@ def etcdctl_cycles(etcd, key, seconds):
             "p99_us": stats.pct(lat, 0.99)}
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def waiting_cost(etcd, key, contender, waiters, seconds):
+    """What `waiters` processes cost the members while they wait behind etcdctl's holder:
+    unary calls, Watch and LeaseKeepAlive stream messages, and the waiters' CPU."""
+    # etcdctl lock without a command holds until interrupted.
+    holder = subprocess.Popen(["etcdctl", "--endpoints", etcd.endpoints, "lock", key],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while etcd.contenders(key) < 1:
+        time.sleep(0.05)
+    argv = {OURS: [CLI, "run", "--url", f"etcd://{etcd.endpoints}", "--wait", "120s", key, "--", "true"],
+            CTL: ["etcdctl", "--endpoints", etcd.endpoints, "lock", key, "--", "true"]}[contender]
+    procs = [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(waiters)]
+    try:
+        for _ in range(200):
+            if etcd.contenders(key) == waiters + 1:
+                break
+            time.sleep(0.05)
+        else:
+            raise SystemExit(f"bench: {contender}'s waiters did not all queue")
+        time.sleep(1)  # their watches are made
+        unary = lambda: etcd.metric("grpc_server_started_total", 'grpc_type="unary"')
+        msgs = lambda m: etcd.metric("grpc_server_msg_received_total", f'grpc_method="{m}"')
+        before = (unary(), msgs("Watch"), msgs("LeaseKeepAlive"), sum(cpu_s(p.pid) for p in procs))
+        time.sleep(seconds)
+        after = (unary(), msgs("Watch"), msgs("LeaseKeepAlive"), sum(cpu_s(p.pid) for p in procs))
+        # The metrics reads themselves are HTTP, not gRPC: they do not count.
+        return {"waiters": waiters, "seconds": seconds, "unary_calls": after[0] - before[0],
+                "watch_msgs": after[1] - before[1], "keepalive_msgs": after[2] - before[2],
+                "client_cpu_s": after[3] - before[3]}
+    finally:
+        holder.send_signal(signal.SIGINT)
+        holder.wait(timeout=20)
+        for p in procs:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "etcd"))
@@ -112,7 +176,7 @@ def main():
         raise SystemExit("bench: build first (scripts/setup.sh)")
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": a.smoke, "reps": reps, "machine": {"cpus": os.cpu_count()}, "versions": {},
-               "scenarios": {"E1_latency": {}, "E2_throughput": {}, "E3_contended": {}}}
+               "scenarios": {"E1_latency": {}, "E2_throughput": {}, "E3_contended": {}, "E4_waiting": {}}}
     sc = results["scenarios"]
     etcd, srv = Etcd(), Server()
     try:
@@ -148,6 +212,9 @@ def main():
                 row["failures"] = sum(o["failures"] for o in outs)
                 row.pop("wait_ms_sample", None)
                 sc["E3_contended"].setdefault(c, []).append(row)
+            for c in (OURS, CTL):
+                sc["E4_waiting"].setdefault(c, []).append(
+                    waiting_cost(etcd, fresh(), c, 10, 2 if a.smoke else 10))
     finally:
         etcd.stop()
         srv.stop()
@@ -159,7 +226,10 @@ def main():
     print(table(results))
     # deadbolt must be measured everywhere and lose nothing; a peer may fail, and says why.
     bad = [f"{s}: nothing measured for {c}" for s, by in sc.items() for c, rows in by.items()
-           if c != PY_PEER and any(r.get("cycles", r.get("acquisitions", 0)) == 0 for r in rows)]
+           if s != "E4_waiting" and c != PY_PEER and any(r.get("cycles", r.get("acquisitions", 0)) == 0 for r in rows)]
+    # Waiting is the watch alone: no call, no new watch (keepalives are the session's).
+    bad += [f"E4: deadbolt's waiters sent {r['unary_calls']:.0f} calls and {r['watch_msgs']:.0f} watch messages"
+            for r in sc["E4_waiting"].get(OURS, []) if r["unary_calls"] or r["watch_msgs"]]
     bad += [f"E3: {c} lost updates" for c, rows in sc["E3_contended"].items()
             if any(r.get("lost_updates") for r in rows)]
     if bad:
@@ -202,6 +272,15 @@ def table(results):
                    f"{stats.spread([r['handoff_ms']['p50'] for r in rows])['median']:.1f} | "
                    f"{stats.spread([r['wait_ms']['p99'] for r in rows])['median']:.0f} | "
                    f"{med('jain'):.2f} | {sum(r['lost_updates'] for r in rows)} |")
+    out += ["\n**E4 waiting cost** (10 processes wait behind `etcdctl lock`'s holder; what every "
+            "member received in the window, per second; keepalives follow the TTL: `deadbolt run`'s 30 s, "
+            "etcdctl's 60 s session. python-etcd3 cannot wait on Debian 12: see E3)\n",
+            "| contender | unary calls/s | Watch messages/s | LeaseKeepAlive messages/s | waiters' CPU ms/s |",
+            "|---|---:|---:|---:|---:|"]
+    for c, rows in sc.get("E4_waiting", {}).items():
+        per_s = lambda f: stats.spread([r[f] / r["seconds"] for r in rows])["median"]
+        out.append(f"| {c} | {per_s('unary_calls'):.1f} | {per_s('watch_msgs'):.1f} | "
+                   f"{per_s('keepalive_msgs'):.1f} | {per_s('client_cpu_s') * 1000:.1f} |")
     return "\n".join(out) + "\n"
 
 
