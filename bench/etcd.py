@@ -248,18 +248,13 @@ def table(results):
 
     out = [f"etcd {results['versions'].get('etcd', '?')}, 3 members on one machine "
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
-    out += ["\n**E1 uncontended, one thread** (lock + unlock on its own name)\n",
-            "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
-    base = sc["E1_latency"].get(RAW, [])
-    for c, rows in sc["E1_latency"].items():
-        out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, base, 'cycles_per_s')} | "
-                   f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
-    out += ["\n**E2 uncontended throughput** (threads or loops in flight, each on its own name)\n",
-            "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
-    base = sc["E2_throughput"].get(RAW, [])
-    for c, rows in sc["E2_throughput"].items():
-        out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, base, 'cycles_per_s')} | "
-                   f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
+    for scenario, title in (("E1_latency", "E1 uncontended, one thread** (lock + unlock on its own name)"),
+                            ("E2_throughput", "E2 uncontended throughput** (threads or loops in flight, each on its own name)")):
+        out += [f"\n**{title}\n", "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
+        base = sc[scenario].get(RAW, [])
+        for c, rows in sc[scenario].items():
+            out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, base, 'cycles_per_s')} | "
+                       f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
     out += ["\n**E3 contended** (8 processes, one name, a read-modify-write inside)\n",
             "| contender | acquisitions/s | handoffs/s | handoff p50 ms | wait p99 ms | Jain | lost updates |",
             "|---|---:|---:|---:|---:|---:|---:|"]
