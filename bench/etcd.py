@@ -75,8 +75,13 @@ class Etcd:
                         total += float(line.rsplit(" ", 1)[1])
         return total
 
-    def contenders(self, key):
-        return len(self.ctl("get", "--prefix", "--keys-only", key + "/").stdout.split())
+    def await_contenders(self, key, n, who):
+        """Waits up to 10 s until n keys are queued under key/."""
+        for _ in range(200):
+            if len(self.ctl("get", "--prefix", "--keys-only", key + "/").stdout.split()) >= n:
+                return
+            time.sleep(0.05)
+        raise SystemExit(f"bench: {who} did not queue under {key}/ within 10 s")
 
     def version(self):
         return self.ctl("version").stdout.split()[2] if self.ctl("version").returncode == 0 else "?"
@@ -131,18 +136,13 @@ def waiting_cost(etcd, key, contender, waiters, seconds):
     # etcdctl lock without a command holds until interrupted.
     holder = subprocess.Popen(["etcdctl", "--endpoints", etcd.endpoints, "lock", key],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while etcd.contenders(key) < 1:
-        time.sleep(0.05)
     argv = {OURS: [CLI, "run", "--url", f"etcd://{etcd.endpoints}", "--wait", "120s", key, "--", "true"],
             CTL: ["etcdctl", "--endpoints", etcd.endpoints, "lock", key, "--", "true"]}[contender]
-    procs = [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(waiters)]
+    procs = []
     try:
-        for _ in range(200):
-            if etcd.contenders(key) == waiters + 1:
-                break
-            time.sleep(0.05)
-        else:
-            raise SystemExit(f"bench: {contender}'s waiters did not all queue")
+        etcd.await_contenders(key, 1, "etcdctl's holder")  # it holds before anyone waits
+        procs = [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(waiters)]
+        etcd.await_contenders(key, waiters + 1, f"{contender}'s waiters")
         time.sleep(1)  # their watches are made
         unary = lambda: etcd.metric("grpc_server_started_total", 'grpc_type="unary"')
         msgs = lambda m: etcd.metric("grpc_server_msg_received_total", f'grpc_method="{m}"')
