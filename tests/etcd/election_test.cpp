@@ -33,11 +33,12 @@ TEST(EtcdElection, DeadboltWaitsBehindAnEtcdctlLeaderAndLeadsWhenItResigns) {
     auto c = Client::connect("etcd://" + etcd.endpoints());
     auto theirs = std::async(std::launch::async, [&] {
         std::string out;
-        etcd.etcdctl({"elect", "svc", "etcdctl-candidate"}, &out, 2s);  // resigns on SIGTERM
+        // Resigns on SIGTERM, after 5 s: long enough to lead first on a loaded machine.
+        etcd.etcdctl({"elect", "svc", "etcdctl-candidate"}, &out, 5s);
         return out;
     });
     auto e = c.election("svc");
-    ASSERT_TRUE(eventually([&] { return e.leader().value == "etcdctl-candidate"; }));
+    ASSERT_TRUE(eventually([&] { return e.leader().value == "etcdctl-candidate"; }, 5s));
     EXPECT_THROW(e.campaign("deadbolt", {.deadline = Clock::now()}), deadbolt::LockError);
     auto term = e.leader().term;
     auto deadline = Clock::now() + 20s;

@@ -36,6 +36,18 @@ std::vector<std::string> contenders(const EtcdCluster& c, const std::string& nam
     return keys;
 }
 
+// Whether `n` contenders queue under name/ within 30 s (a started etcdctl dials, grants its
+// session lease and creates its key: seconds on a loaded machine); names what it saw if not.
+testing::AssertionResult queued(const EtcdCluster& c, const std::string& name, std::size_t n) {
+    std::vector<std::string> seen;
+    if (eventually([&] { return (seen = contenders(c, name)).size() == n; }, 30s))
+        return testing::AssertionSuccess();
+    std::string keys;
+    for (const auto& k : seen) keys += " " + k;
+    return testing::AssertionFailure() << "expected " << n << " contenders under " << name
+                                       << "/, saw " << seen.size() << ":" << keys;
+}
+
 }  // namespace
 
 TEST(EtcdInterop, EtcdctlLockWaitsForADeadboltHolderAndGetsItOnRelease) {
@@ -48,7 +60,7 @@ TEST(EtcdInterop, EtcdctlLockWaitsForADeadboltHolderAndGetsItOnRelease) {
         return out;
     });
     // etcdctl queued behind us (its key is second) and waits.
-    ASSERT_TRUE(eventually([&] { return contenders(etcd, "interop-1").size() == 2; }));
+    ASSERT_TRUE(queued(etcd, "interop-1", 2));
     EXPECT_EQ(theirs.wait_for(300ms), std::future_status::timeout) << theirs.get();
     held.release();
     ASSERT_EQ(theirs.wait_for(10s), std::future_status::ready);
@@ -62,7 +74,7 @@ TEST(EtcdInterop, ADeadboltWaiterQueuesBehindEtcdctlAndIsWokenByItsRelease) {
     auto theirs = std::async(std::launch::async, [&] {
         return etcd.etcdctl({"lock", "interop-2", "--", "sleep", "1"}, nullptr, kBounded);
     });
-    ASSERT_TRUE(eventually([&] { return c.status("interop-2").held; }));
+    ASSERT_TRUE(eventually([&] { return c.status("interop-2").held; }, 30s));
     EXPECT_THROW(c.acquire("interop-2", {}, {.deadline = Clock::now()}), deadbolt::LockError);
     auto theirs_key = contenders(etcd, "interop-2").at(0);
     auto got = c.acquire("interop-2", {}, {.deadline = Clock::now() + 20s});
@@ -84,7 +96,7 @@ TEST(EtcdInterop, EtcdctlLockAndDeadboltReadersQueueInOneLine) {
         return etcd.etcdctl({"lock", "interop-rw", "--", "sleep", "1"}, nullptr, kBounded);
     });
     // etcdctl's key is a writer's: it waits for our reader, and a later reader waits for it.
-    ASSERT_TRUE(eventually([&] { return contenders(etcd, "interop-rw").size() == 2; }));
+    ASSERT_TRUE(queued(etcd, "interop-rw", 2));
     EXPECT_EQ(theirs.wait_for(300ms), std::future_status::timeout);
     auto st = a.status("interop-rw");
     EXPECT_EQ(st.kind, "readers");
@@ -121,7 +133,7 @@ TEST(EtcdWaiting, AWaiterSendsNothingButItsWatchWhileItWaits) {
     auto got = std::async(std::launch::async, [&] {
         return waiter.acquire("quiet", {}, {.deadline = Clock::now() + 30s});
     });
-    ASSERT_TRUE(eventually([&] { return contenders(etcd, "quiet").size() == 2; }));
+    ASSERT_TRUE(queued(etcd, "quiet", 2));
     std::this_thread::sleep_for(300ms);  // its watch is created
     // Calls, and messages on the Watch stream (keepalives are the session's, not the wait's).
     auto calls = [&] {
@@ -231,7 +243,7 @@ TEST(EtcdFaults, AHoldingSurvivesALeaderChangeAndAWaiterIsStillWoken) {
     auto got = std::async(std::launch::async, [&] {
         return d.acquire("failover", {}, {.deadline = Clock::now() + 30s});
     });
-    ASSERT_TRUE(eventually([&] { return contenders(etcd, "failover").size() == 2; }));
+    ASSERT_TRUE(queued(etcd, "failover", 2));
     int leader = etcd.leader();
     ASSERT_GE(leader, 0);
     etcd.stop(leader);
