@@ -30,12 +30,14 @@ Status enter_local_queue(ClientImpl& c, const std::string& line, const AcquireOp
 
 }  // namespace
 
-Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
+Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& asked,
                     const AcquireOptions& how, Status& status) {
     auto started = Clock::now();
     ClientImpl& c = *client;
     Store& store = *c.store;
-    if (status = admissible(store, spec); !status.ok()) return {};
+    if (status = admissible(store, asked); !status.ok()) return {};
+    std::optional<LockSpec> cut;
+    const LockSpec& spec = fitted(store, asked, cut);
     auto claim = store.open(spec, how.cancel);
     const ClaimTraits& traits = claim->traits();
     if (status = enter_local_queue(c, traits.local_line, how); !status.ok()) return {};

@@ -31,6 +31,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
     void start(const std::stop_token& also) {
         if (Status st = admissible(*client_->store, spec_); !st.ok())
             return finish(std::move(st), {});
+        if (std::optional<LockSpec> cut; &fitted(*client_->store, spec_, cut) != &spec_)
+            spec_ = std::move(*cut);
         claim_ = client_->store->open(spec_, stop_.get_token());
         // Either stop request becomes ours; the callbacks only post, the loop decides.
         auto on_stop = [weak = weak_from_this(), &loop = loop_] {

@@ -14,6 +14,15 @@ Status admissible(const Store& store, const LockSpec& spec) {
     return st;
 }
 
+const LockSpec& fitted(const Store& store, const LockSpec& asked, std::optional<LockSpec>& cut) {
+    auto longest = store.longest_ttl();
+    if (asked.options.ttl <= longest) return asked;
+    cut.emplace(asked);
+    cut->options.ttl = longest;
+    if (cut->options.renew_every >= longest) cut->options.renew_every = {};  // ttl / 3 then
+    return *cut;
+}
+
 AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
                        const AcquireOptions& how, std::chrono::milliseconds px) {
     const ClaimTraits& t = claim.traits();

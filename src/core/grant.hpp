@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -22,6 +23,9 @@ struct ClientImpl;
 /// Ok when spec may be acquired on store: its name(s) and options are valid and the engine
 /// keeps its shape; else the error that says why (invalid_argument).
 Status admissible(const Store& store, const LockSpec& spec);
+
+/// asked, or (in cut) asked with its ttl cut to what store keeps (Store::longest_ttl).
+const LockSpec& fitted(const Store& store, const LockSpec& asked, std::optional<LockSpec>& cut);
 
 /// The machine's rules for acquiring spec through claim as how says (px: how long the engine
 /// keeps a grant).

@@ -146,6 +146,9 @@ class Store {
     /// The deadline of one operation on a holding of ttl (a node timeout on Redlock, so that
     /// a slow node costs its vote and not the holding's validity).
     virtual Clock::time_point deadline_for(std::chrono::milliseconds ttl) const = 0;
+    /// The longest ttl a holding keeps here; a longer one asked for is cut to it (ZooKeeper:
+    /// the session timeout, since a holding cannot outlive its session's silence).
+    virtual std::chrono::milliseconds longest_ttl() const { return kMaxTtl; }
     /// A yes that arrives after the holding's validity ended is a loss (Redlock: others may
     /// have taken the nodes where it had expired).
     virtual bool late_yes_is_lost() const = 0;

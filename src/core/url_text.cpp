@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "deadbolt/duration.hpp"
 
 namespace deadbolt::detail {
@@ -30,6 +32,49 @@ bool percent_decode(std::string_view in, std::string& out) {
         i += 2;
     }
     return true;
+}
+
+std::string parse_host_port(std::string_view text, std::string& host_out, std::uint16_t& port_out) {
+    std::string_view host = text, port;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string_view::npos) return "an unclosed '[' in an IPv6 host";
+        host = text.substr(1, close - 1);
+        auto after = text.substr(close + 1);
+        if (!after.empty() && after.front() != ':') return "expected ':port' after ']'";
+        if (!after.empty()) port = after.substr(1);
+        if (!after.empty() && port.empty()) return "an empty port";
+    } else if (auto colon = text.rfind(':'); colon != std::string_view::npos) {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (port.empty()) return "an empty port";
+    }
+    if (host.empty()) return "an empty host: list host:port pairs separated by commas";
+    host_out = std::string(host);
+    if (!port.empty()) {
+        unsigned p = 0;
+        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+        if (ec != std::errc() || end != port.data() + port.size() || p == 0 || p > 65535)
+            return fmt::format("port '{}' is not a number in 1..65535", port);
+        port_out = static_cast<std::uint16_t>(p);
+    }
+    return {};
+}
+
+std::string parse_userinfo(std::string_view userinfo, std::string_view url, std::string& user,
+                           std::string& password) {
+    auto colon = userinfo.find(':');
+    if (colon == std::string_view::npos)
+        return fmt::format("'{}' needs a user and a password (user:password@)", url);
+    if (!percent_decode(userinfo.substr(0, colon), user) ||
+        !percent_decode(userinfo.substr(colon + 1), password))
+        return fmt::format("bad %-escape in the user or password of '{}'", url);
+    return {};
+}
+
+std::string host_port_text(const std::string& host, std::uint16_t port) {
+    if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+    return fmt::format("{}:{}", host, port);
 }
 
 std::string positive_duration_option(std::string_view key, const std::string& v,

@@ -89,18 +89,7 @@ void EtcdCluster::start(int member) {
     if (!tls_.cert.empty())
         args.insert(args.end(), {"--cert-file", tls_.cert, "--key-file", tls_.key,
                                  "--trusted-ca-file", tls_.ca, "--client-cert-auth"});
-    std::string log = dir_ + "/" + m.name + ".log";
-    m.pid = ::fork();
-    if (m.pid == 0) {
-        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        ::dup2(out, 1);
-        ::dup2(out, 2);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execvp("etcd", argv.data());
-        ::_exit(127);
-    }
+    m.pid = spawn_logged(std::move(args), dir_ + "/" + m.name + ".log");
 }
 
 void EtcdCluster::stop(int member, int sig) {

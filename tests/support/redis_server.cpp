@@ -224,6 +224,21 @@ void RedisServer::resume() {
     if (pid_ > 0) ::kill(pid_, SIGCONT);
 }
 
+pid_t spawn_logged(std::vector<std::string> argv, const std::string& log) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        ::dup2(out, 1);
+        ::dup2(out, 2);
+        std::vector<char*> a;
+        for (auto& s : argv) a.push_back(s.data());
+        a.push_back(nullptr);
+        ::execvp(a[0], a.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
 int run_command(const std::vector<std::string>& argv, std::string* out,
                 const std::vector<std::string>& extra_env) {
     int pipefd[2];

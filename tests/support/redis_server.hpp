@@ -85,6 +85,9 @@ std::uint16_t free_port();
 /// Directory of the test binaries (for helper executables).
 std::string self_dir();
 
+/// Starts argv (found on PATH) with stdout and stderr appended to log: its pid.
+pid_t spawn_logged(std::vector<std::string> argv, const std::string& log);
+
 /// Runs argv, waits, returns its exit status (WEXITSTATUS) or 128+signal; output to *out.
 int run_command(const std::vector<std::string>& argv, std::string* out = nullptr,
                 const std::vector<std::string>& extra_env = {});

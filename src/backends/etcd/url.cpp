@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "core/url_text.hpp"
 
 namespace deadbolt::detail {
@@ -17,34 +15,6 @@ EtcdUrl fail(std::string why) {
     EtcdUrl u;
     u.error = std::move(why);
     return u;
-}
-
-// host[:port] or [v6][:port]; "" or why not.
-std::string parse_member(std::string_view text, EtcdMember& m) {
-    std::string_view host = text, port;
-    if (!text.empty() && text.front() == '[') {
-        auto close = text.find(']');
-        if (close == std::string_view::npos) return "an unclosed '[' in an IPv6 host";
-        host = text.substr(1, close - 1);
-        auto after = text.substr(close + 1);
-        if (!after.empty() && after.front() != ':') return "expected ':port' after ']'";
-        if (!after.empty()) port = after.substr(1);
-        if (!after.empty() && port.empty()) return "an empty port";
-    } else if (auto colon = text.rfind(':'); colon != std::string_view::npos) {
-        host = text.substr(0, colon);
-        port = text.substr(colon + 1);
-        if (port.empty()) return "an empty port";
-    }
-    if (host.empty()) return "an empty host: list host:port pairs separated by commas";
-    m.host = std::string(host);
-    if (!port.empty()) {
-        unsigned p = 0;
-        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-        if (ec != std::errc() || end != port.data() + port.size() || p == 0 || p > 65535)
-            return fmt::format("port '{}' is not a number in 1..65535", port);
-        m.port = static_cast<std::uint16_t>(p);
-    }
-    return {};
 }
 
 std::string apply_option(std::string_view k, const std::string& v, ClientOptions& o) {
@@ -66,8 +36,7 @@ std::string apply_option(std::string_view k, const std::string& v, ClientOptions
 }  // namespace
 
 std::string EtcdMember::describe() const {
-    if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
-    return fmt::format("{}:{}", host, port);
+    return host_port_text(host, port);
 }
 
 EtcdUrl parse_etcd_url(std::string_view url, const ClientOptions& base) {
@@ -99,18 +68,15 @@ EtcdUrl parse_etcd_url(std::string_view url, const ClientOptions& base) {
     if (auto at = rest.rfind('@'); at != std::string_view::npos) {
         auto userinfo = rest.substr(0, at);
         rest = rest.substr(at + 1);
-        auto colon = userinfo.find(':');
-        if (colon == std::string_view::npos)
-            return fail(
-                fmt::format("'{}': etcd needs a user and a password (user:password@)", url));
-        if (!percent_decode(userinfo.substr(0, colon), u.options.username) ||
-            !percent_decode(userinfo.substr(colon + 1), u.options.password))
-            return fail(fmt::format("bad %-escape in the user or password of '{}'", url));
+        if (auto why = parse_userinfo(userinfo, url, u.options.username, u.options.password);
+            !why.empty())
+            return fail(std::move(why));
     }
     for (std::size_t start = 0;;) {
         auto comma = rest.find(',', start);
         EtcdMember m;
-        if (auto why = parse_member(rest.substr(start, comma - start), m); !why.empty())
+        if (auto why = parse_host_port(rest.substr(start, comma - start), m.host, m.port);
+            !why.empty())
             return fail(fmt::format("'{}': {}", url, why));
         u.members.push_back(std::move(m));
         if (comma == std::string_view::npos) break;
