@@ -8,7 +8,8 @@ packages=(g++ cmake ninja-build pkg-config libasio-dev libhiredis-dev libssl-dev
           nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev redis-server redis-tools
           python3 python3-redis python3-matplotlib python3-etcd3 openssl procps
           libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-          etcd-server etcd-client)
+          etcd-server etcd-client zookeeper default-jre-headless libzookeeper-mt-dev
+          python3-kazoo)
 missing=()
 # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
 # (e.g. from NodeSource) keep theirs.

@@ -5,6 +5,7 @@
 #include "backends/redis/connect.hpp"
 #ifdef DEADBOLT_WITH_ETCD
 #include "backends/etcd/connect.hpp"
+#include "backends/zookeeper/connect.hpp"
 #endif
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
@@ -22,6 +23,14 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
 #else
         throw UsageError(make_error_code(errc::invalid_url),
                          "this deadbolt was built without etcd (DEADBOLT_WITH_ETCD=OFF)");
+#endif
+    }
+    if (url.starts_with("zk://")) {
+#ifdef DEADBOLT_WITH_ZOOKEEPER
+        return detail::connect_zk(url, options);
+#else
+        throw UsageError(make_error_code(errc::invalid_url),
+                         "this deadbolt was built without ZooKeeper (DEADBOLT_WITH_ZOOKEEPER=OFF)");
 #endif
     }
     // Every other scheme is Redis's (redis, rediss, unix, redlock, redis-sentinel,

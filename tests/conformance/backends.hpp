@@ -10,6 +10,9 @@
 #ifdef DEADBOLT_TEST_ETCD
 #include "etcd_cluster.hpp"
 #endif
+#ifdef DEADBOLT_TEST_ZK
+#include "zk_ensemble.hpp"
+#endif
 #include "redis_cluster.hpp"
 #include "redis_server.hpp"
 #include "redlock_nodes.hpp"
@@ -17,15 +20,16 @@
 
 namespace deadbolt::conformance {
 
-// Each backend says what it keeps: kQueues (a FIFO queue: FairMutex) and kCounts (counts
-// that must add up: Semaphore, CountDownLatch). A backend that cannot keep one refuses it
+// Each backend says what it keeps: kQueues (a FIFO queue: FairMutex), kCounts (counts
+// that must add up: Semaphore, CountDownLatch) and kExpiresAlone (a holding that is not
+// renewed ends by itself). A backend that cannot keep one refuses it
 // at once with the reason, and the suites check that instead. kShortTtl is the shortest TTL
 // a test may ask for (an engine may refuse shorter ones).
 
 /// One Redis server (redis://).
 struct OneServer {
     static constexpr const char* kName = "OneServer";
-    static constexpr bool kQueues = true, kCounts = true;
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisServer server;
     std::string url() const { return server.url(); }
@@ -35,7 +39,7 @@ struct OneServer {
 /// A primary with two replicas behind three sentinels (redis-sentinel://).
 struct Sentinel {
     static constexpr const char* kName = "Sentinel";
-    static constexpr bool kQueues = true, kCounts = true;
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::SentinelGroup group;
     std::string url() const { return group.url(); }
@@ -45,7 +49,7 @@ struct Sentinel {
 /// Three masters with a replica each (redis-cluster://).
 struct Cluster {
     static constexpr const char* kName = "Cluster";
-    static constexpr bool kQueues = true, kCounts = true;
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisCluster cluster;
     std::string url() const { return cluster.url(); }
@@ -57,7 +61,7 @@ struct Cluster {
 /// Redlock over three independent masters (redlock://).
 struct Redlock {
     static constexpr const char* kName = "Redlock";
-    static constexpr bool kQueues = false, kCounts = false;
+    static constexpr bool kQueues = false, kCounts = false, kExpiresAlone = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedlockNodes nodes{3};
     std::string url() const { return nodes.url(); }
@@ -70,11 +74,31 @@ struct Redlock {
 /// A three-member etcd cluster (etcd://); leases are whole seconds, 2 s at the least.
 struct Etcd {
     static constexpr const char* kName = "Etcd";
-    static constexpr bool kQueues = true, kCounts = true;
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr std::chrono::milliseconds kShortTtl{2000};
     test::EtcdCluster cluster{3};
     std::string url() const { return "etcd://" + cluster.endpoints(); }
     void take_away(const std::string& name) { cluster.etcdctl({"del", "--prefix", name + "/"}); }
+};
+#endif
+
+#ifdef DEADBOLT_TEST_ZK
+/// A three-server ZooKeeper ensemble (zk://) with a 500 ms tick: sessions of up to 10 s,
+/// and a lock lives as long as its session (Mutex and FairMutex so far).
+struct Zk {
+    static constexpr const char* kName = "Zk";
+    static constexpr bool kQueues = true, kCounts = false, kExpiresAlone = false;
+    static constexpr std::chrono::milliseconds kShortTtl{1000};
+    test::ZkEnsemble ensemble{3};
+    std::string url() const { return ensemble.url(); }
+    void take_away(const std::string& name) {
+        ensemble.kazoo(R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2], recursive=True); zk.stop()
+)",
+                       {"/" + name});
+    }
 };
 #endif
 

@@ -1,0 +1,159 @@
+#include "backends/zookeeper/claim.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/zookeeper/paths.hpp"
+
+namespace deadbolt::detail {
+
+ZkClaim::ZkClaim(ZkStore& store, const LockSpec& spec, std::stop_token cancel)
+    : store_(store), spec_(spec), cancel_(std::move(cancel)) {
+    std::string why;
+    dir_ = znode_of(spec.name, why);  // supports() refused names it cannot place
+    traits_.local_line = dir_;        // threads of this process line up here first
+    traits_.abandons = true;          // our node keeps our place: delete it when we give up
+    traits_.expiry_wakes = true;      // a holder's session expiry deletes its node: watched
+    traits_.strays_live_on = true;    // a stray node lives while our session does
+}
+
+ZkClaim::~ZkClaim() {
+    disarm();
+}
+
+Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by) {
+    auto what = fmt::format("acquiring '{}'", spec_.name);
+    ZkSession& s = *p.session;
+    if (p.sent) {
+        // The reply of our create was lost: our node may be in line. The guid finds it; the
+        // owner check keeps a node of an older session from being taken as ours.
+        auto r = s.children(dir_, by);
+        if (!r.ok() && r.rc != ZNONODE) return s.fail(r, what, false);
+        auto line = in_line(r.children);
+        if (auto i = find_own(line, p.guid)) {
+            auto node = dir_ + "/" + line[*i].name;
+            auto st = s.exists(node, by);
+            if (st.ok() && st.stat.ephemeralOwner == s.id()) {
+                p.node = node;
+                p.czxid = st.stat.czxid;
+                return {};
+            }
+            if (!st.ok() && st.rc != ZNONODE) return s.fail(st, what, false);
+        }
+    }
+    auto path = dir_ + "/" + contender_prefix(p.guid);
+    p.sent = true;
+    auto r = s.create(path, token, ZOO_EPHEMERAL_SEQUENTIAL, by);
+    if (r.rc == ZNONODE) {  // the lock's znode (or a parent) is missing: make it, once
+        if (Status st = store_.make_dirs(s, dir_, by); !st.ok()) return st;
+        r = s.create(path, token, ZOO_EPHEMERAL_SEQUENTIAL, by);
+    }
+    if (!r.ok()) return s.fail(r, what, true);
+    p.node = r.path;
+    p.czxid = r.stat.czxid;
+    return {};
+}
+
+void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep*/, Attempted& a,
+                      Fences& f) {
+    auto by = store_.deadline();
+    std::shared_ptr<ZkSession> s;
+    if (a.status = store_.session(s); !a.status.ok()) return;
+    Place& p = places_[token];
+    if (p.session != s)
+        p = Place{.session = s, .guid = new_guid(), .node = {}};  // new session: old nodes are gone
+    for (int round = 0; round < 3; ++round) {
+        if (p.node.empty())
+            if (a.status = place(p, token, by); !a.status.ok()) return;
+        if (a.status = look(p, a, f, by); !a.status.ok() || !p.node.empty()) return;
+    }
+    a.pttl = std::chrono::milliseconds(0);  // our node keeps vanishing: look again soon
+}
+
+Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by) {
+    ZkSession& s = *p.session;
+    auto r = s.children(dir_, by);
+    if (!r.ok()) return s.fail(r, fmt::format("reading the line of '{}'", spec_.name), false);
+    auto line = in_line(r.children);
+    auto mine = p.node.substr(dir_.size() + 1);
+    std::size_t i = 0;
+    while (i < line.size() && line[i].name != mine) ++i;
+    if (i == line.size()) {  // deleted from outside: queue again
+        p.node.clear();
+        p.sent = false;
+        return {};
+    }
+    if (i == 0) {
+        a.acquired = true;
+        f.fence = static_cast<std::uint64_t>(p.czxid);
+        return {};
+    }
+    a.pttl = std::chrono::milliseconds(-1);  // a holder's end is announced by its node's deletion
+    ahead_session_ = p.session;
+    ahead_ = dir_ + "/" + line[i - 1].name;
+    return {};
+}
+
+Status ZkClaim::arm(Clock::time_point until) {
+    disarm();
+    {
+        std::lock_guard lk(wake_->m);
+        wake_->woken = false;
+    }
+    if (ahead_.empty() || !ahead_session_) {
+        std::lock_guard lk(wake_->m);
+        wake_->woken = true;
+        return {};
+    }
+    auto by = std::min(until, store_.deadline());
+    auto r = ahead_session_->watch(
+        ahead_, by,
+        [w = wake_] {
+            std::lock_guard lk(w->m);
+            w->woken = true;
+            w->cv.notify_all();
+        },
+        watch_);
+    if (r.rc == ZNONODE) {  // it went before we looked: look again at once
+        std::lock_guard lk(wake_->m);
+        wake_->woken = true;
+        return {};
+    }
+    if (!r.ok())
+        return ahead_session_->fail(r, fmt::format("watching the line of '{}'", spec_.name), false);
+    return {};
+}
+
+void ZkClaim::disarm() noexcept {
+    if (watch_ != 0 && ahead_session_) ahead_session_->unwatch(watch_);
+    watch_ = 0;
+}
+
+void ZkClaim::wait(Clock::time_point until) {
+    std::stop_callback on_cancel(cancel_, [w = wake_] {  // before the lock: it may run at once
+        std::lock_guard l(w->m);
+        w->cv.notify_all();
+    });
+    std::unique_lock lk(wake_->m);
+    wake_->cv.wait_until(lk, until, [&] { return wake_->woken || cancel_.stop_requested(); });
+}
+
+std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,
+                                          std::chrono::milliseconds /*keep*/) const {
+    auto h = std::make_shared<ZkHolding>();
+    h->dir = dir_;
+    if (auto it = places_.find(token); it != places_.end()) {
+        h->session = it->second.session;
+        h->guid = it->second.guid;
+        h->node = it->second.node;
+        h->czxid = it->second.czxid;
+        if (!it->second.sent) h->session.reset();  // nothing was created: nothing to drop
+    }
+    return h;
+}
+
+std::shared_ptr<Holding> ZkClaim::waiter(const std::string& token,
+                                         std::chrono::milliseconds keep) const {
+    return holding(token, keep);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,76 @@
+// ZkClaim: one acquisition on ZooKeeper, as Curator's InterProcessMutex makes it. The first
+// attempt creates our EPHEMERAL_SEQUENTIAL contender "_c_<guid>-lock-" under the lock's znode
+// (and the znode, as a container, when missing); each attempt reads the children: the lowest
+// sequence holds, and a refused one remembers the contender just ahead. The wake-up watches
+// only that node (no herd, no polling); the next attempt reads the children again. A create
+// whose reply was lost is found again by its guid, so it neither blocks the line nor is
+// taken twice; a node of an older session is never taken as ours.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "backends/zookeeper/store.hpp"
+#include "core/lock_spec.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class ZkClaim final : public Claim {
+  public:
+    ZkClaim(ZkStore& store, const LockSpec& spec, std::stop_token cancel);
+    ~ZkClaim() override;
+
+    const ClaimTraits& traits() const override { return traits_; }
+    void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                 Fences& f) override;
+    Status confirm() override { return {}; }  // a write is committed by a quorum already
+    std::shared_ptr<Holding> holding(const std::string& token,
+                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> waiter(const std::string& token,
+                                    std::chrono::milliseconds keep) const override;
+
+    Status arm(Clock::time_point until) override;
+    void disarm() noexcept override;
+    void wait(Clock::time_point until) override;
+
+  private:
+    // Where one token's attempts put their node.
+    struct Place {
+        std::shared_ptr<ZkSession> session;
+        std::string guid;
+        std::string node;  // once created (or found again)
+        std::int64_t czxid = 0;
+        bool sent = false;  // a create went out; its node may exist though no reply said so
+    };
+    // What a watch's callback reaches, which may outlive the claim.
+    struct Wake {
+        std::mutex m;
+        std::condition_variable cv;
+        bool woken = false;
+    };
+
+    // Our node for p: found again by guid after a lost reply, else created.
+    Status place(Place& p, const std::string& token, Clock::time_point by);
+    // The line's verdict for p: granted, or refused behind ahead_.
+    Status look(Place& p, Attempted& a, Fences& f, Clock::time_point by);
+
+    ZkStore& store_;
+    const LockSpec spec_;
+    std::stop_token cancel_;
+    ClaimTraits traits_;
+    std::string dir_;
+    std::map<std::string, Place> places_;  // by token
+
+    std::shared_ptr<Wake> wake_ = std::make_shared<Wake>();
+    std::shared_ptr<ZkSession> ahead_session_;  // the session of the last look
+    std::string ahead_;                         // the contender just ahead at the last look
+    std::uint64_t watch_ = 0;                   // the watch on it; 0 = none
+};
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,26 @@
+// ZkHolding: one contender node of this client (a waiter's place or a holder's grant), what
+// the store extends, releases and checks. Its node lives as long as the session that made it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backends/zookeeper/session.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+struct ZkHolding final : Holding {
+    std::shared_ptr<ZkSession> session;  // the session the node is on
+    std::string dir;                     // the lock's znode
+    std::string guid;                    // in the node's name: finds it after a lost reply
+    std::string node;                    // its full path; empty when the create's reply was lost
+    std::int64_t czxid = 0;              // the node's creation zxid (the fence); 0 = unknown
+};
+
+inline const ZkHolding& as_zk(const Holding* h) {
+    return *static_cast<const ZkHolding*>(h);
+}
+
+}  // namespace deadbolt::detail

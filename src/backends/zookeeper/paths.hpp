@@ -1,0 +1,44 @@
+// How deadbolt lays out a lock in ZooKeeper, the way Apache Curator's InterProcessMutex does
+// (so Java services share it): a lock named N is the znode /N under the chroot, and its
+// contenders are EPHEMERAL_SEQUENTIAL children "_c_<guid>-lock-<seq>"; the lowest sequence
+// holds. Kazoo's "<uuid>__lock__<seq>" children count as contenders too. The guid finds our
+// own node after a create whose reply was lost. Pure; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace deadbolt::detail {
+
+/// The znode of lock name: "/" + name, each '/'-separated part escaped so that ZooKeeper
+/// takes it: '%', control bytes, bytes that are not UTF-8 a Java string keeps, and parts
+/// "." and ".." become %XX. Names ZooKeeper already takes keep their text, so Curator's
+/// path "/jobs/daily" is deadbolt's name "jobs/daily". "" and why when name has an empty
+/// part (a leading, trailing or doubled '/').
+std::string znode_of(std::string_view name, std::string& why);
+/// The lock name of a znode path (the inverse of znode_of).
+std::string name_of_znode(std::string_view path);
+
+/// A new guid: 36 characters in UUID form, random.
+std::string new_guid();
+/// The name our contender is created with (ZooKeeper appends the sequence):
+/// "_c_" + guid + "-lock-".
+std::string contender_prefix(std::string_view guid);
+
+/// A contender child: its name and its sequence.
+struct Contender {
+    std::string name;
+    std::int64_t seq = 0;
+};
+/// The sequence of a contender child (Curator's "...-lock-<seq>", Kazoo's "...__lock__<seq>");
+/// nullopt for a child that is no contender.
+std::optional<std::int64_t> contender_seq(std::string_view child);
+/// The contenders among children, in line (lowest sequence first).
+std::vector<Contender> in_line(const std::vector<std::string>& children);
+/// The position in line of the child created with guid; nullopt when none is.
+std::optional<std::size_t> find_own(const std::vector<Contender>& line, std::string_view guid);
+
+}  // namespace deadbolt::detail

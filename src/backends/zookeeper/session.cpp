@@ -1,0 +1,285 @@
+#include "backends/zookeeper/session.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <utility>
+
+namespace deadbolt::detail {
+
+struct ZkSession::Call {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    ZkReply r;
+
+    // The completion's reference: the caller may have stopped waiting.
+    static void* ref(const std::shared_ptr<Call>& c) { return new std::shared_ptr<Call>(c); }
+    template <class F>
+    static void finish(const void* data, int rc, F fill) {
+        std::unique_ptr<std::shared_ptr<Call>> c(
+            static_cast<std::shared_ptr<Call>*>(const_cast<void*>(data)));
+        std::lock_guard lk((*c)->m);
+        (*c)->r.rc = rc;
+        if (rc == ZOK) fill((*c)->r);
+        (*c)->done = true;
+        (*c)->cv.notify_all();
+    }
+};
+
+namespace {
+
+// The C client logs to stderr unless told otherwise; a library must not. The last line
+// names why a connect failed ("connection refused"), so it is kept for that message.
+std::mutex g_log_m;
+std::string g_last_log;
+void keep_log(const char* line) {
+    std::lock_guard lk(g_log_m);
+    g_last_log = line ? line : "";
+}
+std::string last_log() {
+    std::lock_guard lk(g_log_m);
+    return g_last_log;
+}
+
+}  // namespace
+
+template <class Start>
+ZkReply ZkSession::call(Clock::time_point by, Start start) {
+    auto c = std::make_shared<Call>();
+    auto* ref = Call::ref(c);
+    ZkReply r;
+    if (r.rc = start(ref); r.rc != ZOK) {  // not sent: the completion will not run
+        delete static_cast<std::shared_ptr<Call>*>(ref);
+        return r;
+    }
+    std::unique_lock lk(c->m);
+    c->cv.wait_until(lk, by, [&] { return c->done; });
+    if (!c->done) return {};
+    return c->r;
+}
+
+Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
+    static std::once_flag quiet;
+    std::call_once(quiet, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_WARN); });
+    std::shared_ptr<ZkSession> s(new ZkSession());
+    s->servers_ = url.describe();
+    auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
+    s->zh_ = zookeeper_init2(url.hosts().c_str(), &ZkSession::on_event,
+                             static_cast<int>(asked.count()), nullptr, s.get(), 0, &keep_log);
+    if (!s->zh_)
+        return Status::error(errc::connect_failed,
+                             fmt::format("cannot start a ZooKeeper client for {}: {}", s->servers_,
+                                         std::strerror(errno)));
+    auto by = Clock::now() + url.options.connect_timeout;
+    {
+        std::unique_lock lk(s->m_);
+        s->cv_.wait_until(lk, by, [&] {
+            return s->state_ == ZOO_CONNECTED_STATE || s->state_ == ZOO_EXPIRED_SESSION_STATE ||
+                   s->state_ == ZOO_AUTH_FAILED_STATE;
+        });
+        if (s->state_ != ZOO_CONNECTED_STATE) {
+            lk.unlock();
+            auto log = last_log();
+            return Status::error(
+                errc::connect_failed,
+                fmt::format("no ZooKeeper server of {} answered within {} ms{}{}; check that "
+                            "the ensemble runs and the URL names its client ports",
+                            s->servers_, url.options.connect_timeout.count(),
+                            log.empty() ? "" : ": ", log));
+        }
+    }
+    s->id_ = zoo_client_id(s->zh_)->client_id;
+    s->timeout_ = std::chrono::milliseconds(zoo_recv_timeout(s->zh_));
+    if (!url.options.username.empty()) {
+        auto cred = url.options.username + ":" + url.options.password;
+        auto r = call(by, [&](void* ref) {
+            return zoo_add_auth(
+                s->zh_, "digest", cred.data(), static_cast<int>(cred.size()),
+                [](int rc, const void* data) { Call::finish(data, rc, [](ZkReply&) {}); }, ref);
+        });
+        if (!r.ok())
+            return Status::error(errc::auth_failed,
+                                 fmt::format("ZooKeeper ({}) refused digest auth for user '{}': {}",
+                                             s->servers_, url.options.username, zerror(r.rc)));
+    }
+    auto root = s->exists("/", by);
+    if (root.rc == ZNONODE)
+        return Status::error(
+            errc::invalid_argument,
+            fmt::format("the chroot '{}' does not exist on ZooKeeper ({}): create it (zkCli.sh "
+                        "create {}) or leave it out of the URL",
+                        url.chroot, s->servers_, url.chroot));
+    if (!root.ok()) return s->fail(root, "reading the chroot", false);
+    out = std::move(s);
+    return {};
+}
+
+ZkSession::~ZkSession() {
+    set_on_state({});
+    if (zh_) zookeeper_close(zh_);  // joins the C client's threads: nothing calls us after
+}
+
+void ZkSession::on_event(zhandle_t* /*zh*/, int type, int state, const char* /*path*/, void* ctx) {
+    if (type == ZOO_SESSION_EVENT) static_cast<ZkSession*>(ctx)->state_changed(state);
+}
+
+void ZkSession::state_changed(int state) {
+    std::vector<std::function<void()>> woken;
+    {
+        std::lock_guard lk(m_);
+        state_ = state;
+        cv_.notify_all();
+        if (state == ZOO_EXPIRED_SESSION_STATE)
+            for (auto& [id, w] : watches_)
+                if (w->fired) woken.push_back(std::exchange(w->fired, {}));
+    }
+    for (auto& f : woken) f();
+    std::lock_guard lk(cb_m_);
+    if (on_state_) on_state_();
+}
+
+void ZkSession::set_on_state(std::function<void()> f) {
+    std::lock_guard lk(cb_m_);
+    on_state_ = std::move(f);
+}
+
+bool ZkSession::expired() const {
+    std::lock_guard lk(m_);
+    return state_ == ZOO_EXPIRED_SESSION_STATE || state_ == ZOO_AUTH_FAILED_STATE;
+}
+
+bool ZkSession::connected() const {
+    std::lock_guard lk(m_);
+    return state_ == ZOO_CONNECTED_STATE;
+}
+
+ZkReply ZkSession::create(const std::string& path, std::string_view data, int mode,
+                          Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_acreate2(
+            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+            mode,
+            [](int rc, const char* made, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    r.path = made ? made : "";
+                    if (st) r.stat = *st;
+                });
+            },
+            ref);
+    });
+}
+
+ZkReply ZkSession::remove(const std::string& path, Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_adelete(
+            zh_, path.c_str(), -1,
+            [](int rc, const void* d) { Call::finish(d, rc, [](ZkReply&) {}); }, ref);
+    });
+}
+
+ZkReply ZkSession::exists(const std::string& path, Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_aexists(
+            zh_, path.c_str(), 0,
+            [](int rc, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    if (st) r.stat = *st;
+                });
+            },
+            ref);
+    });
+}
+
+ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_aget_children2(
+            zh_, path.c_str(), 0,
+            [](int rc, const String_vector* names, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    if (st) r.stat = *st;
+                    for (int i = 0; names && i < names->count; ++i)
+                        r.children.emplace_back(names->data[i]);
+                });
+            },
+            ref);
+    });
+}
+
+ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::function<void()> fired,
+                         std::uint64_t& id) {
+    Watch* w = nullptr;
+    {
+        std::lock_guard lk(m_);
+        id = next_watch_++;
+        auto made = std::make_unique<Watch>(Watch{this, id, std::move(fired)});
+        w = made.get();
+        watches_.emplace(id, std::move(made));
+    }
+    return call(by, [&](void* ref) {
+        return zoo_awexists(
+            zh_, path.c_str(), &ZkSession::on_watch, w,
+            [](int rc, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    if (st) r.stat = *st;
+                });
+            },
+            ref);
+    });
+}
+
+void ZkSession::on_watch(zhandle_t* /*zh*/, int type, int state, const char* /*path*/, void* ctx) {
+    auto* w = static_cast<Watch*>(ctx);
+    ZkSession* s = w->session;
+    if (type == ZOO_SESSION_EVENT && state != ZOO_EXPIRED_SESSION_STATE) return;
+    std::function<void()> f;
+    {
+        std::lock_guard lk(s->m_);
+        f = std::exchange(w->fired, {});
+        // A node event is the C client's last use of this watch; a session's expiry is too.
+        if (type != ZOO_SESSION_EVENT) s->watches_.erase(w->id);
+    }
+    if (f) f();
+}
+
+void ZkSession::unwatch(std::uint64_t id) noexcept {
+    std::function<void()> dropped;  // destroyed outside the lock
+    std::lock_guard lk(m_);
+    if (auto it = watches_.find(id); it != watches_.end())
+        dropped = std::exchange(it->second->fired, {});
+}
+
+Status ZkSession::fail(const ZkReply& r, const std::string& what, bool sent_write) const {
+    if (r.rc == ZkReply::kNoAnswer)
+        return Status::error(sent_write ? errc::unknown_outcome : errc::timeout,
+                             fmt::format("ZooKeeper ({}) did not answer in time {}{}", servers_,
+                                         what, sent_write ? ": it may have happened" : ""));
+    switch (r.rc) {
+        case ZCONNECTIONLOSS:
+        case ZOPERATIONTIMEOUT:
+            return Status::error(
+                sent_write ? errc::unknown_outcome : errc::connection_lost,
+                fmt::format("the connection to ZooKeeper ({}) was lost {}{}", servers_, what,
+                            sent_write ? ": it may have happened" : ""));
+        case ZSESSIONEXPIRED:
+        case ZINVALIDSTATE:
+        case ZSESSIONMOVED:
+            return Status::error(
+                errc::connection_lost,
+                fmt::format("the ZooKeeper session ended {}: its locks are gone", what));
+        case ZNOAUTH:
+            return Status::error(
+                errc::permission_denied,
+                fmt::format("ZooKeeper ({}) refused {}: the node's ACL does not let this client "
+                            "in (digest auth takes any user:password; the ACL decides)",
+                            servers_, what));
+        case ZAUTHFAILED:
+            return Status::error(errc::auth_failed,
+                                 fmt::format("ZooKeeper ({}) refused the credentials", servers_));
+        default:
+            return Status::error(errc::server_error, fmt::format("ZooKeeper ({}) failed {}: {}",
+                                                                 servers_, what, zerror(r.rc)));
+    }
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,112 @@
+// ZkSession: one ZooKeeper session through the C client (libzookeeper-mt), and every call
+// this backend makes on it, each with a deadline. The C client runs two threads of its own
+// (I/O and completions) that never reach the public API: completions and watches are handed
+// to this object, which wakes the caller or the watch's owner. A session that expired is
+// dead for good; the store opens a new one (its ephemeral nodes went with the old one).
+#pragma once
+
+#include <zookeeper/zookeeper.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/zookeeper/url.hpp"
+#include "core/status.hpp"
+#include "deadbolt/options.hpp"
+
+namespace deadbolt::detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// The answer of one call: ZooKeeper's return code (ZOK, ZNONODE, ...), or kNoAnswer when
+/// none came by the deadline.
+struct ZkReply {
+    static constexpr int kNoAnswer = 1;  // no ZooKeeper code is positive
+    int rc = kNoAnswer;
+    std::string path;                   // create: the node made (sequence included)
+    Stat stat{};                        // create, exists, children: the node's
+    std::vector<std::string> children;  // children
+    bool ok() const { return rc == ZOK; }
+};
+
+class ZkSession : public std::enable_shared_from_this<ZkSession> {
+  public:
+    /// A session with the ensemble url names, connected within the connect timeout,
+    /// with digest auth added when the URL names a user, and its chroot found. Fails with
+    /// connect_failed when no server answers, invalid_argument when the chroot is missing.
+    static Status open(const ZkUrl& url, std::shared_ptr<ZkSession>& out);
+    /// Closes the session: its ephemeral nodes go at once.
+    ~ZkSession();
+    ZkSession(const ZkSession&) = delete;
+    ZkSession& operator=(const ZkSession&) = delete;
+
+    /// The session's id (a node's ephemeralOwner when it made the node).
+    std::int64_t id() const { return id_; }
+    /// The session timeout the ensemble granted.
+    std::chrono::milliseconds timeout() const { return timeout_; }
+    /// Whether the ensemble ended this session (every node of it is gone).
+    bool expired() const;
+    /// Whether the client is connected now (not CONNECTING after a lost connection).
+    bool connected() const;
+    /// The servers, for messages.
+    const std::string& describe() const { return servers_; }
+    /// Calls f (on the C client's thread, which f must not block) when the session expires
+    /// or the connection is lost or regained; empty: nobody. Once this returns, the old f is
+    /// not running and will not run.
+    void set_on_state(std::function<void()> f);
+
+    ZkReply create(const std::string& path, std::string_view data, int mode, Clock::time_point by);
+    ZkReply remove(const std::string& path, Clock::time_point by);
+    ZkReply exists(const std::string& path, Clock::time_point by);
+    ZkReply children(const std::string& path, Clock::time_point by);
+    /// exists() that also leaves a watch on path: fired() is called once (on the C client's
+    /// thread) when the node is created, changed or deleted, or the session expires, unless
+    /// unwatch(id) came first. id names the watch.
+    ZkReply watch(const std::string& path, Clock::time_point by, std::function<void()> fired,
+                  std::uint64_t& id);
+    /// Forgets watch id: its fired() will not be called. Never throws.
+    void unwatch(std::uint64_t id) noexcept;
+
+    /// The Status for a reply that is not ok, naming what was being done ("creating
+    /// '/x'"); sent: the call may have taken effect (a write) when no answer came.
+    Status fail(const ZkReply& r, const std::string& what, bool sent_write) const;
+
+  private:
+    struct Call;
+    ZkSession() = default;
+    static void on_event(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    void state_changed(int state);
+    // Starts one call (start(ref) hands ref to the C client's completion) and waits for
+    // its answer by `by`.
+    template <class Start>
+    static ZkReply call(Clock::time_point by, Start start);
+
+    zhandle_t* zh_ = nullptr;
+    std::int64_t id_ = 0;
+    std::chrono::milliseconds timeout_{0};
+    std::string servers_;
+    mutable std::mutex m_;
+    std::condition_variable cv_;
+    int state_ = 0;
+    std::uint64_t next_watch_ = 1;
+    struct Watch {
+        ZkSession* session;
+        std::uint64_t id;
+        std::function<void()> fired;  // empty once fired or unwatched
+    };
+    // The C client holds a pointer to each until it fires its node event; the rest go with
+    // the session.
+    std::map<std::uint64_t, std::unique_ptr<Watch>> watches_;
+    std::mutex cb_m_;  // held while on_state_ runs
+    std::function<void()> on_state_;
+};
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,216 @@
+#include "backends/zookeeper/store.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "backends/zookeeper/claim.hpp"
+#include "backends/zookeeper/paths.hpp"
+
+namespace deadbolt::detail {
+
+ZkStore::ZkStore(ClientImpl& c, ZkUrl url, std::shared_ptr<ZkSession> first)
+    : client_(c), url_(std::move(url)) {
+    first->set_on_state([this] { session_changed(); });
+    session_ = std::move(first);
+}
+
+ZkStore::~ZkStore() {
+    stop();
+}
+
+void ZkStore::stop() noexcept {
+    std::shared_ptr<ZkSession> s;
+    {
+        std::lock_guard lk(m_);
+        stopped_ = true;
+        s = session_;
+    }
+    // Outside m_: a state callback running now holds the session's lock and waits for m_.
+    if (s) s->set_on_state({});
+}
+
+void ZkStore::session_changed() {
+    // On the C client's thread, which must not wait for a reply: the checks run on the loop.
+    std::lock_guard lk(m_);
+    if (stopped_ || !session_ || !session_->expired()) return;
+    client_.loop().post([this] {
+        if (on_doubt) on_doubt();  // the session's nodes are gone: every holding is lost
+    });
+}
+
+Status ZkStore::session(std::shared_ptr<ZkSession>& out) {
+    std::shared_ptr<ZkSession> old;
+    {
+        std::lock_guard lk(m_);
+        if (session_ && !session_->expired()) {
+            out = session_;
+            return {};
+        }
+        std::shared_ptr<ZkSession> fresh;
+        if (Status st = ZkSession::open(url_, fresh); !st.ok()) return st;
+        fresh->set_on_state([this] { session_changed(); });
+        old = std::exchange(session_, fresh);
+        out = std::move(fresh);
+    }
+    if (old) old->set_on_state({});  // outside m_, as in stop()
+    return {};
+}
+
+std::chrono::milliseconds ZkStore::longest_ttl() const {
+    std::lock_guard lk(const_cast<std::mutex&>(m_));
+    return session_ ? session_->timeout() : kMaxTtl;
+}
+
+Status ZkStore::supports(const LockSpec& spec) const {
+    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair)
+        return Status::error(
+            errc::invalid_argument,
+            fmt::format("deadbolt's ZooKeeper backend keeps Mutex and FairMutex so far; {} on "
+                        "ZooKeeper is not built yet: use it on Redis or etcd",
+                        primitive_of(spec.shape)));
+    std::string why;
+    if (znode_of(spec.name, why).empty()) return Status::error(errc::invalid_argument, why);
+    const auto& o = spec.options;
+    if (!o.auto_renew || o.max_hold.count() > 0)
+        return Status::error(
+            errc::invalid_argument,
+            "on ZooKeeper a lock lives as long as the session that holds it: a holding that "
+            "ends by itself (auto_renew off, max_hold) would need a session of its own, which "
+            "deadbolt does not open yet; release it instead");
+    if (o.lock_delay.count() > 0)
+        return Status::error(
+            errc::invalid_argument,
+            "lock_delay cannot be kept on ZooKeeper: the ensemble deletes an expired "
+            "session's nodes at once, so the next contender holds at that moment");
+    return {};
+}
+
+Status ZkStore::offers(std::string_view primitive) const {
+    if (primitive == "FairMutex") return {};
+    return Status::error(errc::invalid_argument,
+                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex "
+                                     "and FairMutex are built): use it on Redis or etcd",
+                                     primitive));
+}
+
+std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {
+    return std::make_unique<ZkClaim>(*this, spec, std::move(cancel));
+}
+
+Status ZkStore::make_dirs(ZkSession& s, const std::string& dir, Clock::time_point by) {
+    for (auto slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+        auto part = dir.substr(0, slash);
+        auto r = s.create(part, "", ZOO_CONTAINER, by);
+        if (!r.ok() && r.rc != ZNODEEXISTS)
+            return s.fail(r, fmt::format("creating the lock's znode '{}'", part), true);
+        if (slash == std::string::npos) return {};
+    }
+}
+
+Status ZkStore::find_node(const ZkHolding& h, Clock::time_point by, std::string& node) {
+    node = h.node;
+    if (!node.empty()) return {};
+    auto r = h.session->children(h.dir, by);
+    if (r.rc == ZNONODE) return {};
+    if (!r.ok())
+        return h.session->fail(r, "looking for a node whose create was not answered", false);
+    auto line = in_line(r.children);
+    if (auto i = find_own(line, h.guid)) node = h.dir + "/" + line[*i].name;
+    return {};
+}
+
+Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
+    // An expired session's nodes are gone: no question to ask.
+    if (!h.session || h.session->expired()) return Verdict::no();
+    std::string node;
+    if (Status st = find_node(h, by, node); !st.ok()) return Verdict::unknown(std::move(st));
+    if (node.empty()) return Verdict::no();
+    auto r = h.session->exists(node, by);
+    if (r.rc == ZNONODE) return Verdict::no();
+    if (!r.ok()) return Verdict::unknown(h.session->fail(r, "checking a holding", false));
+    return r.stat.ephemeralOwner == h.session->id() ? Verdict::yes() : Verdict::no();
+}
+
+std::vector<Verdict> ZkStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
+    // The session keeps every node; one read proves it alive now and the node still ours.
+    std::vector<Verdict> out;
+    out.reserve(rs.size());
+    for (const auto& r : rs) out.push_back(look_at(as_zk(r.holding), by));
+    return out;
+}
+
+std::vector<Verdict> ZkStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(hs.size());
+    for (const auto* h : hs) out.push_back(look_at(as_zk(h), by));
+    return out;
+}
+
+std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(hs.size());
+    for (const auto* one : hs) {
+        const auto& h = as_zk(one);
+        if (!h.session || h.session->expired()) {
+            out.push_back(Verdict::no());
+            continue;
+        }
+        std::string node;
+        if (Status st = find_node(h, by, node); !st.ok()) {
+            out.push_back(Verdict::unknown(std::move(st)));
+            continue;
+        }
+        if (node.empty()) {
+            out.push_back(Verdict::no());
+            continue;
+        }
+        auto r = h.session->remove(node, by);
+        out.push_back(r.ok()            ? Verdict::yes()
+                      : r.rc == ZNONODE ? Verdict::no()
+                                        : Verdict::unknown(h.session->fail(
+                                              r, fmt::format("deleting '{}'", node), true)));
+    }
+    return out;
+}
+
+Status ZkStore::statuses(const std::vector<std::string>& names,
+                         std::vector<std::pair<LockStatus, Status>>& out) {
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return st;
+    out.clear();
+    for (const auto& name : names) {
+        LockStatus ls;
+        ls.kind = "free";
+        std::string why;
+        auto dir = znode_of(name, why);
+        if (dir.empty()) {
+            out.emplace_back(ls, Status::error(errc::invalid_argument, why));
+            continue;
+        }
+        auto r = s->children(dir, deadline());
+        if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
+        auto line = in_line(r.children);
+        if (!line.empty()) {
+            ls.held = true;
+            ls.kind = "mutex";
+            ls.holders = 1;
+            ls.waiters = static_cast<int>(line.size()) - 1;
+            ls.ttl = std::chrono::milliseconds(-1);  // it lives as long as its holder's session
+            auto holder = s->exists(dir + "/" + line.front().name, deadline());
+            if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
+            ls.held_by.push_back(Holder{.ttl = ls.ttl});
+        }
+        out.emplace_back(std::move(ls), Status{});
+    }
+    return {};
+}
+
+Status ZkStore::ping() {
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return st;
+    auto r = s->exists("/", deadline());
+    return r.ok() ? Status{} : s->fail(r, "answering a ping", false);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,68 @@
+// ZkStore: the seam's ZooKeeper side (DESIGN section 12), in Curator's layout. A claim puts an
+// EPHEMERAL_SEQUENTIAL contender under the lock's znode and waits for the one just ahead of
+// it to go (no herd, no polling); the session is the lease of every holding: a renewal is one
+// read proving the session alive and the node still ours, a release deletes the node, and a
+// check reads it. The fence is the node's czxid.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/zookeeper/holding.hpp"
+#include "backends/zookeeper/session.hpp"
+#include "backends/zookeeper/url.hpp"
+#include "core/client_impl.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class ZkStore final : public Store {
+  public:
+    ZkStore(ClientImpl& c, ZkUrl url, std::shared_ptr<ZkSession> first);
+    ~ZkStore() override;
+
+    Status supports(const LockSpec& spec) const override;
+    std::chrono::milliseconds longest_ttl() const override;
+    std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
+    std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) override;
+    std::vector<Verdict> release(std::span<const Holding* const> hs, Clock::time_point by) override;
+    std::vector<Verdict> check(std::span<const Holding* const> hs, Clock::time_point by) override;
+    Clock::time_point deadline() const override {
+        return Clock::now() + client_.options.command_timeout;
+    }
+    Clock::time_point deadline_for(std::chrono::milliseconds /*ttl*/) const override {
+        return deadline();
+    }
+    bool late_yes_is_lost() const override { return false; }
+    void stop() noexcept override;
+
+    Status offers(std::string_view primitive) const override;
+    Status statuses(const std::vector<std::string>& names,
+                    std::vector<std::pair<LockStatus, Status>>& out) override;
+    Status ping() override;
+
+    // For claims.
+    /// The live session: the current one, or a new one when it expired.
+    Status session(std::shared_ptr<ZkSession>& out);
+    /// Creates dir and its missing parents as containers (Curator's way: the server drops
+    /// them once empty).
+    Status make_dirs(ZkSession& s, const std::string& dir, Clock::time_point by);
+    ClientImpl& client() { return client_; }
+
+  private:
+    // Whether h's node is there and on its session, which lives: the verdict.
+    Verdict look_at(const ZkHolding& h, Clock::time_point by);
+    // h's node path, found by its guid when the create's reply was lost ("" = none).
+    Status find_node(const ZkHolding& h, Clock::time_point by, std::string& node);
+    void session_changed();
+
+    ClientImpl& client_;
+    const ZkUrl url_;
+    std::mutex m_;
+    std::shared_ptr<ZkSession> session_;
+    bool stopped_ = false;
+};
+
+}  // namespace deadbolt::detail

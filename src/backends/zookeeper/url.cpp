@@ -1,0 +1,100 @@
+#include "backends/zookeeper/url.hpp"
+
+#include <fmt/format.h>
+
+#include "core/url_text.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::string_view kForm =
+    "expected zk://[user:password@]host[:port][,host[:port]...][/chroot][?opt=v&...]";
+
+ZkUrl fail(std::string why) {
+    ZkUrl u;
+    u.error = std::move(why);
+    return u;
+}
+
+std::string apply_option(std::string_view k, const std::string& v, ZkUrl& u) {
+    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
+    if (k == "connect_timeout") return dur(u.options.connect_timeout);
+    if (k == "command_timeout") return dur(u.options.command_timeout);
+    if (k == "session_timeout") return dur(u.session_timeout);
+    if (k == "user") return u.options.username = v, "";
+    if (k == "password") return u.options.password = v, "";
+    if (k == "prefix")
+        return "a ZooKeeper URL names its prefix as a path (the chroot): zk://host/prefix";
+    return fmt::format(
+        "unknown ZooKeeper URL option '{}': known options are connect_timeout, "
+        "command_timeout, session_timeout, user, password",
+        k);
+}
+
+}  // namespace
+
+std::string ZkUrl::describe() const {
+    std::string out;
+    for (const auto& s : servers) out += (out.empty() ? "" : ",") + host_port_text(s.host, s.port);
+    return out;
+}
+
+std::string ZkUrl::hosts() const {
+    return describe() + chroot;
+}
+
+ZkUrl parse_zk_url(std::string_view url, const ClientOptions& base) {
+    ZkUrl u;
+    u.options = base;
+    if (!url.starts_with("zk://")) return fail(fmt::format("'{}': {}", url, kForm));
+    std::string_view rest = url.substr(5);
+    std::string_view query;
+    if (auto q = rest.find('?'); q != std::string_view::npos) {
+        query = rest.substr(q + 1);
+        rest = rest.substr(0, q);
+    }
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+        std::string path;
+        if (!percent_decode(rest.substr(slash), path))
+            return fail(fmt::format("bad %-escape in the chroot of '{}'", url));
+        rest = rest.substr(0, slash);
+        while (path.size() > 1 && path.back() == '/') path.pop_back();
+        if (path != "/") {
+            if (path.find("//") != std::string::npos)
+                return fail(fmt::format("'{}': the chroot '{}' has an empty part", url, path));
+            u.chroot = path;
+        }
+    }
+    // Passwords may contain '@' when percent-encoded only; the last '@' separates.
+    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+        auto userinfo = rest.substr(0, at);
+        rest = rest.substr(at + 1);
+        if (auto why = parse_userinfo(userinfo, url, u.options.username, u.options.password);
+            !why.empty())
+            return fail(std::move(why));
+    }
+    for (std::size_t start = 0;;) {
+        auto comma = rest.find(',', start);
+        ZkServer s;
+        if (auto why = parse_host_port(rest.substr(start, comma - start), s.host, s.port);
+            !why.empty())
+            return fail(fmt::format("'{}': {}", url, why));
+        u.servers.push_back(std::move(s));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    if (auto err = each_query_option(
+            query, [&](std::string_view k, const std::string& v) { return apply_option(k, v, u); });
+        !err.empty())
+        return fail(std::move(err));
+    if (u.options.username.empty() != u.options.password.empty())
+        return fail(fmt::format("'{}': digest auth needs both a user and a password", url));
+    if (u.options.username.find(':') != std::string::npos)
+        return fail(fmt::format("'{}': a digest user name cannot contain ':'", url));
+    if (u.options.tls.enabled || !u.options.tls.ca_file.empty())
+        return fail("TLS to ZooKeeper is not supported by deadbolt yet");
+    u.ok = true;
+    return u;
+}
+
+}  // namespace deadbolt::detail

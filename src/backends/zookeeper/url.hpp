@@ -1,0 +1,41 @@
+// zk:// URLs: the ensemble to reach, its chroot, credentials and the session timeout. Pure.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "deadbolt/options.hpp"
+
+namespace deadbolt::detail {
+
+/// The port a ZooKeeper server serves clients on when the URL does not say.
+constexpr std::uint16_t kZkPort = 2181;
+
+struct ZkServer {
+    std::string host;
+    std::uint16_t port = kZkPort;
+};
+
+struct ZkUrl {
+    bool ok = false;
+    std::string error;              // what is wrong and what to write instead, when !ok
+    std::vector<ZkServer> servers;  // in the order given; the C client picks among them
+    std::string chroot;             // "" or "/a/b": every path is under it
+    std::chrono::milliseconds session_timeout{0};  // asked of the ensemble; 0: the ttl's
+    ClientOptions options;                         // user, password, timeouts
+
+    /// "h:p,h:p/chroot": the C client's host string.
+    std::string hosts() const;
+    /// "h:p,h:p" for messages.
+    std::string describe() const;
+};
+
+/// zk://[user:password@]host[:port][,host[:port]...][/chroot][?opt=v&...] on top of base.
+/// Options: connect_timeout, command_timeout, session_timeout, user, password. Unknown
+/// options, a chroot with an empty part, and TLS are errors.
+ZkUrl parse_zk_url(std::string_view url, const ClientOptions& base);
+
+}  // namespace deadbolt::detail

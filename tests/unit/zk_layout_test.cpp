@@ -1,0 +1,66 @@
+// ZooKeeper's pure pieces: the URL, names as znode paths, and the line of contenders.
+#include <gtest/gtest.h>
+
+#include "backends/zookeeper/paths.hpp"
+#include "backends/zookeeper/url.hpp"
+
+using namespace deadbolt::detail;
+
+TEST(ZkUrl, ServersChrootCredentialsAndOptions) {
+    auto u = parse_zk_url("zk://ann:p%40ss@a:2182,[::1],b/app/locks?session_timeout=5s", {});
+    ASSERT_TRUE(u.ok) << u.error;
+    ASSERT_EQ(u.servers.size(), 3u);
+    EXPECT_EQ(u.servers[0].port, 2182);
+    EXPECT_EQ(u.servers[1].host, "::1");
+    EXPECT_EQ(u.servers[2].port, kZkPort);
+    EXPECT_EQ(u.chroot, "/app/locks");
+    EXPECT_EQ(u.hosts(), "a:2182,[::1]:2181,b:2181/app/locks");
+    EXPECT_EQ(u.options.username, "ann");
+    EXPECT_EQ(u.options.password, "p@ss");
+    EXPECT_EQ(u.session_timeout, std::chrono::seconds(5));
+    EXPECT_EQ(parse_zk_url("zk://a/", {}).chroot, "");
+}
+
+TEST(ZkUrl, MistakesAreNamed) {
+    auto why = [](std::string_view url) { return parse_zk_url(url, {}).error; };
+    EXPECT_NE(why("zookeeper://a").find("expected zk://"), std::string::npos);
+    EXPECT_NE(why("zk://a//b").find("empty part"), std::string::npos);
+    EXPECT_NE(why("zk://a?prefix=x").find("chroot"), std::string::npos);
+    EXPECT_NE(why("zk://a?nope=1").find("unknown ZooKeeper URL option 'nope'"), std::string::npos);
+    EXPECT_NE(why("zk://ann@a").find("user and a password"), std::string::npos);
+    EXPECT_NE(why("zk://a:0").find("1..65535"), std::string::npos);
+    EXPECT_NE(why("zk://a?session_timeout=0s").find("greater than 0"), std::string::npos);
+}
+
+TEST(ZkPaths, NamesZooKeeperTakesKeepTheirTextOthersAreEscaped) {
+    std::string why;
+    EXPECT_EQ(znode_of("jobs/daily", why), "/jobs/daily");
+    EXPECT_EQ(znode_of("заказ 7", why), "/заказ 7");
+    EXPECT_EQ(znode_of(std::string("a\0b", 3), why), "/a%00b");
+    EXPECT_EQ(znode_of("./..", why), "/%2E/%2E%2E");
+    EXPECT_EQ(znode_of("50%", why), "/50%25");
+    EXPECT_EQ(znode_of("\xff\xfe", why), "/%FF%FE");
+    EXPECT_EQ(znode_of("\xc2\x80", why), "/%C2%80");  // U+0080: ZooKeeper refuses it
+    for (const char* bad : {"", "/a", "a/", "a//b"}) {
+        why.clear();
+        EXPECT_EQ(znode_of(bad, why), "") << bad;
+        EXPECT_NE(why.find("empty part"), std::string::npos) << bad;
+    }
+    for (std::string name : {"jobs/daily", "a%b/\x01", "./..", "\xff"})
+        EXPECT_EQ(name_of_znode(znode_of(name, why)), name);
+}
+
+TEST(ZkPaths, TheLineCountsCuratorsAndKazoosContendersInSequenceOrder) {
+    auto guid = new_guid();
+    EXPECT_EQ(guid.size(), 36u);
+    EXPECT_NE(guid, new_guid());
+    auto ours = contender_prefix(guid) + "0000000007";
+    auto line = in_line({ours, "f00d__lock__0000000003", "_c_x-lock-0000000011", "leases",
+                         "junk-lock-12", "__lock__00000000x1"});
+    ASSERT_EQ(line.size(), 3u);
+    EXPECT_EQ(line[0].seq, 3);
+    EXPECT_EQ(line[1].name, ours);
+    EXPECT_EQ(line[2].seq, 11);
+    EXPECT_EQ(find_own(line, guid), 1u);
+    EXPECT_EQ(find_own(line, new_guid()), std::nullopt);
+}

@@ -1,0 +1,187 @@
+// deadbolt's Mutex on a real ZooKeeper ensemble: Curator's layout, shared with Kazoo both
+// ways, waiting on the one node ahead, and bad input named.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "zk_ensemble.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::eventually;
+using deadbolt::test::ZkEnsemble;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Prints the children of argv[2], one per line, in name order.
+constexpr const char* kChildren = R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+for c in sorted(zk.get_children(sys.argv[2])): print(c)
+zk.stop()
+)";
+
+// Takes Kazoo's Lock on argv[2] (counting Curator's contenders), prints "held", holds it for
+// argv[3] seconds, releases.
+constexpr const char* kKazooHolds = R"(
+import sys, time
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+lock = zk.Lock(sys.argv[2], extra_lock_patterns=["-lock-"])
+lock.acquire(timeout=30)
+print("held", flush=True)
+time.sleep(float(sys.argv[3]))
+lock.release(); zk.stop()
+)";
+
+// Tries Kazoo's Lock on argv[2] for argv[3] seconds: prints "got" or "busy".
+constexpr const char* kKazooTries = R"(
+import sys
+from kazoo.client import KazooClient
+from kazoo.exceptions import LockTimeout
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+lock = zk.Lock(sys.argv[2], extra_lock_patterns=["-lock-"])
+try:
+    print("got" if lock.acquire(timeout=float(sys.argv[3])) else "busy", flush=True)
+except LockTimeout:
+    print("busy", flush=True)
+if lock.is_acquired: lock.release()
+zk.stop()
+)";
+
+std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path) {
+    std::string out;
+    zk.kazoo(kChildren, {path}, &out);
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at < out.size();) {
+        auto nl = out.find('\n', at);
+        if (nl == std::string::npos) nl = out.size();
+        if (nl > at) lines.push_back(out.substr(at, nl - at));
+        at = nl + 1;
+    }
+    return lines;
+}
+
+}  // namespace
+
+TEST(ZkMutex, ExcludesFencesRiseAndTheNodeIsCuratorsLayout) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
+    auto held = a.acquire("zk-basic");
+    auto kids = children(zk, "/zk-basic");
+    ASSERT_EQ(kids.size(), 1u);
+    // _c_<36-char guid>-lock-<10-digit sequence>, as Curator's InterProcessMutex names it.
+    EXPECT_TRUE(kids[0].starts_with("_c_")) << kids[0];
+    EXPECT_EQ(kids[0].find("-lock-"), 3u + 36u) << kids[0];
+    EXPECT_EQ(kids[0].size(), 3u + 36u + 6u + 10u) << kids[0];
+    EXPECT_THROW(b.acquire("zk-basic", {}, {.deadline = Clock::now()}), deadbolt::LockError);
+    EXPECT_EQ(children(zk, "/zk-basic").size(), 1u) << "a waiter that gave up leaves nothing";
+    auto first = held.fence();
+    held.release();
+    auto next = b.acquire("zk-basic", {}, {.deadline = Clock::now() + 5s});
+    EXPECT_GT(next.fence(), first);
+    EXPECT_TRUE(next.is_current());
+}
+
+TEST(ZkMutex, AWaiterIsWokenByTheReleaseOfTheNodeAhead) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
+    auto held = a.acquire("zk-wake");
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(300ms);
+        held.release();
+    });
+    auto deadline = Clock::now() + 20s;
+    auto got = b.acquire("zk-wake", {}, {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline);
+    releaser.join();
+    EXPECT_TRUE(got.valid());
+}
+
+TEST(ZkInterop, KazooWaitsForADeadboltHolderAndGetsItOnRelease) {
+    auto& zk = ZkEnsemble::shared();
+    auto c = Client::connect(zk.url());
+    auto held = c.acquire("interop-kazoo-1");
+    std::string out;
+    zk.kazoo(kKazooTries, {"/interop-kazoo-1", "0.5"}, &out);
+    EXPECT_EQ(out, "busy\n") << "Kazoo must see our Curator-style node as a contender";
+    auto theirs = std::async(std::launch::async, [&] {
+        std::string o;
+        zk.kazoo(kKazooTries, {"/interop-kazoo-1", "20"}, &o);
+        return o;
+    });
+    ASSERT_TRUE(eventually([&] { return children(zk, "/interop-kazoo-1").size() == 2; }, 30s));
+    EXPECT_EQ(theirs.wait_for(300ms), std::future_status::timeout);
+    held.release();
+    EXPECT_EQ(theirs.get(), "got\n");
+}
+
+TEST(ZkInterop, ADeadboltWaiterQueuesBehindKazooAndIsWokenByItsRelease) {
+    auto& zk = ZkEnsemble::shared();
+    auto c = Client::connect(zk.url());
+    auto theirs = std::async(std::launch::async, [&] {
+        std::string o;
+        zk.kazoo(kKazooHolds, {"/interop-kazoo-2", "1"}, &o);
+        return o;
+    });
+    ASSERT_TRUE(eventually([&] { return c.status("interop-kazoo-2").held; }, 30s));
+    EXPECT_THROW(c.acquire("interop-kazoo-2", {}, {.deadline = Clock::now()}), deadbolt::LockError);
+    auto got = c.acquire("interop-kazoo-2", {}, {.deadline = Clock::now() + 20s});
+    EXPECT_EQ(theirs.get(), "held\n");
+    auto kids = children(zk, "/interop-kazoo-2");
+    ASSERT_EQ(kids.size(), 1u);
+    EXPECT_TRUE(kids[0].starts_with("_c_")) << "Kazoo's node went; ours holds";
+}
+
+TEST(ZkSession, AHolderWhoseNodeIsDeletedFromOutsideIsToldItLost) {
+    auto& zk = ZkEnsemble::shared();
+    auto c = Client::connect(zk.url("?session_timeout=2s"));
+    auto held = c.acquire("zk-deleted");  // the 30 s ttl is cut to the session's 2 s
+    EXPECT_LE(held.valid_until() - Clock::now(), 2s);
+    auto kids = children(zk, "/zk-deleted");
+    ASSERT_EQ(kids.size(), 1u);
+    std::string out;
+    zk.kazoo(R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2]); zk.stop()
+)",
+             {"/zk-deleted/" + kids[0]}, &out);
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 10s));
+    EXPECT_TRUE(held.lost());
+}
+
+TEST(ZkBadInput, EachMistakeIsNamed) {
+    auto& zk = ZkEnsemble::shared();
+    try {
+        Client::connect(zk.url("/no/such/chroot"));
+        ADD_FAILURE() << "a missing chroot must be refused";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+    }
+    try {
+        deadbolt::ClientOptions o;
+        o.connect_timeout = 500ms;
+        Client::connect("zk://127.0.0.1:1", o);
+        ADD_FAILURE() << "a dead ensemble must be refused";
+    } catch (const deadbolt::ConnectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(Client::connect("zk://h?bogus=1"), deadbolt::UsageError);
+    auto c = Client::connect(zk.url());
+    EXPECT_THROW(c.acquire("a//b"), deadbolt::UsageError);
+    EXPECT_THROW(c.acquire("/lead"), deadbolt::UsageError);
+    EXPECT_THROW(c.acquire("x", {.auto_renew = false}), deadbolt::UsageError);
+    EXPECT_THROW((void)c.semaphore("s", 2), deadbolt::UsageError);
+    // A name ZooKeeper would refuse is escaped, not refused: binary bytes and '.' parts.
+    auto odd =
+        c.acquire(std::string("bin\x01"
+                              "ary/./%"));
+    EXPECT_TRUE(odd.valid());
+    EXPECT_EQ(children(zk, "/bin%01ary/%2E/%25").size(), 1u);
+}
