@@ -7,6 +7,7 @@
 
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
+#include "redis_server.hpp"  // run_command
 #include "zk_ensemble.hpp"
 
 using namespace std::chrono_literals;
@@ -185,3 +186,21 @@ TEST(ZkBadInput, EachMistakeIsNamed) {
     EXPECT_TRUE(odd.valid());
     EXPECT_EQ(children(zk, "/bin%01ary/%2E/%25").size(), 1u);
 }
+
+#ifdef DEADBOLT_CLI
+TEST(ZkCli, RunsItsCommandUnderTheLockAndHandsItNoneOfTheClientsDescriptors) {
+    auto& zk = ZkEnsemble::shared();
+    // The same descriptors as a command started without deadbolt: the C client's socket and
+    // wake-up pipe are not the command's to keep (a session would outlive a dead deadbolt).
+    std::string count = "ls /proc/$$/fd | wc -l";
+    std::string without, with;
+    deadbolt::test::run_command({"sh", "-c", count}, &without);
+    EXPECT_EQ(
+        deadbolt::test::run_command(
+            {DEADBOLT_CLI, "run", "--url", zk.url(), "zk-cli", "--", "sh", "-c", count}, &with),
+        0)
+        << with;
+    EXPECT_EQ(with, without) << "a descriptor of deadbolt's leaked into the command";
+    EXPECT_TRUE(children(zk, "/zk-cli").empty()) << "run released when its command ended";
+}
+#endif

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "backends/zookeeper/descriptors.hpp"
+
 #include <cstring>
 #include <utility>
 
@@ -65,6 +67,8 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
     std::shared_ptr<ZkSession> s(new ZkSession());
     s->servers_ = url.describe();
     auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
+    for (const auto& server : url.servers) s->ports_.push_back(server.port);
+    auto before = open_descriptors();
     s->zh_ = zookeeper_init2(url.hosts().c_str(), &ZkSession::on_event,
                              static_cast<int>(asked.count()), nullptr, s.get(), 0, &keep_log);
     if (!s->zh_)
@@ -89,6 +93,7 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
                             log.empty() ? "" : ": ", log));
         }
     }
+    close_new_on_exec(before);  // the C client's pipe and first socket
     s->id_ = zoo_client_id(s->zh_)->client_id;
     s->timeout_ = std::chrono::milliseconds(zoo_recv_timeout(s->zh_));
     if (!url.options.username.empty()) {
@@ -135,6 +140,7 @@ void ZkSession::state_changed(int state) {
                 if (w->fired) woken.push_back(std::exchange(w->fired, {}));
     }
     for (auto& f : woken) f();
+    if (state == ZOO_CONNECTED_STATE) close_peers_on_exec(ports_);  // a new socket each time
     std::lock_guard lk(cb_m_);
     if (on_state_) on_state_();
 }

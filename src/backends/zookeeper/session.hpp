@@ -93,6 +93,7 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     std::int64_t id_ = 0;
     std::chrono::milliseconds timeout_{0};
     std::string servers_;
+    std::vector<std::uint16_t> ports_;  // the servers' client ports
     mutable std::mutex m_;
     std::condition_variable cv_;
     int state_ = 0;
