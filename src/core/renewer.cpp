@@ -199,11 +199,15 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
         std::vector<Renewal> rs;
         rs.reserve(end - begin);
         auto by = Clock::time_point::max();  // a slow node costs its vote, not the validity
+        auto sent_at = now_on(clock_);
+        auto steady = Clock::now();
         for (std::size_t i = begin; i < end; ++i) {
             rs.push_back({batch[i]->holding.get(), batch[i]->px});
             by = std::min(by, store_->deadline_for(batch[i]->options.ttl));
+            // Nor does an answer that cannot come before validity ends: by then the lease is
+            // lost, and its holder must hear so at that moment, not when the call gives up.
+            by = std::min(by, steady + (batch[i]->valid_until() - sent_at));
         }
-        auto sent_at = now_on(clock_);
         auto verdicts = store_->extend(rs, by);
         std::vector<std::shared_ptr<LeaseState>> refused;
         std::vector<std::pair<std::shared_ptr<LeaseState>, Status>> told;  // renewed or failed
