@@ -84,7 +84,7 @@ struct Etcd {
 
 #ifdef DEADBOLT_TEST_ZK
 /// A three-server ZooKeeper ensemble (zk://) with a 500 ms tick: sessions of up to 10 s,
-/// and a lock lives as long as its session (Mutex and FairMutex so far).
+/// and a lock lives as long as its session (Mutex, FairMutex and RWLock so far).
 struct Zk {
     static constexpr const char* kName = "Zk";
     static constexpr bool kQueues = true, kCounts = false, kExpiresAlone = false;

@@ -39,7 +39,7 @@ using BackendsWithEtcd = ::testing::Types<OneServer, Sentinel, Cluster, Redlock,
 #else
 using BackendsWithEtcd = Backends;
 #endif
-/// The suites ZooKeeper's backend (under construction: Mutex and FairMutex) passes already.
+/// The suites ZooKeeper's backend (under construction) passes already.
 #if defined(DEADBOLT_TEST_ETCD) && defined(DEADBOLT_TEST_ZK)
 using BackendsWithZk = ::testing::Types<OneServer, Sentinel, Cluster, Redlock, Etcd, Zk>;
 #elif defined(DEADBOLT_TEST_ZK)

@@ -64,3 +64,17 @@ TEST(ZkPaths, TheLineCountsCuratorsAndKazoosContendersInSequenceOrder) {
     EXPECT_EQ(find_own(line, guid), 1u);
     EXPECT_EQ(find_own(line, new_guid()), std::nullopt);
 }
+
+TEST(ZkPaths, ReadersAndWritersQueueInOneLineAsCuratorsReadWriteLockNamesThem) {
+    auto guid = new_guid();
+    EXPECT_EQ(contender_prefix(guid, Queues::read), "_c_" + guid + "-__READ__");
+    EXPECT_EQ(contender_prefix(guid, Queues::write), "_c_" + guid + "-__WRIT__");
+    auto line =
+        in_line({"_c_a-__WRIT__0000000002", "_c_b-__READ__0000000001", "k__rlock__0000000003",
+                 contender_prefix(guid, Queues::read) + "0000000004"});
+    ASSERT_EQ(line.size(), 4u);
+    EXPECT_TRUE(is_reader(line[0].name));
+    EXPECT_FALSE(is_reader(line[1].name));
+    EXPECT_TRUE(is_reader(line[2].name));  // Kazoo's ReadLock
+    EXPECT_EQ(find_own(line, guid), 3u);
+}

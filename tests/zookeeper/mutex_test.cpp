@@ -40,13 +40,17 @@ time.sleep(float(sys.argv[3]))
 lock.release(); zk.stop()
 )";
 
-// Tries Kazoo's Lock on argv[2] for argv[3] seconds: prints "got" or "busy".
+// Tries Kazoo's Lock (or argv[4]: ReadLock, WriteLock) on argv[2] for argv[3] seconds,
+// counting Curator's contenders: prints "got" or "busy".
 constexpr const char* kKazooTries = R"(
 import sys
 from kazoo.client import KazooClient
 from kazoo.exceptions import LockTimeout
 zk = KazooClient(hosts=sys.argv[1]); zk.start()
-lock = zk.Lock(sys.argv[2], extra_lock_patterns=["-lock-"])
+kind = sys.argv[4] if len(sys.argv) > 4 else "Lock"
+patterns = {"Lock": ["-lock-", "__WRIT__", "__READ__"], "WriteLock": ["-lock-", "__WRIT__", "__READ__"],
+            "ReadLock": ["-lock-", "__WRIT__"]}[kind]
+lock = getattr(zk, kind)(sys.argv[2], extra_lock_patterns=patterns)
 try:
     print("got" if lock.acquire(timeout=float(sys.argv[3])) else "busy", flush=True)
 except LockTimeout:
@@ -66,6 +70,18 @@ std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path)
         at = nl + 1;
     }
     return lines;
+}
+
+// Whether n contenders are in line under path within 30 s (a started Kazoo process imports,
+// connects and creates its node: seconds on a loaded machine); names what it saw if not.
+testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n) {
+    std::vector<std::string> seen;
+    if (eventually([&] { return (seen = children(zk, path)).size() == n; }, 30s))
+        return testing::AssertionSuccess();
+    std::string all;
+    for (const auto& c : seen) all += " " + c;
+    return testing::AssertionFailure() << "expected " << n << " contenders under " << path
+                                       << ", saw " << seen.size() << ":" << all;
 }
 
 }  // namespace
@@ -116,7 +132,7 @@ TEST(ZkInterop, KazooWaitsForADeadboltHolderAndGetsItOnRelease) {
         zk.kazoo(kKazooTries, {"/interop-kazoo-1", "20"}, &o);
         return o;
     });
-    ASSERT_TRUE(eventually([&] { return children(zk, "/interop-kazoo-1").size() == 2; }, 30s));
+    ASSERT_TRUE(queued(zk, "/interop-kazoo-1", 2));
     EXPECT_EQ(theirs.wait_for(300ms), std::future_status::timeout);
     held.release();
     EXPECT_EQ(theirs.get(), "got\n");
@@ -137,6 +153,30 @@ TEST(ZkInterop, ADeadboltWaiterQueuesBehindKazooAndIsWokenByItsRelease) {
     auto kids = children(zk, "/interop-kazoo-2");
     ASSERT_EQ(kids.size(), 1u);
     EXPECT_TRUE(kids[0].starts_with("_c_")) << "Kazoo's node went; ours holds";
+}
+
+TEST(ZkInterop, DeadboltAndKazooReadersShareAndKazoosWriterWaitsForBoth) {
+    auto& zk = ZkEnsemble::shared();
+    auto c = Client::connect(zk.url());
+    auto reader = c.acquire("interop-rw", deadbolt::LockMode::shared, {});
+    std::string out;
+    zk.kazoo(kKazooTries, {"/interop-rw", "5", "ReadLock"}, &out);
+    EXPECT_EQ(out, "got\n") << "a Kazoo reader shares with ours";
+    zk.kazoo(kKazooTries, {"/interop-rw", "0.5", "WriteLock"}, &out);
+    EXPECT_EQ(out, "busy\n") << "a Kazoo writer waits for our reader";
+    auto theirs = std::async(std::launch::async, [&] {
+        std::string o;
+        zk.kazoo(kKazooTries, {"/interop-rw", "20", "WriteLock"}, &o);
+        return o;
+    });
+    ASSERT_TRUE(queued(zk, "/interop-rw", 2));
+    EXPECT_TRUE(c.status("interop-rw").writer_waiting);
+    EXPECT_THROW(
+        c.acquire("interop-rw", deadbolt::LockMode::shared, {}, {.deadline = Clock::now()}),
+        deadbolt::LockError)
+        << "a new reader queues behind the waiting writer";
+    reader.release();
+    EXPECT_EQ(theirs.get(), "got\n");
 }
 
 TEST(ZkSession, AHolderWhoseNodeIsDeletedFromOutsideIsToldItLost) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "backends/zookeeper/paths.hpp"
 
 namespace deadbolt::detail {
@@ -10,10 +12,10 @@ ZkClaim::ZkClaim(ZkStore& store, const LockSpec& spec, std::stop_token cancel)
     : store_(store), spec_(spec), cancel_(std::move(cancel)) {
     std::string why;
     dir_ = znode_of(spec.name, why);  // supports() refused names it cannot place
-    traits_.local_line = dir_;        // threads of this process line up here first
-    traits_.abandons = true;          // our node keeps our place: delete it when we give up
-    traits_.expiry_wakes = true;      // a holder's session expiry deletes its node: watched
-    traits_.strays_live_on = true;    // a stray node lives while our session does
+    if (spec.shape != Shape::read) traits_.local_line = dir_;  // threads line up here first
+    traits_.abandons = true;        // our node keeps our place: delete it when we give up
+    traits_.expiry_wakes = true;    // a holder's session expiry deletes its node: watched
+    traits_.strays_live_on = true;  // a stray node lives while our session does
 }
 
 ZkClaim::~ZkClaim() {
@@ -40,7 +42,10 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by) 
             if (!st.ok() && st.rc != ZNONODE) return s.fail(st, what, false);
         }
     }
-    auto path = dir_ + "/" + contender_prefix(p.guid);
+    auto as = spec_.shape == Shape::read    ? Queues::read
+              : spec_.shape == Shape::write ? Queues::write
+                                            : Queues::lock;
+    auto path = dir_ + "/" + contender_prefix(p.guid, as);
     p.sent = true;
     auto r = s.create(path, token, ZOO_EPHEMERAL_SEQUENTIAL, by);
     if (r.rc == ZNONODE) {  // the lock's znode (or a parent) is missing: make it, once
@@ -82,14 +87,23 @@ Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by) {
         p.sent = false;
         return {};
     }
-    if (i == 0) {
+    // What keeps us out: the contender just ahead, or a reader's nearest writer ahead.
+    std::optional<std::size_t> blocker;
+    if (spec_.shape != Shape::read) {
+        if (i > 0) blocker = i - 1;
+    } else {
+        for (std::size_t j = i; j-- > 0 && !blocker;)
+            if (!is_reader(line[j].name)) blocker = j;
+    }
+    if (!blocker) {
         a.acquired = true;
-        f.fence = static_cast<std::uint64_t>(p.czxid);
+        // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its node's czxid.
+        f.fence = spec_.shape == Shape::read ? 0 : static_cast<std::uint64_t>(p.czxid);
         return {};
     }
     a.pttl = std::chrono::milliseconds(-1);  // a holder's end is announced by its node's deletion
     ahead_session_ = p.session;
-    ahead_ = dir_ + "/" + line[i - 1].name;
+    ahead_ = dir_ + "/" + line[*blocker].name;
     return {};
 }
 

@@ -2,7 +2,8 @@
 // attempt creates our EPHEMERAL_SEQUENTIAL contender "_c_<guid>-lock-" under the lock's znode
 // (and the znode, as a container, when missing); each attempt reads the children: the lowest
 // sequence holds, and a refused one remembers the contender just ahead. The wake-up watches
-// only that node (no herd, no polling); the next attempt reads the children again. A create
+// only that node (no herd, no polling); the next attempt reads the children again. An RWLock's
+// reader waits only for the nearest writer ahead of it; its writer is a Mutex's contender. A create
 // whose reply was lost is found again by its guid, so it neither blocks the line nor is
 // taken twice; a node of an older session is never taken as ours.
 #pragma once

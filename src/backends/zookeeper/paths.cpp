@@ -8,7 +8,8 @@
 namespace deadbolt::detail {
 namespace {
 
-constexpr std::string_view kMarkers[] = {"-lock-", "__lock__"};
+constexpr std::string_view kMarkers[] = {"-lock-", "__lock__", "__WRIT__", "__READ__", "__rlock__"};
+constexpr std::string_view kReaders[] = {"__READ__", "__rlock__"};
 constexpr std::size_t kSeqDigits = 10;  // ZooKeeper's sequence suffix: %010d
 
 // The length of the UTF-8 sequence at s[i] when it encodes a code point that a Java string
@@ -105,8 +106,15 @@ std::string new_guid() {
            hex.substr(16, 4) + "-" + hex.substr(20, 12);
 }
 
-std::string contender_prefix(std::string_view guid) {
-    return fmt::format("_c_{}-lock-", guid);
+std::string contender_prefix(std::string_view guid, Queues as) {
+    constexpr std::string_view kNames[] = {"lock-", "__WRIT__", "__READ__"};
+    return fmt::format("_c_{}-{}", guid, kNames[static_cast<int>(as)]);
+}
+
+bool is_reader(std::string_view child) {
+    if (child.size() < kSeqDigits) return false;
+    auto head = child.substr(0, child.size() - kSeqDigits);
+    return std::ranges::any_of(kReaders, [&](std::string_view m) { return head.ends_with(m); });
 }
 
 std::optional<std::int64_t> contender_seq(std::string_view child) {
@@ -132,7 +140,7 @@ std::vector<Contender> in_line(const std::vector<std::string>& children) {
 }
 
 std::optional<std::size_t> find_own(const std::vector<Contender>& line, std::string_view guid) {
-    auto prefix = contender_prefix(guid);
+    auto prefix = fmt::format("_c_{}-", guid);
     for (std::size_t i = 0; i < line.size(); ++i)
         if (line[i].name.starts_with(prefix)) return i;
     return std::nullopt;

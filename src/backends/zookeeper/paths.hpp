@@ -2,7 +2,9 @@
 // (so Java services share it): a lock named N is the znode /N under the chroot, and its
 // contenders are EPHEMERAL_SEQUENTIAL children "_c_<guid>-lock-<seq>"; the lowest sequence
 // holds. Kazoo's "<uuid>__lock__<seq>" children count as contenders too. The guid finds our
-// own node after a create whose reply was lost. Pure; no I/O.
+// own node after a create whose reply was lost. An RWLock's contenders queue in the same line
+// as Curator's InterProcessReadWriteLock names them ("-__WRIT__", "-__READ__"); a reader
+// waits only for writers (any contender that is no reader) ahead of it. Pure; no I/O.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +26,12 @@ std::string name_of_znode(std::string_view path);
 
 /// A new guid: 36 characters in UUID form, random.
 std::string new_guid();
+/// What a contender queues for: Curator's InterProcessMutex ("-lock-"), or its
+/// InterProcessReadWriteLock's writer ("-__WRIT__") or reader ("-__READ__").
+enum class Queues : unsigned char { lock, write, read };
 /// The name our contender is created with (ZooKeeper appends the sequence):
-/// "_c_" + guid + "-lock-".
-std::string contender_prefix(std::string_view guid);
+/// "_c_" + guid + "-lock-" (or "-__WRIT__", "-__READ__").
+std::string contender_prefix(std::string_view guid, Queues as = Queues::lock);
 
 /// A contender child: its name and its sequence.
 struct Contender {
@@ -38,6 +43,8 @@ struct Contender {
 std::optional<std::int64_t> contender_seq(std::string_view child);
 /// The contenders among children, in line (lowest sequence first).
 std::vector<Contender> in_line(const std::vector<std::string>& children);
+/// Whether a contender shares with readers: Curator's "__READ__", Kazoo's "__rlock__".
+bool is_reader(std::string_view child);
 /// The position in line of the child created with guid; nullopt when none is.
 std::optional<std::size_t> find_own(const std::vector<Contender>& line, std::string_view guid);
 

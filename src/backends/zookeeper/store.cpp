@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "backends/zookeeper/claim.hpp"
@@ -63,11 +64,12 @@ std::chrono::milliseconds ZkStore::longest_ttl() const {
 }
 
 Status ZkStore::supports(const LockSpec& spec) const {
-    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair)
+    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair && spec.shape != Shape::read &&
+        spec.shape != Shape::write)
         return Status::error(
             errc::invalid_argument,
-            fmt::format("deadbolt's ZooKeeper backend keeps Mutex and FairMutex so far; {} on "
-                        "ZooKeeper is not built yet: use it on Redis or etcd",
+            fmt::format("deadbolt's ZooKeeper backend keeps Mutex, FairMutex and RWLock so far; "
+                        "'{}' on ZooKeeper is not built yet: use it on Redis or etcd",
                         primitive_of(spec.shape)));
     std::string why;
     if (znode_of(spec.name, why).empty()) return Status::error(errc::invalid_argument, why);
@@ -89,8 +91,8 @@ Status ZkStore::supports(const LockSpec& spec) const {
 Status ZkStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex") return {};
     return Status::error(errc::invalid_argument,
-                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex "
-                                     "and FairMutex are built): use it on Redis or etcd",
+                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
+                                     "FairMutex and RWLock are built): use it on Redis or etcd",
                                      primitive));
 }
 
@@ -192,14 +194,21 @@ Status ZkStore::statuses(const std::vector<std::string>& names,
         if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
         auto line = in_line(r.children);
         if (!line.empty()) {
+            // Readers at the head of the line hold together; anyone else holds alone.
+            std::size_t readers = 0;
+            while (readers < line.size() && is_reader(line[readers].name)) ++readers;
             ls.held = true;
-            ls.kind = "mutex";
-            ls.holders = 1;
-            ls.waiters = static_cast<int>(line.size()) - 1;
+            ls.kind = readers > 0 ? "readers" : "mutex";
+            ls.holders = static_cast<int>(std::max<std::size_t>(readers, 1));
+            ls.waiters = static_cast<int>(line.size()) - ls.holders;
+            ls.writer_waiting = readers > 0 && readers < line.size();
             ls.ttl = std::chrono::milliseconds(-1);  // it lives as long as its holder's session
-            auto holder = s->exists(dir + "/" + line.front().name, deadline());
-            if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
-            ls.held_by.push_back(Holder{.ttl = ls.ttl});
+            if (readers == 0) {
+                auto holder = s->exists(dir + "/" + line.front().name, deadline());
+                if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
+            }
+            for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k)
+                ls.held_by.push_back(Holder{.ttl = ls.ttl});
         }
         out.emplace_back(std::move(ls), Status{});
     }
