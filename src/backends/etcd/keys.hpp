@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 
+#include "core/reentrant_value.hpp"  // a reentrant contender's value
+
 namespace deadbolt::detail {
 
 /// The directory of name's contenders: prefix + name + "/".
@@ -27,13 +29,5 @@ std::string range_end(std::string_view dir);
 bool is_contender(std::string_view dir, std::string_view key);
 /// Whether contender key (right under dir) is a reader's: readers share with readers.
 bool is_reader(std::string_view dir, std::string_view key);
-
-/// A reentrant contender's value: holds (>= 1) and the owner's id.
-std::string reentrant_value(std::int64_t holds, std::string_view owner);
-/// The holds and owner in a reentrant contender's value; nullopt when it is none (etcdctl's,
-/// a Mutex's token).
-std::optional<std::pair<std::int64_t, std::string_view>> parse_reentrant(std::string_view value);
-/// The holds of owner in a reentrant contender's value; nullopt when it is another's or none.
-std::optional<std::int64_t> holds_of(std::string_view value, std::string_view owner);
 
 }  // namespace deadbolt::detail

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "backends/zookeeper/paths.hpp"
+#include "core/reentrant_value.hpp"
 
 namespace deadbolt::detail {
 
@@ -12,7 +13,9 @@ ZkClaim::ZkClaim(ZkStore& store, const LockSpec& spec, std::stop_token cancel)
     : store_(store), spec_(spec), cancel_(std::move(cancel)) {
     std::string why;
     dir_ = znode_of(spec.name, why);  // supports() refused names it cannot place
-    if (spec.shape != Shape::read) traits_.local_line = dir_;  // threads line up here first
+    // Threads of this process line up here first; readers share, and a reentrant lock's
+    // holder may come again while it holds.
+    if (spec.shape != Shape::read && spec.shape != Shape::reentrant) traits_.local_line = dir_;
     traits_.abandons = true;        // our node keeps our place: delete it when we give up
     traits_.expiry_wakes = true;    // a holder's session expiry deletes its node: watched
     traits_.strays_live_on = true;  // a stray node lives while our session does
@@ -47,10 +50,13 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by) 
                                             : Queues::lock;
     auto path = dir_ + "/" + contender_prefix(p.guid, as);
     p.sent = true;
-    auto r = s.create(path, token, ZOO_EPHEMERAL_SEQUENTIAL, by);
+    // Our token names our host and process for `status`; a reentrant node counts its owner's
+    // holds.
+    auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner) : token;
+    auto r = s.create(path, data, ZOO_EPHEMERAL_SEQUENTIAL, by);
     if (r.rc == ZNONODE) {  // the lock's znode (or a parent) is missing: make it, once
         if (Status st = store_.make_dirs(s, dir_, by); !st.ok()) return st;
-        r = s.create(path, token, ZOO_EPHEMERAL_SEQUENTIAL, by);
+        r = s.create(path, data, ZOO_EPHEMERAL_SEQUENTIAL, by);
     }
     if (!r.ok()) return s.fail(r, what, true);
     p.node = r.path;
@@ -66,12 +72,51 @@ void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep
     Place& p = places_[token];
     if (p.session != s)
         p = Place{.session = s, .guid = new_guid(), .node = {}};  // new session: old nodes are gone
+    if (spec_.shape == Shape::reentrant) {
+        bool joined = false;
+        if (a.status = join(p, a, f, by, joined); !a.status.ok() || joined) return;
+    }
     for (int round = 0; round < 3; ++round) {
         if (p.node.empty())
             if (a.status = place(p, token, by); !a.status.ok()) return;
         if (a.status = look(p, a, f, by); !a.status.ok() || !p.node.empty()) return;
     }
     a.pttl = std::chrono::milliseconds(0);  // our node keeps vanishing: look again soon
+}
+
+Status ZkClaim::join(Place& p, Attempted& a, Fences& f, Clock::time_point by, bool& joined) {
+    ZkSession& s = *p.session;
+    auto what = fmt::format("acquiring '{}'", spec_.name);
+    for (int round = 0; round < 3; ++round) {
+        auto kids = s.children(dir_, by);
+        if (kids.rc == ZNONODE) return {};
+        if (!kids.ok()) return s.fail(kids, what, false);
+        auto line = in_line(kids.children);
+        if (line.empty()) return {};
+        auto head = dir_ + "/" + line.front().name;
+        if (head == p.node) return {};  // our own node holds: the line says so
+        auto now = s.get(head, by);
+        if (now.rc == ZNONODE) continue;
+        if (!now.ok()) return s.fail(now, what, false);
+        auto holds = holds_of(now.data, spec_.owner);
+        if (!holds) return {};  // another's: queue
+        // Nobody of this client holds it, yet its owner id does: a grant whose reply was
+        // lost. That leftover goes, and this claim queues afresh for a hold of its own.
+        auto r = spec_.leftover_is_new
+                     ? s.remove(head, by, now.stat.version)
+                     : s.set(head, reentrant_value(*holds + 1, spec_.owner), now.stat.version, by);
+        if (r.rc == ZBADVERSION || r.rc == ZNONODE) continue;  // it moved: look again
+        if (!r.ok()) return s.fail(r, what, true);
+        if (spec_.leftover_is_new) return {};
+        if (!p.node.empty()) (void)s.remove(p.node, by);  // our place in line goes
+        p.node = head;
+        p.czxid = now.stat.czxid;
+        p.sent = true;
+        joined = a.acquired = true;
+        f.fence = static_cast<std::uint64_t>(now.stat.czxid);  // the holding's fence
+        return {};
+    }
+    return {};  // holds keep moving under us: queue with a node of our own
 }
 
 Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by) {
@@ -160,6 +205,7 @@ std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,
         h->guid = it->second.guid;
         h->node = it->second.node;
         h->czxid = it->second.czxid;
+        if (spec_.shape == Shape::reentrant) h->owner = spec_.owner;
         if (!it->second.sent) h->session.reset();  // nothing was created: nothing to drop
     }
     return h;

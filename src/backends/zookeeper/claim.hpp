@@ -3,7 +3,9 @@
 // (and the znode, as a container, when missing); each attempt reads the children: the lowest
 // sequence holds, and a refused one remembers the contender just ahead. The wake-up watches
 // only that node (no herd, no polling); the next attempt reads the children again. An RWLock's
-// reader waits only for the nearest writer ahead of it; its writer is a Mutex's contender. A create
+// reader waits only for the nearest writer ahead of it; its writer is a Mutex's contender. A
+// ReentrantMutex's node counts its owner's holds in its data ("<holds> <owner>"): a claim of
+// that owner, on any client, counts one more on the holder's node instead of queueing. A create
 // whose reply was lost is found again by its guid, so it neither blocks the line nor is
 // taken twice; a node of an older session is never taken as ours.
 #pragma once
@@ -58,6 +60,9 @@ class ZkClaim final : public Claim {
 
     // Our node for p: found again by guid after a lost reply, else created.
     Status place(Place& p, const std::string& token, Clock::time_point by);
+    // A reentrant claim's owner holds the lock already (on any client): joined is set when
+    // one more hold was counted on its node, which p now names.
+    Status join(Place& p, Attempted& a, Fences& f, Clock::time_point by, bool& joined);
     // The line's verdict for p: granted, or refused behind ahead_.
     Status look(Place& p, Attempted& a, Fences& f, Clock::time_point by);
 

@@ -17,6 +17,7 @@ struct ZkHolding final : Holding {
     std::string guid;                    // in the node's name: finds it after a lost reply
     std::string node;                    // its full path; empty when the create's reply was lost
     std::int64_t czxid = 0;              // the node's creation zxid (the fence); 0 = unknown
+    std::string owner;  // a ReentrantMutex's: its node's data counts the owner's holds
 };
 
 inline const ZkHolding& as_zk(const Holding* h) {

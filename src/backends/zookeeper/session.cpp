@@ -176,11 +176,39 @@ ZkReply ZkSession::create(const std::string& path, std::string_view data, int mo
     });
 }
 
-ZkReply ZkSession::remove(const std::string& path, Clock::time_point by) {
+ZkReply ZkSession::remove(const std::string& path, Clock::time_point by, int version) {
     return call(by, [&](void* ref) {
         return zoo_adelete(
-            zh_, path.c_str(), -1,
+            zh_, path.c_str(), version,
             [](int rc, const void* d) { Call::finish(d, rc, [](ZkReply&) {}); }, ref);
+    });
+}
+
+ZkReply ZkSession::get(const std::string& path, Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_aget(
+            zh_, path.c_str(), 0,
+            [](int rc, const char* value, int len, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    if (value && len > 0) r.data.assign(value, static_cast<std::size_t>(len));
+                    if (st) r.stat = *st;
+                });
+            },
+            ref);
+    });
+}
+
+ZkReply ZkSession::set(const std::string& path, std::string_view data, int version,
+                       Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_aset(
+            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+            [](int rc, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    if (st) r.stat = *st;
+                });
+            },
+            ref);
     });
 }
 

@@ -33,6 +33,7 @@ struct ZkReply {
     std::string path;                   // create: the node made (sequence included)
     Stat stat{};                        // create, exists, children: the node's
     std::vector<std::string> children;  // children
+    std::string data;                   // get: the node's data
     bool ok() const { return rc == ZOK; }
 };
 
@@ -63,7 +64,11 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     void set_on_state(std::function<void()> f);
 
     ZkReply create(const std::string& path, std::string_view data, int mode, Clock::time_point by);
-    ZkReply remove(const std::string& path, Clock::time_point by);
+    /// Deletes path if its version is still `version` (-1: any).
+    ZkReply remove(const std::string& path, Clock::time_point by, int version = -1);
+    ZkReply get(const std::string& path, Clock::time_point by);
+    /// Sets path's data if its version is still `version` (-1: any).
+    ZkReply set(const std::string& path, std::string_view data, int version, Clock::time_point by);
     ZkReply exists(const std::string& path, Clock::time_point by);
     ZkReply children(const std::string& path, Clock::time_point by);
     /// exists() that also leaves a watch on path: fired() is called once (on the C client's

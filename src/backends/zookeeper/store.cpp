@@ -7,6 +7,7 @@
 
 #include "backends/zookeeper/claim.hpp"
 #include "backends/zookeeper/paths.hpp"
+#include "core/reentrant_value.hpp"
 
 namespace deadbolt::detail {
 
@@ -65,12 +66,14 @@ std::chrono::milliseconds ZkStore::longest_ttl() const {
 
 Status ZkStore::supports(const LockSpec& spec) const {
     if (spec.shape != Shape::exclusive && spec.shape != Shape::fair && spec.shape != Shape::read &&
-        spec.shape != Shape::write)
+        spec.shape != Shape::write && spec.shape != Shape::reentrant)
         return Status::error(
             errc::invalid_argument,
-            fmt::format("deadbolt's ZooKeeper backend keeps Mutex, FairMutex and RWLock so far; "
-                        "'{}' on ZooKeeper is not built yet: use it on Redis or etcd",
-                        primitive_of(spec.shape)));
+            fmt::format(
+                "deadbolt's ZooKeeper backend keeps Mutex, FairMutex, RWLock and ReentrantMutex "
+                "so far; "
+                "'{}' on ZooKeeper is not built yet: use it on Redis or etcd",
+                primitive_of(spec.shape)));
     std::string why;
     if (znode_of(spec.name, why).empty()) return Status::error(errc::invalid_argument, why);
     const auto& o = spec.options;
@@ -90,10 +93,11 @@ Status ZkStore::supports(const LockSpec& spec) const {
 
 Status ZkStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex") return {};
-    return Status::error(errc::invalid_argument,
-                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
-                                     "FairMutex and RWLock are built): use it on Redis or etcd",
-                                     primitive));
+    return Status::error(
+        errc::invalid_argument,
+        fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
+                    "FairMutex, RWLock and ReentrantMutex are built): use it on Redis or etcd",
+                    primitive));
 }
 
 std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {
@@ -122,7 +126,40 @@ Status ZkStore::find_node(const ZkHolding& h, Clock::time_point by, std::string&
     return {};
 }
 
+Verdict ZkStore::look_at_holds(const ZkHolding& h, Clock::time_point by) {
+    // A reentrant node may be another client's (its owner id joined it there): ours while it
+    // counts holds of our owner, whichever session keeps it.
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return Verdict::unknown(std::move(st));
+    auto r = s->get(h.node, by);
+    if (r.rc == ZNONODE) return Verdict::no();
+    if (!r.ok()) return Verdict::unknown(s->fail(r, "checking a holding", false));
+    return holds_of(r.data, h.owner) ? Verdict::yes() : Verdict::no();
+}
+
+Verdict ZkStore::release_hold(const ZkHolding& h, Clock::time_point by) {
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return Verdict::unknown(std::move(st));
+    auto what = fmt::format("releasing '{}'", h.node);
+    for (int round = 0; round < 3; ++round) {
+        auto now = s->get(h.node, by);
+        if (now.rc == ZNONODE) return Verdict::no();
+        if (!now.ok()) return Verdict::unknown(s->fail(now, what, false));
+        auto holds = holds_of(now.data, h.owner);
+        if (!holds) return Verdict::no();
+        // One hold goes; the node with the last.
+        auto r = *holds > 1
+                     ? s->set(h.node, reentrant_value(*holds - 1, h.owner), now.stat.version, by)
+                     : s->remove(h.node, by, now.stat.version);
+        if (r.ok()) return Verdict::yes();
+        if (r.rc != ZBADVERSION && r.rc != ZNONODE) return Verdict::unknown(s->fail(r, what, true));
+    }
+    return Verdict::unknown(Status::error(
+        errc::unknown_outcome, fmt::format("'{}' kept changing while releasing it", h.node)));
+}
+
 Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
+    if (!h.owner.empty() && !h.node.empty()) return look_at_holds(h, by);
     // An expired session's nodes are gone: no question to ask.
     if (!h.session || h.session->expired()) return Verdict::no();
     std::string node;
@@ -154,6 +191,10 @@ std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock:
     out.reserve(hs.size());
     for (const auto* one : hs) {
         const auto& h = as_zk(one);
+        if (!h.owner.empty() && !h.node.empty()) {
+            out.push_back(release_hold(h, by));
+            continue;
+        }
         if (!h.session || h.session->expired()) {
             out.push_back(Verdict::no());
             continue;
@@ -199,14 +240,14 @@ Status ZkStore::statuses(const std::vector<std::string>& names,
             while (readers < line.size() && is_reader(line[readers].name)) ++readers;
             ls.held = true;
             ls.kind = readers > 0 ? "readers" : "mutex";
+            auto holder =
+                readers == 0 ? s->get(dir + "/" + line.front().name, deadline()) : ZkReply{};
+            if (holder.ok() && parse_reentrant(holder.data)) ls.kind = "reentrant";
             ls.holders = static_cast<int>(std::max<std::size_t>(readers, 1));
             ls.waiters = static_cast<int>(line.size()) - ls.holders;
             ls.writer_waiting = readers > 0 && readers < line.size();
             ls.ttl = std::chrono::milliseconds(-1);  // it lives as long as its holder's session
-            if (readers == 0) {
-                auto holder = s->exists(dir + "/" + line.front().name, deadline());
-                if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
-            }
+            if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
             for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k)
                 ls.held_by.push_back(Holder{.ttl = ls.ttl});
         }

@@ -54,6 +54,9 @@ class ZkStore final : public Store {
   private:
     // Whether h's node is there and on its session, which lives: the verdict.
     Verdict look_at(const ZkHolding& h, Clock::time_point by);
+    // A reentrant holding's node still counts holds of its owner; one of them given back.
+    Verdict look_at_holds(const ZkHolding& h, Clock::time_point by);
+    Verdict release_hold(const ZkHolding& h, Clock::time_point by);
     // h's node path, found by its guid when the create's reply was lost ("" = none).
     Status find_node(const ZkHolding& h, Clock::time_point by, std::string& node);
     void session_changed();
