@@ -78,3 +78,12 @@ TEST(ZkPaths, ReadersAndWritersQueueInOneLineAsCuratorsReadWriteLockNamesThem) {
     EXPECT_TRUE(is_reader(line[2].name));  // Kazoo's ReadLock
     EXPECT_EQ(find_own(line, guid), 3u);
 }
+
+TEST(ZkPaths, LeaderLatchCandidatesAreInLine) {
+    auto guid = new_guid();
+    EXPECT_EQ(contender_prefix(guid, Queues::latch), "_c_" + guid + "-latch-");
+    auto line =
+        in_line({contender_prefix(guid, Queues::latch) + "0000000002", "_c_x-latch-0000000001"});
+    ASSERT_EQ(line.size(), 2u);
+    EXPECT_EQ(find_own(line, guid), 1u);
+}

@@ -179,6 +179,33 @@ TEST(ZkInterop, DeadboltAndKazooReadersShareAndKazoosWriterWaitsForBoth) {
     EXPECT_EQ(theirs.get(), "got\n");
 }
 
+TEST(ZkInterop, DeadboltSeesAKazooLeaderAndCampaignsBehindIt) {
+    auto& zk = ZkEnsemble::shared();
+    auto c = Client::connect(zk.url());
+    auto theirs = std::async(std::launch::async, [&] {
+        std::string o;
+        zk.kazoo(R"(
+import sys, time
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+def lead():
+    print("leading", flush=True); time.sleep(1.5)
+zk.Election(sys.argv[2], "kazoo-candidate").run(lead)
+zk.stop()
+)",
+                 {"/interop-elect"}, &o);
+        return o;
+    });
+    auto e = c.election("interop-elect");
+    ASSERT_TRUE(eventually([&] { return e.leader().value == "kazoo-candidate"; }, 30s));
+    auto term = e.leader().term;
+    EXPECT_THROW(e.campaign("deadbolt", {.deadline = Clock::now()}), deadbolt::LockError);
+    e.campaign("deadbolt", {.deadline = Clock::now() + 20s});
+    EXPECT_EQ(theirs.get(), "leading\n");
+    EXPECT_EQ(e.leader().value, "deadbolt");
+    EXPECT_GT(e.leader().term, term);
+}
+
 TEST(ZkSession, AHolderWhoseNodeIsDeletedFromOutsideIsToldItLost) {
     auto& zk = ZkEnsemble::shared();
     auto c = Client::connect(zk.url("?session_timeout=2s"));

@@ -45,14 +45,17 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by) 
             if (!st.ok() && st.rc != ZNONODE) return s.fail(st, what, false);
         }
     }
-    auto as = spec_.shape == Shape::read    ? Queues::read
-              : spec_.shape == Shape::write ? Queues::write
-                                            : Queues::lock;
+    auto as = spec_.shape == Shape::read     ? Queues::read
+              : spec_.shape == Shape::write  ? Queues::write
+              : spec_.shape == Shape::leader ? Queues::latch
+                                             : Queues::lock;
     auto path = dir_ + "/" + contender_prefix(p.guid, as);
     p.sent = true;
     // Our token names our host and process for `status`; a reentrant node counts its owner's
-    // holds.
-    auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner) : token;
+    // holds; a candidate's holds what it proclaims (LeaderLatch's participant id).
+    auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
+                : spec_.shape == Shape::leader  ? spec_.value
+                                                : token;
     auto r = s.create(path, data, ZOO_EPHEMERAL_SEQUENTIAL, by);
     if (r.rc == ZNONODE) {  // the lock's znode (or a parent) is missing: make it, once
         if (Status st = store_.make_dirs(s, dir_, by); !st.ok()) return st;
@@ -127,8 +130,14 @@ Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by) {
     auto mine = p.node.substr(dir_.size() + 1);
     std::size_t i = 0;
     while (i < line.size() && line[i].name != mine) ++i;
-    if (i == line.size()) {  // deleted from outside: queue again
-        p.node.clear();
+    if (i == line.size()) {
+        auto there = s.exists(p.node, by);
+        if (there.ok())  // never queue twice for one node that the line does not count
+            return Status::error(
+                errc::server_error,
+                fmt::format("'{}' is not counted as a contender of '{}'", p.node, spec_.name));
+        if (there.rc != ZNONODE) return s.fail(there, "looking for our node", false);
+        p.node.clear();  // deleted from outside: queue again
         p.sent = false;
         return {};
     }
@@ -206,6 +215,7 @@ std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,
         h->node = it->second.node;
         h->czxid = it->second.czxid;
         if (spec_.shape == Shape::reentrant) h->owner = spec_.owner;
+        if (spec_.shape == Shape::leader && !h->node.empty()) store_.add_term(token, h);
         if (!it->second.sent) h->session.reset();  // nothing was created: nothing to drop
     }
     return h;

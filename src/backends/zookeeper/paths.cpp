@@ -8,7 +8,8 @@
 namespace deadbolt::detail {
 namespace {
 
-constexpr std::string_view kMarkers[] = {"-lock-", "__lock__", "__WRIT__", "__READ__", "__rlock__"};
+constexpr std::string_view kMarkers[] = {"-lock-",   "__lock__",  "__WRIT__",
+                                         "__READ__", "__rlock__", "-latch-"};
 constexpr std::string_view kReaders[] = {"__READ__", "__rlock__"};
 constexpr std::size_t kSeqDigits = 10;  // ZooKeeper's sequence suffix: %010d
 
@@ -107,7 +108,7 @@ std::string new_guid() {
 }
 
 std::string contender_prefix(std::string_view guid, Queues as) {
-    constexpr std::string_view kNames[] = {"lock-", "__WRIT__", "__READ__"};
+    constexpr std::string_view kNames[] = {"lock-", "__WRIT__", "__READ__", "latch-"};
     return fmt::format("_c_{}-{}", guid, kNames[static_cast<int>(as)]);
 }
 

@@ -26,9 +26,10 @@ std::string name_of_znode(std::string_view path);
 
 /// A new guid: 36 characters in UUID form, random.
 std::string new_guid();
-/// What a contender queues for: Curator's InterProcessMutex ("-lock-"), or its
-/// InterProcessReadWriteLock's writer ("-__WRIT__") or reader ("-__READ__").
-enum class Queues : unsigned char { lock, write, read };
+/// What a contender queues for: Curator's InterProcessMutex ("-lock-"), its
+/// InterProcessReadWriteLock's writer ("-__WRIT__") or reader ("-__READ__"), or its
+/// LeaderLatch ("-latch-").
+enum class Queues : unsigned char { lock, write, read, latch };
 /// The name our contender is created with (ZooKeeper appends the sequence):
 /// "_c_" + guid + "-lock-" (or "-__WRIT__", "-__READ__").
 std::string contender_prefix(std::string_view guid, Queues as = Queues::lock);

@@ -240,22 +240,41 @@ ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
     });
 }
 
+ZkSession::Watch* ZkSession::new_watch(std::function<void()> fired, std::uint64_t& id) {
+    std::lock_guard lk(m_);
+    id = next_watch_++;
+    auto made = std::make_unique<Watch>(Watch{this, id, std::move(fired)});
+    Watch* w = made.get();
+    watches_.emplace(id, std::move(made));
+    return w;
+}
+
 ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::function<void()> fired,
                          std::uint64_t& id) {
-    Watch* w = nullptr;
-    {
-        std::lock_guard lk(m_);
-        id = next_watch_++;
-        auto made = std::make_unique<Watch>(Watch{this, id, std::move(fired)});
-        w = made.get();
-        watches_.emplace(id, std::move(made));
-    }
+    Watch* w = new_watch(std::move(fired), id);
     return call(by, [&](void* ref) {
         return zoo_awexists(
             zh_, path.c_str(), &ZkSession::on_watch, w,
             [](int rc, const Stat* st, const void* d) {
                 Call::finish(d, rc, [&](ZkReply& r) {
                     if (st) r.stat = *st;
+                });
+            },
+            ref);
+    });
+}
+
+ZkReply ZkSession::watch_children(const std::string& path, Clock::time_point by,
+                                  std::function<void()> fired, std::uint64_t& id) {
+    Watch* w = new_watch(std::move(fired), id);
+    return call(by, [&](void* ref) {
+        return zoo_awget_children2(
+            zh_, path.c_str(), &ZkSession::on_watch, w,
+            [](int rc, const String_vector* names, const Stat* st, const void* d) {
+                Call::finish(d, rc, [&](ZkReply& r) {
+                    if (st) r.stat = *st;
+                    for (int i = 0; names && i < names->count; ++i)
+                        r.children.emplace_back(names->data[i]);
                 });
             },
             ref);

@@ -76,6 +76,9 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     /// unwatch(id) came first. id names the watch.
     ZkReply watch(const std::string& path, Clock::time_point by, std::function<void()> fired,
                   std::uint64_t& id);
+    /// children() that also leaves a watch on path's children, as watch() does on a node.
+    ZkReply watch_children(const std::string& path, Clock::time_point by,
+                           std::function<void()> fired, std::uint64_t& id);
     /// Forgets watch id: its fired() will not be called. Never throws.
     void unwatch(std::uint64_t id) noexcept;
 
@@ -87,6 +90,8 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     struct Call;
     ZkSession() = default;
     static void on_event(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    struct Watch;
+    Watch* new_watch(std::function<void()> fired, std::uint64_t& id);
     static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
     void state_changed(int state);
     // Starts one call (start(ref) hands ref to the C client's completion) and waits for

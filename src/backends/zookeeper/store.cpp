@@ -65,15 +65,12 @@ std::chrono::milliseconds ZkStore::longest_ttl() const {
 }
 
 Status ZkStore::supports(const LockSpec& spec) const {
-    if (spec.shape != Shape::exclusive && spec.shape != Shape::fair && spec.shape != Shape::read &&
-        spec.shape != Shape::write && spec.shape != Shape::reentrant)
-        return Status::error(
-            errc::invalid_argument,
-            fmt::format(
-                "deadbolt's ZooKeeper backend keeps Mutex, FairMutex, RWLock and ReentrantMutex "
-                "so far; "
-                "'{}' on ZooKeeper is not built yet: use it on Redis or etcd",
-                primitive_of(spec.shape)));
+    if (spec.shape == Shape::permits || spec.shape == Shape::multi)
+        return Status::error(errc::invalid_argument,
+                             fmt::format("'{}' on ZooKeeper is not built yet (Mutex, FairMutex, "
+                                         "RWLock, ReentrantMutex and LeaderElection are): use "
+                                         "it on Redis or etcd",
+                                         primitive_of(spec.shape)));
     std::string why;
     if (znode_of(spec.name, why).empty()) return Status::error(errc::invalid_argument, why);
     const auto& o = spec.options;
@@ -93,11 +90,11 @@ Status ZkStore::supports(const LockSpec& spec) const {
 
 Status ZkStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex") return {};
-    return Status::error(
-        errc::invalid_argument,
-        fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
-                    "FairMutex, RWLock and ReentrantMutex are built): use it on Redis or etcd",
-                    primitive));
+    return Status::error(errc::invalid_argument,
+                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
+                                     "FairMutex, RWLock, ReentrantMutex and LeaderElection are "
+                                     "built): use it on Redis or etcd",
+                                     primitive));
 }
 
 std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {

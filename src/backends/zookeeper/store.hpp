@@ -2,9 +2,11 @@
 // EPHEMERAL_SEQUENTIAL contender under the lock's znode and waits for the one just ahead of
 // it to go (no herd, no polling); the session is the lease of every holding: a renewal is one
 // read proving the session alive and the node still ours, a release deletes the node, and a
-// check reads it. The fence is the node's czxid.
+// check reads it. The fence is the node's czxid. LeaderElection is Curator's LeaderLatch: the
+// lowest "-latch-" candidate leads, its node's data is what it proclaims (election.cpp).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +44,12 @@ class ZkStore final : public Store {
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status ping() override;
+    Status proclaim(const std::string& name, const std::string& token, std::string_view value,
+                    bool& ours) override;
+    Status leader(const std::string& name, Leader& out) override;
+    Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how) override;
+    /// A campaign's term, found by its token when it proclaims.
+    void add_term(const std::string& token, const std::shared_ptr<ZkHolding>& h);
 
     // For claims.
     /// The live session: the current one, or a new one when it expired.
@@ -63,6 +71,8 @@ class ZkStore final : public Store {
 
     ClientImpl& client_;
     const ZkUrl url_;
+    std::mutex terms_m_;
+    std::map<std::string, std::weak_ptr<ZkHolding>> terms_;  // by campaign token
     std::mutex m_;
     std::shared_ptr<ZkSession> session_;
     bool stopped_ = false;
