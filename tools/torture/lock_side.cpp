@@ -1,6 +1,7 @@
 #include "lock_side.hpp"
 
 #include "etcd_cluster.hpp"
+#include "zk_ensemble.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -10,8 +11,21 @@
 namespace deadbolt::torture {
 
 LockSide::LockSide(const std::string& dir, int workers, const SideSpec& spec)
-    : nodes_(static_cast<std::size_t>(std::max(1, spec.etcd ? 3 : spec.nodes))) {
+    : nodes_(static_cast<std::size_t>(std::max(1, spec.etcd || spec.zk ? 3 : spec.nodes))),
+      session_(spec.session) {
     const bool aof = spec.aof, standby = spec.standby, sentinels = spec.sentinels;
+    if (spec.zk) {
+#ifdef DEADBOLT_TORTURE_ZK
+        zk_ = std::make_unique<test::ZkEnsemble>(static_cast<int>(nodes_));
+        for (int w = 0; w < workers; ++w)
+            for (std::size_t m = 0; m < nodes_; ++m)
+                proxies_.push_back(
+                    std::make_unique<test::TcpProxy>(zk_->client_port(static_cast<int>(m))));
+        return;
+#else
+        throw std::runtime_error("torture: built without ZooKeeper (libzookeeper-mt-dev)");
+#endif
+    }
     if (spec.etcd) {
 #ifdef DEADBOLT_TORTURE_ETCD
         etcd_ = std::make_unique<test::EtcdCluster>(static_cast<int>(nodes_));
@@ -92,10 +106,12 @@ std::string LockSide::url_for(int worker) const {
         return url + "/torture";
     }
     if (nodes_ == 1) return proxies_[worker]->url();
-    std::string url = etcd_ ? "etcd://" : "redlock://";
+    std::string url = etcd_ ? "etcd://" : zk_ ? "zk://" : "redlock://";
     for (std::size_t i = 0; i < nodes_; ++i)
         url += (i ? ",127.0.0.1:" : "127.0.0.1:") +
                std::to_string(proxies_[worker * nodes_ + i]->port());
+    // ZooKeeper: the session is the lease, so it lasts the run's TTL.
+    if (zk_) url += "?session_timeout=" + std::to_string(session_.count()) + "ms";
     return url;
 }
 
@@ -108,18 +124,30 @@ std::vector<test::TcpProxy*> LockSide::proxies_of(int worker) {
 
 LockSide::~LockSide() = default;
 
-bool LockSide::restart_member(bool leader, std::size_t pick, std::chrono::milliseconds down) {
-#ifdef DEADBOLT_TORTURE_ETCD
-    int m = leader ? etcd_->leader() : static_cast<int>(pick % nodes_);
+namespace {
+
+template <class Members>
+bool restart(Members& ms, bool leader, std::size_t pick, std::size_t n,
+             std::chrono::milliseconds down) {
+    int m = leader ? ms.leader() : static_cast<int>(pick % n);
     if (m < 0) return false;
-    etcd_->stop(m);
+    ms.stop(m);
     std::this_thread::sleep_for(down);
-    etcd_->start(m);
+    ms.start(m);
     return true;
-#else
+}
+
+}  // namespace
+
+bool LockSide::restart_member(bool leader, std::size_t pick, std::chrono::milliseconds down) {
+#ifdef DEADBOLT_TORTURE_ZK
+    if (zk_) return restart(*zk_, leader, pick, nodes_, down);
+#endif
+#ifdef DEADBOLT_TORTURE_ETCD
+    if (etcd_) return restart(*etcd_, leader, pick, nodes_, down);
+#endif
     (void)leader, (void)pick, (void)down;
     return false;
-#endif
 }
 
 void LockSide::follow(test::RedisServer& replica, const test::RedisServer& primary) {

@@ -18,7 +18,8 @@
 
 namespace deadbolt::test {
 class EtcdCluster;
-}
+class ZkEnsemble;
+}  // namespace deadbolt::test
 
 namespace deadbolt::torture {
 
@@ -30,6 +31,8 @@ struct SideSpec {
     bool sentinels = false;  // a primary, a replica and three sentinels, found through them
     bool cluster = false;    // a Redis Cluster of 3 masters with a replica each
     bool etcd = false;       // a 3-member etcd cluster
+    bool zk = false;         // a 3-server ZooKeeper ensemble
+    std::chrono::milliseconds session{0};  // zk: the session timeout workers ask for
 };
 
 class LockSide {
@@ -59,7 +62,8 @@ class LockSide {
     void failover(std::chrono::milliseconds lag, std::chrono::milliseconds down);
     bool has_standby() const { return nodes_ == 1 && servers_.size() > 1 && sentinels_.empty(); }
     bool has_sentinels() const { return !sentinels_.empty(); }
-    bool etcd() const { return etcd_ != nullptr; }
+    /// A consensus engine (etcd, ZooKeeper): members, a leader, state that survives a minority.
+    bool consensus() const { return etcd_ != nullptr || zk_ != nullptr; }
     /// SIGSTOPs the primary the sentinels name, waits until they promote its replica, keeps the
     /// old one stopped for `down` more, then resumes it (the sentinels make it a replica).
     /// Writes it had not replicated are lost. Returns false if no failover happened in 20 s.
@@ -69,8 +73,8 @@ class LockSide {
     /// failover has a replica to promote).
     bool cluster_failover(std::chrono::milliseconds down);
 
-    /// etcd: kill -9 one member (the leader, or one picked by `pick` among all), keep it down
-    /// for `down`, start it again with its data. False when there was no leader to kill.
+    /// etcd, ZooKeeper: kill -9 one member (the leader, or one picked by `pick` among all), keep it
+    /// down for `down`, start it again with its data. False when there was no leader to kill.
     bool restart_member(bool leader, std::size_t pick, std::chrono::milliseconds down);
 
   private:
@@ -86,6 +90,8 @@ class LockSide {
     std::string sentinel_primary() const;  // the primary's port, as sentinel 0 names it
     std::unique_ptr<test::RedisCluster> cluster_;
     std::unique_ptr<test::EtcdCluster> etcd_;
+    std::unique_ptr<test::ZkEnsemble> zk_;
+    std::chrono::milliseconds session_{0};
 };
 
 }  // namespace deadbolt::torture

@@ -240,6 +240,14 @@ bool uses_etcd(const std::string& k) {
     return kind_parts(k).backend == "etcd";
 }
 
+bool uses_zk(const std::string& k) {
+    return kind_parts(k).backend == "zk";
+}
+
+bool uses_consensus(const std::string& k) {
+    return uses_etcd(k) || uses_zk(k);
+}
+
 int lock_nodes(const std::string& k) {
     return count_suffix(kind_parts(k).backend, "redlock:");
 }
@@ -258,6 +266,8 @@ bool known_lock(const std::string& k) {
     if (!primitive) return false;
     if (backend.empty() || backend == "sentinel" || backend == "cluster" || backend == "etcd")
         return true;
+    // ZooKeeper keeps no permit counts or MultiLocks yet.
+    if (backend == "zk") return p != "deadbolt-multi" && capacity(k) == 1;
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }

@@ -44,7 +44,8 @@ const std::vector<std::string>& nemesis_kinds() {
 }
 
 const std::vector<std::string>& etcd_nemeses() {
-    // etcd's servers keep Go's clocks (no shim), and its state is Raft's, not a primary's.
+    // etcd's and ZooKeeper's servers keep their own clocks (no shim), and their state is a
+    // quorum's, not a primary's.
     static const std::vector<std::string> k = {"pause", "kill",           "stall",
                                                "cut",   "member-restart", "leader-kill"};
     return k;
@@ -53,7 +54,7 @@ const std::vector<std::string>& etcd_nemeses() {
 std::vector<std::string> nemeses_for(const std::string& lock) {
     if (uses_sentinel(lock)) return {"pause", "kill", "clock-skew", "sentinel-failover"};
     if (uses_cluster(lock)) return {"pause", "kill", "cluster-failover"};
-    if (uses_etcd(lock)) return etcd_nemeses();
+    if (uses_consensus(lock)) return etcd_nemeses();
     auto all = nemesis_kinds();
     std::erase(all, std::string("member-restart"));
     std::erase(all, std::string("leader-kill"));
@@ -87,13 +88,13 @@ Promise promised(const std::string& lock, const std::string& nemesis) {
     bool state_survives = nemesis != "restart" && nemesis != "failover" &&
                           nemesis != "sentinel-failover" && nemesis != "cluster-failover" &&
                           nemesis != "clock-jump" && nemesis != "clock-rate" &&
-                          nemesis != "clock-skew" && (nemesis != "mixed" || uses_etcd(lock));
+                          nemesis != "clock-skew" && (nemesis != "mixed" || uses_consensus(lock));
     return {state_survives, hands_out_fences(lock), capacity(lock)};
 }
 
 std::string inject(const std::string& kind, Targets& t) {
-    if (kind == "mixed" && t.side.etcd()) {
-        // None of etcd's nemeses loses the lock's state.
+    if (kind == "mixed" && t.side.consensus()) {
+        // None of a consensus engine's nemeses loses the lock's state.
         const auto& pool = etcd_nemeses();
         return inject(pool[t.rng() % pool.size()], t);
     }
@@ -133,8 +134,8 @@ std::string inject(const std::string& kind, Targets& t) {
         return t.side.cluster_failover(ttl * 2) ? kind : "";
     }
     if (kind == "member-restart" || kind == "leader-kill") {
-        // etcd: one member (the leader, or any) dies as a crash would and comes back with its
-        // data 2 TTLs later; the other two keep a majority.
+        // etcd, ZooKeeper: one member (the leader, or any) dies as a crash would and comes back
+        // with its data 2 TTLs later; the other two keep a majority.
         return t.side.restart_member(kind == "leader-kill", node, ttl * 2) ? kind : "";
     }
     if (kind == "failover") {

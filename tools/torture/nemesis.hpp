@@ -18,7 +18,7 @@ namespace deadbolt::torture {
 /// Every single nemesis, in table order. "mixed" (not listed) picks one of them per fault.
 const std::vector<std::string>& nemesis_kinds();
 bool known_nemesis(const std::string& kind);
-/// The nemeses that fit an etcd cluster (also "mixed"'s pool there).
+/// The nemeses that fit a consensus engine, etcd or ZooKeeper (also "mixed"'s pool there).
 const std::vector<std::string>& etcd_nemeses();
 /// The nemeses that can hit lock's setup ("all" runs these), and whether one of them fits.
 std::vector<std::string> nemeses_for(const std::string& lock);
