@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <tuple>
 
 #include "backends/zookeeper/paths.hpp"
 #include "core/reentrant_value.hpp"
@@ -25,7 +26,8 @@ ZkClaim::~ZkClaim() {
     disarm();
 }
 
-Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by) {
+Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
+                      std::optional<ZkReply>& listed) {
     auto what = fmt::format("acquiring '{}'", spec_.name);
     ZkSession& s = *p.session;
     if (p.sent) {
@@ -56,14 +58,16 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by) 
     auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
                 : spec_.shape == Shape::leader  ? spec_.value
                                                 : token;
-    auto r = s.create(path, data, ZOO_EPHEMERAL_SEQUENTIAL, by);
+    // The line is read right behind the create: an uncontended grant costs one round trip.
+    auto [r, line] = s.create_and_list(path, data, ZOO_EPHEMERAL_SEQUENTIAL, dir_, by);
     if (r.rc == ZNONODE) {  // the lock's znode (or a parent) is missing: make it, once
         if (Status st = store_.make_dirs(s, dir_, by); !st.ok()) return st;
-        r = s.create(path, data, ZOO_EPHEMERAL_SEQUENTIAL, by);
+        std::tie(r, line) = s.create_and_list(path, data, ZOO_EPHEMERAL_SEQUENTIAL, dir_, by);
     }
     if (!r.ok()) return s.fail(r, what, true);
     p.node = r.path;
     p.czxid = r.stat.czxid;
+    if (line.ok()) listed = std::move(line);
     return {};
 }
 
@@ -80,9 +84,10 @@ void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep
         if (a.status = join(p, a, f, by, joined); !a.status.ok() || joined) return;
     }
     for (int round = 0; round < 3; ++round) {
+        std::optional<ZkReply> listed;
         if (p.node.empty())
-            if (a.status = place(p, token, by); !a.status.ok()) return;
-        if (a.status = look(p, a, f, by); !a.status.ok() || !p.node.empty()) return;
+            if (a.status = place(p, token, by, listed); !a.status.ok()) return;
+        if (a.status = look(p, a, f, by, listed); !a.status.ok() || !p.node.empty()) return;
     }
     a.pttl = std::chrono::milliseconds(0);  // our node keeps vanishing: look again soon
 }
@@ -122,11 +127,13 @@ Status ZkClaim::join(Place& p, Attempted& a, Fences& f, Clock::time_point by, bo
     return {};  // holds keep moving under us: queue with a node of our own
 }
 
-Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by) {
+Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
+                     std::optional<ZkReply>& listed) {
     ZkSession& s = *p.session;
-    auto r = s.children(dir_, by);
-    if (!r.ok()) return s.fail(r, fmt::format("reading the line of '{}'", spec_.name), false);
-    auto line = in_line(r.children);
+    if (!listed) listed = s.children(dir_, by);
+    if (!listed->ok())
+        return s.fail(*listed, fmt::format("reading the line of '{}'", spec_.name), false);
+    auto line = in_line(listed->children);
     auto mine = p.node.substr(dir_.size() + 1);
     std::size_t i = 0;
     while (i < line.size() && line[i].name != mine) ++i;

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -59,12 +60,16 @@ class ZkClaim final : public Claim {
     };
 
     // Our node for p: found again by guid after a lost reply, else created.
-    Status place(Place& p, const std::string& token, Clock::time_point by);
+    // listed: the line as read right behind the create, when it was.
+    Status place(Place& p, const std::string& token, Clock::time_point by,
+                 std::optional<ZkReply>& listed);
     // A reentrant claim's owner holds the lock already (on any client): joined is set when
     // one more hold was counted on its node, which p now names.
     Status join(Place& p, Attempted& a, Fences& f, Clock::time_point by, bool& joined);
     // The line's verdict for p: granted, or refused behind ahead_.
-    Status look(Place& p, Attempted& a, Fences& f, Clock::time_point by);
+    // listed: the line if read already; else it is read now.
+    Status look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
+                std::optional<ZkReply>& listed);
 
     ZkStore& store_;
     const LockSpec spec_;

@@ -47,18 +47,29 @@ std::string last_log() {
 }  // namespace
 
 template <class Start>
-ZkReply ZkSession::call(Clock::time_point by, Start start) {
-    auto c = std::make_shared<Call>();
-    auto* ref = Call::ref(c);
-    ZkReply r;
-    if (r.rc = start(ref); r.rc != ZOK) {  // not sent: the completion will not run
+ZkSession::Pending ZkSession::begin(Start start) {
+    Pending p{std::make_shared<Call>(), ZOK};
+    auto* ref = Call::ref(p.call);
+    if (p.rc = start(ref); p.rc != ZOK)  // not sent: the completion will not run
         delete static_cast<std::shared_ptr<Call>*>(ref);
+    return p;
+}
+
+ZkReply ZkSession::await(const Pending& p, Clock::time_point by) {
+    ZkReply r;
+    if (p.rc != ZOK) {
+        r.rc = p.rc;
         return r;
     }
-    std::unique_lock lk(c->m);
-    c->cv.wait_until(lk, by, [&] { return c->done; });
-    if (!c->done) return {};
-    return c->r;
+    std::unique_lock lk(p.call->m);
+    p.call->cv.wait_until(lk, by, [&] { return p.call->done; });
+    if (!p.call->done) return r;
+    return p.call->r;
+}
+
+template <class Start>
+ZkReply ZkSession::call(Clock::time_point by, Start start) {
+    return await(begin(start), by);
 }
 
 Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
@@ -160,9 +171,9 @@ bool ZkSession::connected() const {
     return state_ == ZOO_CONNECTED_STATE;
 }
 
-ZkReply ZkSession::create(const std::string& path, std::string_view data, int mode,
-                          Clock::time_point by) {
-    return call(by, [&](void* ref) {
+ZkSession::Pending ZkSession::begin_create(const std::string& path, std::string_view data,
+                                           int mode) {
+    return begin([&](void* ref) {
         return zoo_acreate2(
             zh_, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
             mode,
@@ -174,6 +185,22 @@ ZkReply ZkSession::create(const std::string& path, std::string_view data, int mo
             },
             ref);
     });
+}
+
+ZkReply ZkSession::create(const std::string& path, std::string_view data, int mode,
+                          Clock::time_point by) {
+    return await(begin_create(path, data, mode), by);
+}
+
+std::pair<ZkReply, ZkReply> ZkSession::create_and_list(const std::string& path,
+                                                       std::string_view data, int mode,
+                                                       const std::string& dir,
+                                                       Clock::time_point by) {
+    // One session's requests are answered in order: the list sees the node just made.
+    auto made = begin_create(path, data, mode);
+    auto listed = begin_children(dir);
+    auto first = await(made, by);
+    return {std::move(first), await(listed, by)};
 }
 
 ZkReply ZkSession::remove(const std::string& path, Clock::time_point by, int version) {
@@ -225,8 +252,8 @@ ZkReply ZkSession::exists(const std::string& path, Clock::time_point by) {
     });
 }
 
-ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
-    return call(by, [&](void* ref) {
+ZkSession::Pending ZkSession::begin_children(const std::string& path) {
+    return begin([&](void* ref) {
         return zoo_aget_children2(
             zh_, path.c_str(), 0,
             [](int rc, const String_vector* names, const Stat* st, const void* d) {
@@ -238,6 +265,10 @@ ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
             },
             ref);
     });
+}
+
+ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
+    return await(begin_children(path), by);
 }
 
 ZkSession::Watch* ZkSession::new_watch(std::function<void()> fired, std::uint64_t& id) {

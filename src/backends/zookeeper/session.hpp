@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backends/zookeeper/url.hpp"
@@ -64,6 +66,11 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     void set_on_state(std::function<void()> f);
 
     ZkReply create(const std::string& path, std::string_view data, int mode, Clock::time_point by);
+    /// create(), and children(dir) sent right behind it (one round trip for both): the list
+    /// includes the node made.
+    std::pair<ZkReply, ZkReply> create_and_list(const std::string& path, std::string_view data,
+                                                int mode, const std::string& dir,
+                                                Clock::time_point by);
     /// Deletes path if its version is still `version` (-1: any).
     ZkReply remove(const std::string& path, Clock::time_point by, int version = -1);
     ZkReply get(const std::string& path, Clock::time_point by);
@@ -94,10 +101,20 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     Watch* new_watch(std::function<void()> fired, std::uint64_t& id);
     static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
     void state_changed(int state);
-    // Starts one call (start(ref) hands ref to the C client's completion) and waits for
-    // its answer by `by`.
+    // A call on its way (rc: ZOK, or why it was not sent).
+    struct Pending {
+        std::shared_ptr<Call> call;
+        int rc;
+    };
+    // Starts one call: start(ref) hands ref to the C client's completion.
+    template <class Start>
+    static Pending begin(Start start);
+    // Its answer by `by`.
+    static ZkReply await(const Pending& p, Clock::time_point by);
     template <class Start>
     static ZkReply call(Clock::time_point by, Start start);
+    Pending begin_create(const std::string& path, std::string_view data, int mode);
+    Pending begin_children(const std::string& path);
 
     zhandle_t* zh_ = nullptr;
     std::int64_t id_ = 0;
