@@ -24,6 +24,8 @@ Args parse(int argc, char** argv) {
             a.query = v;
         else if (k == "--etcd")
             a.etcd = v;
+        else if (k == "--zk")
+            a.zk = v;
         else if (k == "--cluster")
             a.cluster = v == "1";
         else if (k == "--threads")
@@ -112,6 +114,7 @@ void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t star
 
 std::string client_url(const Args& a) {
     if (!a.etcd.empty()) return "etcd://" + a.etcd;
+    if (!a.zk.empty()) return "zk://" + a.zk;
     if (a.ports.empty()) return "redis://127.0.0.1:" + std::to_string(a.port);
     std::string url = a.cluster ? "redis-cluster://" : "redlock://", sep;
     for (std::size_t at = 0; at != std::string::npos;) {

@@ -19,6 +19,7 @@ struct Args {
     std::string ports;     // "p1,p2,p3": Redlock over these nodes instead of --port
     std::string query;     // appended to the Redlock URL, e.g. "fencing=0"
     std::string etcd;      // "h:p,h:p,...": the lock on these etcd members (etcd://)
+    std::string zk;        // "h:p,h:p,...": the lock on these ZooKeeper servers (zk://)
     bool cluster = false;  // --ports are a Redis Cluster's masters (redis-cluster://)
     double seconds = 3;
     std::int64_t start_ns = 0, until_ns = 0;  // CLOCK_MONOTONIC span shared by a run's processes
@@ -30,7 +31,7 @@ struct Args {
 Args parse(int argc, char** argv);
 
 /// deadbolt's URL for the servers a names: redis:// on --port, or redlock:// (redis-cluster://
-/// with --cluster) over --ports, with --query appended; etcd:// over --etcd.
+/// with --cluster) over --ports, with --query appended; etcd:// over --etcd; zk:// over --zk.
 std::string client_url(const Args& a);
 
 /// CLOCK_MONOTONIC in ns: the clock every contender (C++, Python, Node) reports on.

@@ -41,9 +41,10 @@ int contend(const Args& a) {
     std::optional<LeaderElection> election;
     Section s;
     if (a.contender == "deadbolt") {
-        // The lock on etcd (--etcd) or on the counter's server.
+        // The lock on etcd (--etcd), ZooKeeper (--zk) or the counter's server.
         client = std::make_unique<Client>(Client::connect(
-            a.etcd.empty() ? "redis://127.0.0.1:" + std::to_string(a.port) : client_url(a)));
+            a.etcd.empty() && a.zk.empty() ? "redis://127.0.0.1:" + std::to_string(a.port)
+                                           : client_url(a)));
         s.work = rmw;
         if (a.primitive == "mutex") {
             m.emplace(client->mutex(a.key));

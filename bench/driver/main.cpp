@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
 #ifdef DEADBOLT_BENCH_ETCD
         if (a.scenario == "cycle" && a.contender == "raw-etcd") return cycle_raw_etcd(a);
 #endif
+#ifdef DEADBOLT_BENCH_ZK
+        if (a.scenario == "cycle" && a.contender == "raw-zk") return cycle_raw_zk(a);
+#endif
         if (a.scenario == "cycle") return cycle(a);
         if (a.scenario == "contend") return contend(a);
         if (a.scenario == "wait") return wait(a);

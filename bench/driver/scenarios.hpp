@@ -10,6 +10,9 @@ namespace deadbolt::bench {
 int cycle(const Args& a);
 /// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle.
 int cycle_raw_etcd(const Args& a);
+/// The same against ZooKeeper (--zk) through its C client with no library logic: one
+/// ephemeral sequential create and its delete per cycle.
+int cycle_raw_zk(const Args& a);
 /// The same on the asynchronous API: --threads T loops in flight from one thread.
 int cycle_async(const Args& a);
 /// 3 and 6: one of several processes contending for one key; the critical section is a
