@@ -224,6 +224,24 @@ zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2]); zk.stop
     EXPECT_TRUE(held.lost());
 }
 
+TEST(ZkAdmin, ListFindsLocksAndForceUnlockFreesOneAndWakesItsWaiter) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
+    auto one = a.acquire("admin/one");
+    auto two = a.acquire("admin/two", deadbolt::LockMode::shared, {});
+    std::vector<std::string> names;
+    for (const auto& l : a.list("admin/*")) names.push_back(l.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"admin/one", "admin/two"}));
+    auto waiter = std::async(std::launch::async, [&] {
+        return b.acquire("admin/one", {}, {.deadline = Clock::now() + 20s});
+    });
+    ASSERT_TRUE(queued(zk, "/admin/one", 2));
+    EXPECT_EQ(a.force_unlock("admin/one"), "mutex");
+    auto got = waiter.get();  // the waiter queued again and holds
+    EXPECT_TRUE(got.valid());
+    EXPECT_TRUE(eventually([&] { return one.lost(); }, 10s)) << "the holder is told";
+}
+
 TEST(ZkBadInput, EachMistakeIsNamed) {
     auto& zk = ZkEnsemble::shared();
     try {

@@ -8,6 +8,7 @@
 #include "backends/zookeeper/claim.hpp"
 #include "backends/zookeeper/paths.hpp"
 #include "core/reentrant_value.hpp"
+#include "core/token.hpp"
 
 namespace deadbolt::detail {
 
@@ -89,7 +90,7 @@ Status ZkStore::supports(const LockSpec& spec) const {
 }
 
 Status ZkStore::offers(std::string_view primitive) const {
-    if (primitive == "FairMutex") return {};
+    if (primitive == "FairMutex" || primitive == "force_unlock") return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
                                      "FairMutex, RWLock, ReentrantMutex and LeaderElection are "
@@ -245,8 +246,18 @@ Status ZkStore::statuses(const std::vector<std::string>& names,
             ls.writer_waiting = readers > 0 && readers < line.size();
             ls.ttl = std::chrono::milliseconds(-1);  // it lives as long as its holder's session
             if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
-            for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k)
-                ls.held_by.push_back(Holder{.ttl = ls.ttl});
+            // Each holder's node carries its token, which names its host and process (nodes
+            // of other tools carry something else: no origin).
+            for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
+                Holder who{.ttl = ls.ttl};
+                auto one =
+                    k == 0 && holder.ok()
+                        ? holder
+                        : s->get(dir + "/" + line[static_cast<std::size_t>(k)].name, deadline());
+                if (auto o = one.ok() ? token_origin(one.data) : std::nullopt)
+                    who.host = o->host, who.pid = o->pid;
+                ls.held_by.push_back(std::move(who));
+            }
         }
         out.emplace_back(std::move(ls), Status{});
     }

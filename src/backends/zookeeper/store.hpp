@@ -44,6 +44,8 @@ class ZkStore final : public Store {
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status ping() override;
+    Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
+    Status force_unlock(const std::string& name, std::string& kind) override;
     Status proclaim(const std::string& name, const std::string& token, std::string_view value,
                     bool& ours) override;
     Status leader(const std::string& name, Leader& out) override;

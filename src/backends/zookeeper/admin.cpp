@@ -1,0 +1,80 @@
+// What a client sees and does without holding on ZooKeeper: listing the locks under the
+// chroot, and freeing one whatever holds it.
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "backends/zookeeper/paths.hpp"
+#include "backends/zookeeper/store.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// Nodes visited at most by one listing: a chroot with more is listed in part, and says so.
+constexpr std::size_t kMaxVisited = 100000;
+
+}  // namespace
+
+Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& names) {
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return st;
+    // A lock is a znode with contenders among its children: a walk of the tree, leaving
+    // ZooKeeper's own /zookeeper alone.
+    const std::string pat(pattern);
+    std::deque<std::string> todo{"/"};
+    std::size_t visited = 0;
+    names.clear();
+    while (!todo.empty()) {
+        auto path = std::move(todo.front());
+        todo.pop_front();
+        if (++visited > kMaxVisited)
+            return Status::error(errc::server_error,
+                                 fmt::format("more than {} znodes under the chroot: list a "
+                                             "narrower chroot",
+                                             kMaxVisited));
+        auto r = s->children(path, deadline());
+        if (r.rc == ZNONODE) continue;
+        if (!r.ok()) return s->fail(r, "listing locks", false);
+        bool lock = false;
+        for (const auto& c : r.children) {
+            if (contender_seq(c)) {
+                lock = true;
+                continue;
+            }
+            if (path == "/" && c == "zookeeper") continue;
+            todo.push_back(path == "/" ? "/" + c : path + "/" + c);
+        }
+        if (!lock) continue;
+        auto name = name_of_znode(path);
+        bool plain = name.find('\0') == std::string::npos;
+        if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
+            names.push_back(std::move(name));
+    }
+    std::ranges::sort(names);
+    return {};
+}
+
+Status ZkStore::force_unlock(const std::string& name, std::string& kind) {
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return st;
+    std::vector<std::pair<LockStatus, Status>> now;
+    if (Status st = statuses({name}, now); !st.ok()) return st;
+    if (!now.front().second.ok()) return now.front().second;
+    kind = now.front().first.kind;
+    std::string why;
+    auto dir = znode_of(name, why);
+    // Every contender goes, waiters too: each wakes (its watch fires) and queues again.
+    auto r = s->children(dir, deadline());
+    if (r.rc == ZNONODE) return {};
+    if (!r.ok()) return s->fail(r, fmt::format("reading '{}'", name), false);
+    for (const auto& c : in_line(r.children)) {
+        auto gone = s->remove(dir + "/" + c.name, deadline());
+        if (!gone.ok() && gone.rc != ZNONODE)
+            return s->fail(gone, fmt::format("deleting '{}/{}'", dir, c.name), true);
+    }
+    return {};
+}
+
+}  // namespace deadbolt::detail
