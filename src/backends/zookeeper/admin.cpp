@@ -44,7 +44,10 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
                 continue;
             }
             if (path == "/" && c == "zookeeper") continue;
-            todo.push_back(path == "/" ? "/" + c : path + "/" + c);
+            std::string child = path == "/" ? std::string() : path;
+            child += '/';
+            child += c;
+            todo.push_back(std::move(child));
         }
         if (!lock) continue;
         auto name = name_of_znode(path);
