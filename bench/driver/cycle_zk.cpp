@@ -47,9 +47,11 @@ int cycle_raw_zk(const Args& a) {
     }
     std::vector<std::vector<double>> lat(a.threads);
     std::vector<std::string> dirs;
+    // Persistent parents: the server deletes an empty container (deadbolt's lock znodes)
+    // now and then, and this loop has no logic to make it again.
     for (int t = 0; t < a.threads; ++t) {
         dirs.push_back("/" + a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t));
-        must(zoo_create(zh, dirs.back().c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER,
+        must(zoo_create(zh, dirs.back().c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
                         nullptr, 0),
              "create");
     }
