@@ -31,8 +31,11 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
     auto what = fmt::format("acquiring '{}'", spec_.name);
     ZkSession& s = *p.session;
     if (p.sent) {
-        // The reply of our create was lost: our node may be in line. The guid finds it; the
+        // The reply of our create was lost: our node may be in line. The guid finds it, once
+        // the server caught up with the leader (it may not have applied the create yet); the
         // owner check keeps a node of an older session from being taken as ours.
+        auto synced = s.sync(dir_, by);
+        if (!synced.ok() && synced.rc != ZNONODE) return s.fail(synced, what, false);
         auto r = s.children(dir_, by);
         if (!r.ok() && r.rc != ZNONODE) return s.fail(r, what, false);
         auto line = in_line(r.children);

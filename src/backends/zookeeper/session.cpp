@@ -225,6 +225,17 @@ ZkReply ZkSession::get(const std::string& path, Clock::time_point by) {
     });
 }
 
+ZkReply ZkSession::sync(const std::string& path, Clock::time_point by) {
+    return call(by, [&](void* ref) {
+        return zoo_async(
+            zh_, path.c_str(),
+            [](int rc, const char* /*path*/, const void* d) {
+                Call::finish(d, rc, [](ZkReply&) {});
+            },
+            ref);
+    });
+}
+
 ZkReply ZkSession::set(const std::string& path, std::string_view data, int version,
                        Clock::time_point by) {
     return call(by, [&](void* ref) {

@@ -74,6 +74,9 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     /// Deletes path if its version is still `version` (-1: any).
     ZkReply remove(const std::string& path, Clock::time_point by, int version = -1);
     ZkReply get(const std::string& path, Clock::time_point by);
+    /// The server this session talks to catches up with the leader (ZooKeeper's sync): a
+    /// read after it sees every write committed before it, ours whose reply was lost too.
+    ZkReply sync(const std::string& path, Clock::time_point by);
     /// Sets path's data if its version is still `version` (-1: any).
     ZkReply set(const std::string& path, std::string_view data, int version, Clock::time_point by);
     ZkReply exists(const std::string& path, Clock::time_point by);

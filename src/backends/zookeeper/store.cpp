@@ -115,6 +115,12 @@ Status ZkStore::make_dirs(ZkSession& s, const std::string& dir, Clock::time_poin
 Status ZkStore::find_node(const ZkHolding& h, Clock::time_point by, std::string& node) {
     node = h.node;
     if (!node.empty()) return {};
+    // After a lost reply the server may not have applied our create yet (another server, a
+    // new leader): it catches up first, or the node would turn up after we looked and stay
+    // in line for as long as our session lives.
+    auto synced = h.session->sync(h.dir, by);
+    if (!synced.ok() && synced.rc != ZNONODE)
+        return h.session->fail(synced, "catching up before looking for a node", false);
     auto r = h.session->children(h.dir, by);
     if (r.rc == ZNONODE) return {};
     if (!r.ok())
