@@ -165,7 +165,7 @@ void RedisServer::start() {
         if (!conf_.empty()) args.insert(args.begin() + 1, conf_);
         pid_ = ::fork();
         if (pid_ == 0) {
-            int devnull = ::open("/dev/null", O_RDWR);
+            int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
             ::dup2(devnull, 0);
             ::dup2(devnull, 1);
             for (auto& e : env_) ::putenv(e.data());
@@ -227,7 +227,7 @@ void RedisServer::resume() {
 pid_t spawn_logged(std::vector<std::string> argv, const std::string& log) {
     pid_t pid = ::fork();
     if (pid == 0) {
-        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         ::dup2(out, 1);
         ::dup2(out, 2);
         std::vector<char*> a;
@@ -241,15 +241,18 @@ pid_t spawn_logged(std::vector<std::string> argv, const std::string& log) {
 
 int run_command(const std::vector<std::string>& argv, std::string* out,
                 const std::vector<std::string>& extra_env) {
+    // Close-on-exec: a command another thread starts meanwhile must not keep this pipe's
+    // write end, or this read waits for that command to end too (an `etcdctl lock` started
+    // in the background held a test's `etcdctl get` for a minute).
     int pipefd[2];
-    if (::pipe(pipefd) != 0) return -1;
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) return -1;
     pid_t pid = ::fork();
     if (pid == 0) {
         ::dup2(pipefd[1], 1);
         ::dup2(pipefd[1], 2);
         ::close(pipefd[0]);
         ::close(pipefd[1]);
-        int devnull = ::open("/dev/null", O_RDONLY);
+        int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         ::dup2(devnull, 0);
         for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
         std::vector<char*> a;
