@@ -164,6 +164,20 @@ def waiting_cost(etcd, key, contender, waiters, seconds):
                 p.wait()
 
 
+def contend_row(commands, srv, key, seconds):
+    """Runs the contend scenario's processes (commands: one argv each) and merges their
+    events: acquisitions, handoffs, waits, lost updates against the counter on srv. A peer
+    that cannot wait at all says so: {"error": ...}."""
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for argv in commands]
+    outs = [json.loads(p.communicate(timeout=seconds + 120)[0].strip().splitlines()[-1]) for p in procs]
+    if any("error" in o for o in outs):
+        return {"error": next(o["error"] for o in outs if "error" in o)}
+    row = stats.contended([o["events"] for o in outs], int(srv.cli("GET", f"{key}:counter") or 0))
+    row["failures"] = sum(o["failures"] for o in outs)
+    row.pop("wait_ms_sample", None)
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "etcd"))
@@ -201,17 +215,10 @@ def main():
                 k = fresh()
                 start = now_ns() + 3_000_000_000
                 until = start + int(contend_s * 1e9)
-                procs = [subprocess.Popen(driver(c, "contend", ["--etcd", etcd.endpoints, "--port", srv.port, "--id", i,
-                                                                "--key", k, "--start-ns", start, "--until-ns", until]),
-                                          stdout=subprocess.PIPE, text=True) for i in range(8)]
-                outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
-                if any("error" in o for o in outs):  # a peer that cannot wait at all
-                    sc["E3_contended"].setdefault(c, []).append({"error": next(o["error"] for o in outs if "error" in o)})
-                    continue
-                row = stats.contended([o["events"] for o in outs], int(srv.cli("GET", f"{k}:counter") or 0))
-                row["failures"] = sum(o["failures"] for o in outs)
-                row.pop("wait_ms_sample", None)
-                sc["E3_contended"].setdefault(c, []).append(row)
+                sc["E3_contended"].setdefault(c, []).append(contend_row(
+                    [driver(c, "contend", ["--etcd", etcd.endpoints, "--port", srv.port, "--id", i,
+                                           "--key", k, "--start-ns", start, "--until-ns", until]) for i in range(8)],
+                    srv, k, contend_s))
             for c in (OURS, CTL):
                 sc["E4_waiting"].setdefault(c, []).append(
                     waiting_cost(etcd, fresh(), c, 10, 2 if a.smoke else 10))
@@ -239,12 +246,7 @@ def main():
 def table(results):
     sc = results["scenarios"]
 
-    def cell(rows, field):
-        s = stats.spread([r[field] for r in rows])
-        return f"{s['median']:,.0f} ({s['min']:,.0f}..{s['max']:,.0f})"
-
-    def ratio(rows, base, field):
-        return f"{stats.spread([r[field] for r in rows])['median'] / stats.spread([r[field] for r in base])['median']:.2f}x"
+    cell, ratio = stats.cell, stats.ratio
 
     out = [f"etcd {results['versions'].get('etcd', '?')}, 3 members on one machine "
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]

@@ -61,3 +61,14 @@ def contended(per_process, counter, writes=None):
                        "max": max(handoff_ns, default=0) / 1e6},
         "lost_updates": (n if writes is None else writes) - counter,
     }
+
+
+def cell(rows, field):
+    """A table cell: the median of rows' field and its range, "1,234 (1,100..1,300)"."""
+    s = spread([r[field] for r in rows])
+    return f"{s['median']:,.0f} ({s['min']:,.0f}..{s['max']:,.0f})"
+
+
+def ratio(rows, base, field):
+    """rows' median field over base's, "0.75x"."""
+    return f"{spread([r[field] for r in rows])['median'] / spread([r[field] for r in base])['median']:.2f}x"

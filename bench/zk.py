@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats  # noqa: E402
-from etcd import cpu_s  # noqa: E402
+from etcd import contend_row, cpu_s  # noqa: E402
 from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
 PY = ["/usr/bin/python3", os.path.join(HERE, "peers", "kazoo_lock.py")]
@@ -188,14 +188,10 @@ def main():
                 k = fresh()
                 start = now_ns() + 3_000_000_000
                 until = start + int(contend_s * 1e9)
-                procs = [subprocess.Popen(driver(c, "contend", ["--zk", zk.hosts, "--port", srv.port, "--id", i,
-                                                                "--key", k, "--start-ns", start, "--until-ns", until]),
-                                          stdout=subprocess.PIPE, text=True) for i in range(8)]
-                outs = [json.loads(p.communicate(timeout=contend_s + 120)[0].strip().splitlines()[-1]) for p in procs]
-                row = stats.contended([o["events"] for o in outs], int(srv.cli("GET", f"{k}:counter") or 0))
-                row["failures"] = sum(o["failures"] for o in outs)
-                row.pop("wait_ms_sample", None)
-                sc["Z3_contended"].setdefault(c, []).append(row)
+                sc["Z3_contended"].setdefault(c, []).append(contend_row(
+                    [driver(c, "contend", ["--zk", zk.hosts, "--port", srv.port, "--id", i,
+                                           "--key", k, "--start-ns", start, "--until-ns", until]) for i in range(8)],
+                    srv, k, contend_s))
             for c in (OURS, PEER):
                 sc["Z4_waiting"].setdefault(c, []).append(waiting_cost(zk, fresh(), c, 10, wait_s))
     finally:
@@ -218,9 +214,7 @@ def main():
 def table(results):
     sc = results["scenarios"]
 
-    def cell(rows, field):
-        s = stats.spread([r[field] for r in rows])
-        return f"{s['median']:,.0f} ({s['min']:,.0f}..{s['max']:,.0f})"
+    cell = stats.cell
 
     def med(rows, field):
         return stats.spread([r[field] for r in rows])["median"]
@@ -232,7 +226,7 @@ def table(results):
         out += [f"\n**{title}\n", "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
         base = sc[scenario].get(RAW, [])
         for c, rows in sc[scenario].items():
-            out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {med(rows, 'cycles_per_s') / med(base, 'cycles_per_s'):.2f}x | "
+            out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {stats.ratio(rows, base, 'cycles_per_s')} | "
                        f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
     out += ["\n**Z3 contended** (8 processes, one name, a read-modify-write inside)\n",
             "| contender | acquisitions/s | handoffs/s | handoff p50 ms | wait p99 ms | Jain | lost updates |",

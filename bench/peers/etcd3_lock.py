@@ -4,23 +4,13 @@ scenarios, against --etcd members; the contended counter lives on redis-server -
 the driver's. One JSON object on stdout."""
 import argparse
 import json
-import resource
 import sys
-import threading
 import time
 
 import etcd3
 import redis
 
-
-def cpu():
-    u = resource.getrusage(resource.RUSAGE_SELF)
-    return u.ru_utime + u.ru_stime
-
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+from peer import contend, cycles
 
 
 def main():
@@ -36,51 +26,20 @@ def main():
     ap.add_argument("--key", default="bench")
     a = ap.parse_args()
     until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
-    remaining = lambda: (until - time.monotonic_ns()) / 1e9
     host, port = a.etcd.split(",")[0].split(":")  # python-etcd3 takes one endpoint
     client = etcd3.client(host=host, port=int(port))
 
     if a.scenario == "cycle":
-        lat = [[] for _ in range(a.threads)]
-
-        def loop(t):
-            lock = client.lock(f"{a.key}:{a.id}:{t}", ttl=30)
-            while time.monotonic_ns() < until:
-                t0 = time.monotonic_ns()
-                lock.acquire()
-                lock.release()
-                lat[t].append((time.monotonic_ns() - t0) / 1000)
-
-        start, c0 = time.monotonic_ns(), cpu()
-        ts = [threading.Thread(target=loop, args=(t,)) for t in range(a.threads)]
-        [t.start() for t in ts]
-        [t.join() for t in ts]
-        allv = [x for v in lat for x in v]
-        el = (time.monotonic_ns() - start) / 1e9
-        out = {"cycles": len(allv), "cycles_per_s": len(allv) / el, "p50_us": pct(allv, 0.5),
-               "p99_us": pct(allv, 0.99), "cpu_s": cpu() - c0}
+        out = cycles(lambda t: client.lock(f"{a.key}:{a.id}:{t}", ttl=30), a.threads, until)
     elif a.scenario == "contend":
-        r = redis.Redis(port=a.port)
         lock = client.lock(a.key, ttl=30)
-        time.sleep(max(0, (a.start_ns - time.monotonic_ns()) / 1e9))  # all processes at once
-        events, failures, c0 = [], 0, cpu()
-        while remaining() > 0:
-            inv = time.monotonic_ns()
-            try:
-                got_it = lock.acquire(timeout=max(remaining(), 0.001))
-            except TypeError as e:  # Debian's tenacity 8 breaks its wait: python-etcd3 #2149
-                print(json.dumps({"id": a.id, "error": f"acquire raised TypeError: {e} "
-                                  "(kragniz/python-etcd3#2149)", "version": etcd3.__version__}))
-                return
-            if not got_it:
-                failures += 1
-                continue
-            got = time.monotonic_ns()
-            r.set(f"{a.key}:counter", int(r.get(f"{a.key}:counter") or 0) + 1)
-            rel = time.monotonic_ns()
-            lock.release()
-            events.append([inv, got, rel])
-        out = {"id": a.id, "failures": failures, "cpu_s": cpu() - c0, "events": events}
+        try:
+            out = {"id": a.id, **contend(lambda timeout: lock.acquire(timeout=timeout), lock.release,
+                                         (redis.Redis(port=a.port), f"{a.key}:counter"), a.start_ns, until)}
+        except TypeError as e:  # Debian's tenacity 8 breaks its wait: python-etcd3 #2149
+            print(json.dumps({"id": a.id, "error": f"acquire raised TypeError: {e} "
+                              "(kragniz/python-etcd3#2149)", "version": etcd3.__version__}))
+            return
     else:
         sys.exit(f"etcd3_lock.py: no scenario {a.scenario}")
     out["version"] = etcd3.__version__

@@ -4,23 +4,14 @@ against --zk servers; the contended counter lives on redis-server --port, as the
 One JSON object on stdout."""
 import argparse
 import json
-import resource
-import threading
 import time
 
-import kazoo
+import kazoo.exceptions
+import kazoo.version
 import redis
 from kazoo.client import KazooClient
 
-
-def cpu():
-    u = resource.getrusage(resource.RUSAGE_SELF)
-    return u.ru_utime + u.ru_stime
-
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+from peer import contend, cycles
 
 
 def main():
@@ -36,50 +27,25 @@ def main():
     ap.add_argument("--key", default="bench")
     a = ap.parse_args()
     until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
-    remaining = lambda: (until - time.monotonic_ns()) / 1e9
     zk = KazooClient(hosts=a.zk, timeout=30)
     zk.start()
     if a.scenario == "cycle":
-        lat = [[] for _ in range(a.threads)]
-
-        def loop(t):
-            lock = zk.Lock(f"/{a.key}:{a.id}:{t}")
-            while time.monotonic_ns() < until:
-                t0 = time.monotonic_ns()
-                lock.acquire()
-                lock.release()
-                lat[t].append((time.monotonic_ns() - t0) / 1000)
-
-        start, c0 = time.monotonic_ns(), cpu()
-        ts = [threading.Thread(target=loop, args=(t,)) for t in range(a.threads)]
-        [t.start() for t in ts]
-        [t.join() for t in ts]
-        allv = [x for v in lat for x in v]
-        el = (time.monotonic_ns() - start) / 1e9
-        out = {"cycles": len(allv), "cycles_per_s": len(allv) / el, "p50_us": pct(allv, 0.5),
-               "p99_us": pct(allv, 0.99), "cpu_s": cpu() - c0}
+        out = cycles(lambda t: zk.Lock(f"/{a.key}:{a.id}:{t}"), a.threads, until)
     elif a.scenario == "contend":
-        r = redis.Redis(port=a.port)
         lock = zk.Lock(f"/{a.key}")
-        time.sleep(max(0, (a.start_ns - time.monotonic_ns()) / 1e9))  # all processes at once
-        events, failures, c0 = [], 0, cpu()
-        while remaining() > 0:
-            inv = time.monotonic_ns()
+
+        def try_acquire(timeout):
             try:
-                lock.acquire(timeout=max(remaining(), 0.001))
+                return lock.acquire(timeout=timeout)
             except kazoo.exceptions.LockTimeout:
-                failures += 1
-                continue
-            got = time.monotonic_ns()
-            r.set(f"{a.key}:counter", int(r.get(f"{a.key}:counter") or 0) + 1)
-            rel = time.monotonic_ns()
-            lock.release()
-            events.append([inv, got, rel])
-        out = {"id": a.id, "failures": failures, "cpu_s": cpu() - c0, "events": events}
+                return False
+
+        out = {"id": a.id, **contend(try_acquire, lock.release,
+                                     (redis.Redis(port=a.port), f"{a.key}:counter"), a.start_ns, until)}
     else:
         raise SystemExit(f"kazoo_lock.py: no scenario {a.scenario}")
     zk.stop()
-    out["version"] = kazoo.version.__version__ if hasattr(kazoo, "version") else "?"
+    out["version"] = kazoo.version.__version__
     print(json.dumps(out))
 
 

@@ -3,22 +3,13 @@
 cycle, contend, wait; one JSON object on stdout. --sleep is Lock's polling interval."""
 import argparse
 import json
-import resource
 import sys
 import threading
 import time
 
 import redis
 
-
-def cpu():
-    u = resource.getrusage(resource.RUSAGE_SELF)
-    return u.ru_utime + u.ru_stime
-
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+from peer import contend, cpu, cycles
 
 
 def main():
@@ -45,40 +36,12 @@ def main():
             r = RedisCluster(host="127.0.0.1", port=a.port)
         else:
             r = redis.Redis(port=a.port, max_connections=a.threads + 1)
-        lat = [[] for _ in range(a.threads)]
-
-        def loop(t):
-            lock = r.lock(f"{a.key}:{a.id}:{t}", timeout=30, sleep=a.sleep)
-            while time.monotonic_ns() < until:
-                t0 = time.monotonic_ns()
-                lock.acquire()
-                lock.release()
-                lat[t].append((time.monotonic_ns() - t0) / 1000)
-
-        start, c0 = time.monotonic_ns(), cpu()
-        ts = [threading.Thread(target=loop, args=(t,)) for t in range(a.threads)]
-        [t.start() for t in ts]
-        [t.join() for t in ts]
-        allv = [x for v in lat for x in v]
-        el = (time.monotonic_ns() - start) / 1e9
-        out = {"cycles": len(allv), "cycles_per_s": len(allv) / el, "p50_us": pct(allv, 0.5),
-               "p99_us": pct(allv, 0.99), "cpu_s": cpu() - c0}
+        out = cycles(lambda t: r.lock(f"{a.key}:{a.id}:{t}", timeout=30, sleep=a.sleep), a.threads, until)
     elif a.scenario == "contend":
         r = redis.Redis(port=a.port)
         lock = r.lock(a.key, timeout=30, sleep=a.sleep)
-        time.sleep(max(0, (a.start_ns - time.monotonic_ns()) / 1e9))  # all processes at once
-        events, failures, c0 = [], 0, cpu()
-        while remaining() > 0:
-            inv = time.monotonic_ns()
-            if not lock.acquire(blocking_timeout=max(remaining(), 0.001)):
-                failures += 1
-                continue
-            got = time.monotonic_ns()
-            r.set(f"{a.key}:counter", int(r.get(f"{a.key}:counter") or 0) + 1)
-            rel = time.monotonic_ns()
-            lock.release()
-            events.append([inv, got, rel])
-        out = {"id": a.id, "failures": failures, "cpu_s": cpu() - c0, "events": events}
+        out = {"id": a.id, **contend(lambda timeout: lock.acquire(blocking_timeout=timeout), lock.release,
+                                     (r, f"{a.key}:counter"), a.start_ns, until)}
     elif a.scenario == "wait":
         clients = [redis.Redis(port=a.port) for _ in range(a.clients)]
         got = []

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 
+#include "core/url_text.hpp"
+
 namespace deadbolt::detail {
 namespace {
 
@@ -54,13 +56,6 @@ void escape_part(std::string_view part, std::string& out) {
     }
 }
 
-int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
 }  // namespace
 
 std::string znode_of(std::string_view name, std::string& why) {
@@ -86,16 +81,9 @@ std::string znode_of(std::string_view name, std::string& why) {
 std::string name_of_znode(std::string_view path) {
     if (path.starts_with('/')) path.remove_prefix(1);
     std::string out;
-    for (std::size_t i = 0; i < path.size(); ++i) {
-        int hi = 0, lo = 0;
-        if (path[i] == '%' && i + 2 < path.size() && (hi = hexval(path[i + 1])) >= 0 &&
-            (lo = hexval(path[i + 2])) >= 0) {
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else {
-            out += path[i];
-        }
-    }
+    // Every escape znode_of writes is well formed; a path of another tool that is not (a
+    // lone '%') names itself.
+    if (!percent_decode(path, out)) out = std::string(path);
     return out;
 }
 

@@ -1,0 +1,59 @@
+"""What every Python peer of the bench driver shares: CPU time, percentiles, and the cycle
+and contend loops around a peer's own lock (each prints one JSON object)."""
+import resource
+import threading
+import time
+
+
+def cpu():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+
+
+def cycles(lock_for, threads, until):
+    """Each of `threads` threads takes and gives back its own lock (lock_for(t)) until
+    `until` (CLOCK_MONOTONIC ns): cycles/s, latency percentiles (µs), CPU."""
+    lat = [[] for _ in range(threads)]
+
+    def loop(t):
+        lock = lock_for(t)
+        while time.monotonic_ns() < until:
+            t0 = time.monotonic_ns()
+            lock.acquire()
+            lock.release()
+            lat[t].append((time.monotonic_ns() - t0) / 1000)
+
+    start, c0 = time.monotonic_ns(), cpu()
+    ts = [threading.Thread(target=loop, args=(t,)) for t in range(threads)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    allv = [x for v in lat for x in v]
+    el = (time.monotonic_ns() - start) / 1e9
+    return {"cycles": len(allv), "cycles_per_s": len(allv) / el, "p50_us": pct(allv, 0.5),
+            "p99_us": pct(allv, 0.99), "cpu_s": cpu() - c0}
+
+
+def contend(try_acquire, release, counter, start_ns, until):
+    """From start_ns (every process at once) until `until`: take the lock (try_acquire(timeout
+    s) -> bool), increment the Redis counter by read-modify-write, give it back. The
+    [invoked, got, released] events, failures and CPU."""
+    remaining = lambda: (until - time.monotonic_ns()) / 1e9
+    r, key = counter
+    time.sleep(max(0, (start_ns - time.monotonic_ns()) / 1e9))
+    events, failures, c0 = [], 0, cpu()
+    while remaining() > 0:
+        inv = time.monotonic_ns()
+        if not try_acquire(max(remaining(), 0.001)):
+            failures += 1
+            continue
+        got = time.monotonic_ns()
+        r.set(key, int(r.get(key) or 0) + 1)
+        rel = time.monotonic_ns()
+        release()
+        events.append([inv, got, rel])
+    return {"failures": failures, "cpu_s": cpu() - c0, "events": events}
