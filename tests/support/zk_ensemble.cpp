@@ -23,9 +23,30 @@ ZkEnsemble::ZkEnsemble(int servers) {
         ::access("/dev/shm", W_OK) == 0 ? "/dev/shm/deadbolt-zk-XXXXXX" : "/tmp/deadbolt-zk-XXXXXX";
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
     dir_ = tmpl;
+    // A port found free may be taken by another test's server before ours binds it (nine per
+    // ensemble): a start that does not serve gets fresh ports, once.
+    if (!launch(servers, std::chrono::seconds(30)) && !launch(servers, std::chrono::seconds(60)))
+        throw std::runtime_error("ZooKeeper did not serve (twice, on fresh ports); data in " +
+                                 dir_);
+    // One write through every server: a fresh JVM's first requests can take seconds (class
+    // loading, the leader's first snapshot), longer than a test's command timeout.
+    for (int i = 0; i < servers; ++i)
+        run_command({"timeout", "30", "/usr/bin/python3", "-c", R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+zk.create("/deadbolt-warm-up", ephemeral=True); zk.delete("/deadbolt-warm-up"); zk.stop()
+)",
+                     "127.0.0.1:" + std::to_string(servers_[i].client)});
+}
+
+bool ZkEnsemble::launch(int servers, std::chrono::seconds within) {
+    for (int i = 0; i < static_cast<int>(servers_.size()); ++i) stop(i);
+    servers_.clear();
     for (int i = 0; i < servers; ++i) servers_.push_back({free_port(), free_port(), free_port()});
     for (int i = 0; i < servers; ++i) {
         auto data = dir_ + "/s" + std::to_string(i);
+        std::filesystem::remove_all(data);
         std::filesystem::create_directories(data);
         std::ofstream(data + "/myid") << i + 1 << "\n";
         std::ofstream cfg(data + ".cfg");
@@ -39,25 +60,16 @@ ZkEnsemble::ZkEnsemble(int servers) {
                     << servers_[j].election << "\n";
     }
     for (int i = 0; i < servers; ++i) start(i);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto until = std::chrono::steady_clock::now() + within;
     for (int i = 0; i < servers; ++i)
         while (!serving(i)) {
             if (std::chrono::steady_clock::now() > until) {
                 for (int j = 0; j < servers; ++j) stop(j);
-                throw std::runtime_error("ZooKeeper did not serve within 60 s; logs in " + dir_);
+                return false;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-    // One write through every server: a fresh JVM's first requests can take seconds (class
-    // loading, the leader's first snapshot), longer than a test's command timeout.
-    for (int i = 0; i < servers; ++i)
-        run_command({"timeout", "30", "/usr/bin/python3", "-c", R"(
-import sys
-from kazoo.client import KazooClient
-zk = KazooClient(hosts=sys.argv[1]); zk.start()
-zk.create("/deadbolt-warm-up", ephemeral=True); zk.delete("/deadbolt-warm-up"); zk.stop()
-)",
-                     "127.0.0.1:" + std::to_string(servers_[i].client)});
+    return true;
 }
 
 ZkEnsemble::~ZkEnsemble() {

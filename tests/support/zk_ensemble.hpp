@@ -17,7 +17,7 @@ class ZkEnsemble {
     /// one expire in seconds.
     static constexpr std::chrono::milliseconds kTick{500};
     /// Starts `servers` servers as one ensemble and waits until each serves (a leader or
-    /// a follower). Throws std::runtime_error when they do not within 60 s.
+    /// a follower). Throws std::runtime_error when they do not, twice.
     explicit ZkEnsemble(int servers = 3);
     ~ZkEnsemble();
     ZkEnsemble(const ZkEnsemble&) = delete;
@@ -50,6 +50,8 @@ class ZkEnsemble {
         pid_t pid = -1;
     };
     bool serving(int server) const;
+    // Starts the servers on fresh ports: whether all serve within `within`.
+    bool launch(int servers, std::chrono::seconds within);
     std::string dir_;
     std::vector<Server> servers_;
 };
