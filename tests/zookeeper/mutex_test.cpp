@@ -277,12 +277,12 @@ TEST(ZkCli, RunsItsCommandUnderTheLockAndHandsItNoneOfTheClientsDescriptors) {
     auto& zk = ZkEnsemble::shared();
     // The same descriptors as a command started without deadbolt: the C client's socket and
     // wake-up pipe are not the command's to keep (a session would outlive a dead deadbolt).
-    std::string count = "ls /proc/$$/fd | wc -l";
+    // `ls` lists its own descriptors, with no shell whose pipeline would add its own.
     std::string without, with;
-    deadbolt::test::run_command({"sh", "-c", count}, &without);
+    deadbolt::test::run_command({"ls", "/proc/self/fd"}, &without);
     EXPECT_EQ(
         deadbolt::test::run_command(
-            {DEADBOLT_CLI, "run", "--url", zk.url(), "zk-cli", "--", "sh", "-c", count}, &with),
+            {DEADBOLT_CLI, "run", "--url", zk.url(), "zk-cli", "--", "ls", "/proc/self/fd"}, &with),
         0)
         << with;
     EXPECT_EQ(with, without) << "a descriptor of deadbolt's leaked into the command";
