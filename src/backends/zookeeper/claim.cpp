@@ -30,25 +30,10 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
                       std::optional<ZkReply>& listed) {
     auto what = fmt::format("acquiring '{}'", spec_.name);
     ZkSession& s = *p.session;
-    if (p.sent) {
-        // The reply of our create was lost: our node may be in line. The guid finds it, once
-        // the server caught up with the leader (it may not have applied the create yet); the
-        // owner check keeps a node of an older session from being taken as ours.
-        auto synced = s.sync(dir_, by);
-        if (!synced.ok() && synced.rc != ZNONODE) return s.fail(synced, what, false);
-        auto r = s.children(dir_, by);
-        if (!r.ok() && r.rc != ZNONODE) return s.fail(r, what, false);
-        auto line = in_line(r.children);
-        if (auto i = find_own(line, p.guid)) {
-            auto node = dir_ + "/" + line[*i].name;
-            auto st = s.exists(node, by);
-            if (st.ok() && st.stat.ephemeralOwner == s.id()) {
-                p.node = node;
-                p.czxid = st.stat.czxid;
-                return {};
-            }
-            if (!st.ok() && st.rc != ZNONODE) return s.fail(st, what, false);
-        }
+    if (p.sent) {  // the reply of our create was lost: our node may be in line
+        if (Status st = store_.find_own_node(s, dir_, p.guid, by, p.node, p.czxid); !st.ok())
+            return st;
+        if (!p.node.empty()) return {};
     }
     auto as = spec_.shape == Shape::read     ? Queues::read
               : spec_.shape == Shape::write  ? Queues::write
@@ -173,27 +158,16 @@ Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
 
 Status ZkClaim::arm(Clock::time_point until) {
     disarm();
-    {
-        std::lock_guard lk(wake_->m);
-        wake_->woken = false;
-    }
+    wake_->reset();
     if (ahead_.empty() || !ahead_session_) {
-        std::lock_guard lk(wake_->m);
-        wake_->woken = true;
+        wake_->fire();
         return {};
     }
     auto by = std::min(until, store_.deadline());
     auto r = ahead_session_->watch(
-        ahead_, by,
-        [w = wake_] {
-            std::lock_guard lk(w->m);
-            w->woken = true;
-            w->cv.notify_all();
-        },
-        watch_);
+        ahead_, by, [w = wake_] { w->fire(); }, watch_);
     if (r.rc == ZNONODE) {  // it went before we looked: look again at once
-        std::lock_guard lk(wake_->m);
-        wake_->woken = true;
+        wake_->fire();
         return {};
     }
     if (!r.ok())
@@ -207,12 +181,7 @@ void ZkClaim::disarm() noexcept {
 }
 
 void ZkClaim::wait(Clock::time_point until) {
-    std::stop_callback on_cancel(cancel_, [w = wake_] {  // before the lock: it may run at once
-        std::lock_guard l(w->m);
-        w->cv.notify_all();
-    });
-    std::unique_lock lk(wake_->m);
-    wake_->cv.wait_until(lk, until, [&] { return wake_->woken || cancel_.stop_requested(); });
+    wake_->wait(until, cancel_);
 }
 
 std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,

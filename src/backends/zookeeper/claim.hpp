@@ -10,16 +10,15 @@
 // taken twice; a node of an older session is never taken as ours.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
 
 #include "backends/zookeeper/store.hpp"
+#include "backends/zookeeper/wake.hpp"
 #include "core/lock_spec.hpp"
 #include "core/store.hpp"
 
@@ -52,12 +51,6 @@ class ZkClaim final : public Claim {
         std::int64_t czxid = 0;
         bool sent = false;  // a create went out; its node may exist though no reply said so
     };
-    // What a watch's callback reaches, which may outlive the claim.
-    struct Wake {
-        std::mutex m;
-        std::condition_variable cv;
-        bool woken = false;
-    };
 
     // Our node for p: found again by guid after a lost reply, else created.
     // listed: the line as read right behind the create, when it was.
@@ -78,10 +71,10 @@ class ZkClaim final : public Claim {
     std::string dir_;
     std::map<std::string, Place> places_;  // by token
 
-    std::shared_ptr<Wake> wake_ = std::make_shared<Wake>();
-    std::shared_ptr<ZkSession> ahead_session_;  // the session of the last look
-    std::string ahead_;                         // the contender just ahead at the last look
-    std::uint64_t watch_ = 0;                   // the watch on it; 0 = none
+    std::shared_ptr<ZkWake> wake_ = std::make_shared<ZkWake>();  // the watch's callback holds it
+    std::shared_ptr<ZkSession> ahead_session_;                   // the session of the last look
+    std::string ahead_;        // the contender just ahead at the last look
+    std::uint64_t watch_ = 0;  // the watch on it; 0 = none
 };
 
 }  // namespace deadbolt::detail

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <condition_variable>
 
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/store.hpp"
+#include "backends/zookeeper/wake.hpp"
 
 namespace deadbolt::detail {
 
@@ -76,27 +76,14 @@ Leader ZkStore::observe(const std::string& name, const Leader& seen, const Acqui
     std::string why;
     auto dir = znode_of(name, why);
     if (dir.empty()) Status::error(errc::invalid_argument, why).throw_if_error();
-    struct Wake {
-        std::mutex m;
-        std::condition_variable cv;
-        bool woken = false;
-    };
-    auto wake = std::make_shared<Wake>();
-    auto fired = [wake] {
-        std::lock_guard lk(wake->m);
-        wake->woken = true;
-        wake->cv.notify_all();
-    };
-    std::stop_callback on_cancel(how.cancel, fired);
+    auto wake = std::make_shared<ZkWake>();
+    auto fired = [wake] { wake->fire(); };
     const auto until = how.deadline.value_or(Clock::time_point::max());
     Leader now;
     for (;;) {
         std::shared_ptr<ZkSession> s;
         session(s).throw_if_error();
-        {
-            std::lock_guard lk(wake->m);
-            wake->woken = false;
-        }
+        wake->reset();
         // The leader's node changes (a proclamation) or goes (a resignation, its session's
         // end); with nobody leading, the first candidate arrives among the children. Armed
         // before the look that decides, so no change in between is missed.
@@ -116,12 +103,9 @@ Leader ZkStore::observe(const std::string& name, const Leader& seen, const Acqui
         }
         Leader again;
         read_leader(*s, dir, deadline(), again, head).throw_if_error();
-        if (again.same_as(seen)) {
-            std::unique_lock lk(wake->m);
-            // Bounded: the loop looks again anyway, and a far deadline must not overflow.
-            wake->cv.wait_until(lk, std::min(until, Clock::now() + std::chrono::hours(1)),
-                                [&] { return wake->woken || how.cancel.stop_requested(); });
-        }
+        // Bounded: the loop looks again anyway, and a far deadline must not overflow.
+        if (again.same_as(seen))
+            wake->wait(std::min(until, Clock::now() + std::chrono::hours(1)), how.cancel);
         s->unwatch(id);
     }
 }

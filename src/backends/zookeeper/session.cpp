@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "backends/zookeeper/descriptors.hpp"
-
 #include <cstring>
 #include <utility>
+
+#include "backends/zookeeper/descriptors.hpp"
 
 namespace deadbolt::detail {
 
@@ -26,6 +26,23 @@ struct ZkSession::Call {
         if (rc == ZOK) fill((*c)->r);
         (*c)->done = true;
         (*c)->cv.notify_all();
+    }
+
+    // The C client's completions, one per shape of reply.
+    static void answered(int rc, const void* d) {
+        finish(d, rc, [](ZkReply&) {});
+    }
+    static void synced(int rc, const char* /*path*/, const void* d) { answered(rc, d); }
+    static void stat(int rc, const Stat* st, const void* d) {
+        finish(d, rc, [&](ZkReply& r) {
+            if (st) r.stat = *st;
+        });
+    }
+    static void listed(int rc, const String_vector* names, const Stat* st, const void* d) {
+        finish(d, rc, [&](ZkReply& r) {
+            if (st) r.stat = *st;
+            for (int i = 0; names && i < names->count; ++i) r.children.emplace_back(names->data[i]);
+        });
     }
 };
 
@@ -110,9 +127,8 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
     if (!url.options.username.empty()) {
         auto cred = url.options.username + ":" + url.options.password;
         auto r = call(by, [&](void* ref) {
-            return zoo_add_auth(
-                s->zh_, "digest", cred.data(), static_cast<int>(cred.size()),
-                [](int rc, const void* data) { Call::finish(data, rc, [](ZkReply&) {}); }, ref);
+            return zoo_add_auth(s->zh_, "digest", cred.data(), static_cast<int>(cred.size()),
+                                &Call::answered, ref);
         });
         if (!r.ok())
             return Status::error(errc::auth_failed,
@@ -166,11 +182,6 @@ bool ZkSession::expired() const {
     return state_ == ZOO_EXPIRED_SESSION_STATE || state_ == ZOO_AUTH_FAILED_STATE;
 }
 
-bool ZkSession::connected() const {
-    std::lock_guard lk(m_);
-    return state_ == ZOO_CONNECTED_STATE;
-}
-
 ZkSession::Pending ZkSession::begin_create(const std::string& path, std::string_view data,
                                            int mode) {
     return begin([&](void* ref) {
@@ -205,9 +216,7 @@ std::pair<ZkReply, ZkReply> ZkSession::create_and_list(const std::string& path,
 
 ZkReply ZkSession::remove(const std::string& path, Clock::time_point by, int version) {
     return call(by, [&](void* ref) {
-        return zoo_adelete(
-            zh_, path.c_str(), version,
-            [](int rc, const void* d) { Call::finish(d, rc, [](ZkReply&) {}); }, ref);
+        return zoo_adelete(zh_, path.c_str(), version, &Call::answered, ref);
     });
 }
 
@@ -226,56 +235,24 @@ ZkReply ZkSession::get(const std::string& path, Clock::time_point by) {
 }
 
 ZkReply ZkSession::sync(const std::string& path, Clock::time_point by) {
-    return call(by, [&](void* ref) {
-        return zoo_async(
-            zh_, path.c_str(),
-            [](int rc, const char* /*path*/, const void* d) {
-                Call::finish(d, rc, [](ZkReply&) {});
-            },
-            ref);
-    });
+    return call(by, [&](void* ref) { return zoo_async(zh_, path.c_str(), &Call::synced, ref); });
 }
 
 ZkReply ZkSession::set(const std::string& path, std::string_view data, int version,
                        Clock::time_point by) {
     return call(by, [&](void* ref) {
-        return zoo_aset(
-            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
-            [](int rc, const Stat* st, const void* d) {
-                Call::finish(d, rc, [&](ZkReply& r) {
-                    if (st) r.stat = *st;
-                });
-            },
-            ref);
+        return zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+                        &Call::stat, ref);
     });
 }
 
 ZkReply ZkSession::exists(const std::string& path, Clock::time_point by) {
-    return call(by, [&](void* ref) {
-        return zoo_aexists(
-            zh_, path.c_str(), 0,
-            [](int rc, const Stat* st, const void* d) {
-                Call::finish(d, rc, [&](ZkReply& r) {
-                    if (st) r.stat = *st;
-                });
-            },
-            ref);
-    });
+    return call(by, [&](void* ref) { return zoo_aexists(zh_, path.c_str(), 0, &Call::stat, ref); });
 }
 
 ZkSession::Pending ZkSession::begin_children(const std::string& path) {
-    return begin([&](void* ref) {
-        return zoo_aget_children2(
-            zh_, path.c_str(), 0,
-            [](int rc, const String_vector* names, const Stat* st, const void* d) {
-                Call::finish(d, rc, [&](ZkReply& r) {
-                    if (st) r.stat = *st;
-                    for (int i = 0; names && i < names->count; ++i)
-                        r.children.emplace_back(names->data[i]);
-                });
-            },
-            ref);
-    });
+    return begin(
+        [&](void* ref) { return zoo_aget_children2(zh_, path.c_str(), 0, &Call::listed, ref); });
 }
 
 ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
@@ -295,14 +272,7 @@ ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::fun
                          std::uint64_t& id) {
     Watch* w = new_watch(std::move(fired), id);
     return call(by, [&](void* ref) {
-        return zoo_awexists(
-            zh_, path.c_str(), &ZkSession::on_watch, w,
-            [](int rc, const Stat* st, const void* d) {
-                Call::finish(d, rc, [&](ZkReply& r) {
-                    if (st) r.stat = *st;
-                });
-            },
-            ref);
+        return zoo_awexists(zh_, path.c_str(), &ZkSession::on_watch, w, &Call::stat, ref);
     });
 }
 
@@ -310,16 +280,7 @@ ZkReply ZkSession::watch_children(const std::string& path, Clock::time_point by,
                                   std::function<void()> fired, std::uint64_t& id) {
     Watch* w = new_watch(std::move(fired), id);
     return call(by, [&](void* ref) {
-        return zoo_awget_children2(
-            zh_, path.c_str(), &ZkSession::on_watch, w,
-            [](int rc, const String_vector* names, const Stat* st, const void* d) {
-                Call::finish(d, rc, [&](ZkReply& r) {
-                    if (st) r.stat = *st;
-                    for (int i = 0; names && i < names->count; ++i)
-                        r.children.emplace_back(names->data[i]);
-                });
-            },
-            ref);
+        return zoo_awget_children2(zh_, path.c_str(), &ZkSession::on_watch, w, &Call::listed, ref);
     });
 }
 

@@ -39,7 +39,7 @@ struct ZkReply {
     bool ok() const { return rc == ZOK; }
 };
 
-class ZkSession : public std::enable_shared_from_this<ZkSession> {
+class ZkSession {
   public:
     /// A session with the ensemble url names, connected within the connect timeout,
     /// with digest auth added when the URL names a user, and its chroot found. Fails with
@@ -56,8 +56,6 @@ class ZkSession : public std::enable_shared_from_this<ZkSession> {
     std::chrono::milliseconds timeout() const { return timeout_; }
     /// Whether the ensemble ended this session (every node of it is gone).
     bool expired() const;
-    /// Whether the client is connected now (not CONNECTING after a lost connection).
-    bool connected() const;
     /// The servers, for messages.
     const std::string& describe() const { return servers_; }
     /// Calls f (on the C client's thread, which f must not block) when the session expires

@@ -112,21 +112,29 @@ Status ZkStore::make_dirs(ZkSession& s, const std::string& dir, Clock::time_poin
     }
 }
 
-Status ZkStore::find_node(const ZkHolding& h, Clock::time_point by, std::string& node) {
-    node = h.node;
-    if (!node.empty()) return {};
-    // After a lost reply the server may not have applied our create yet (another server, a
-    // new leader): it catches up first, or the node would turn up after we looked and stay
-    // in line for as long as our session lives.
-    auto synced = h.session->sync(h.dir, by);
-    if (!synced.ok() && synced.rc != ZNONODE)
-        return h.session->fail(synced, "catching up before looking for a node", false);
-    auto r = h.session->children(h.dir, by);
+Status ZkStore::find_own_node(ZkSession& s, const std::string& dir, const std::string& guid,
+                              Clock::time_point by, std::string& node, std::int64_t& czxid) {
+    node.clear();
+    const std::string what = fmt::format("looking for our node in '{}' after a lost reply", dir);
+    // The server may not have applied our create yet (another server, a new leader): it
+    // catches up first, or the node would turn up after we looked and stay in line for as
+    // long as our session lives.
+    auto synced = s.sync(dir, by);
+    if (!synced.ok() && synced.rc != ZNONODE) return s.fail(synced, what, false);
+    auto r = s.children(dir, by);
     if (r.rc == ZNONODE) return {};
-    if (!r.ok())
-        return h.session->fail(r, "looking for a node whose create was not answered", false);
+    if (!r.ok()) return s.fail(r, what, false);
     auto line = in_line(r.children);
-    if (auto i = find_own(line, h.guid)) node = h.dir + "/" + line[*i].name;
+    auto i = find_own(line, guid);
+    if (!i) return {};
+    // A node of an older session is never taken as ours.
+    auto found = dir + "/" + line[*i].name;
+    auto st = s.exists(found, by);
+    if (st.rc == ZNONODE) return {};
+    if (!st.ok()) return s.fail(st, what, false);
+    if (st.stat.ephemeralOwner != s.id()) return {};
+    node = std::move(found);
+    czxid = st.stat.czxid;
     return {};
 }
 
@@ -166,10 +174,14 @@ Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
     if (!h.owner.empty() && !h.node.empty()) return look_at_holds(h, by);
     // An expired session's nodes are gone: no question to ask.
     if (!h.session || h.session->expired()) return Verdict::no();
-    std::string node;
-    if (Status st = find_node(h, by, node); !st.ok()) return Verdict::unknown(std::move(st));
-    if (node.empty()) return Verdict::no();
-    auto r = h.session->exists(node, by);
+    if (h.node.empty()) {  // a create whose reply was lost: ours if it is there
+        std::string node;
+        std::int64_t czxid = 0;
+        if (Status st = find_own_node(*h.session, h.dir, h.guid, by, node, czxid); !st.ok())
+            return Verdict::unknown(std::move(st));
+        return node.empty() ? Verdict::no() : Verdict::yes();
+    }
+    auto r = h.session->exists(h.node, by);
     if (r.rc == ZNONODE) return Verdict::no();
     if (!r.ok()) return Verdict::unknown(h.session->fail(r, "checking a holding", false));
     return r.stat.ephemeralOwner == h.session->id() ? Verdict::yes() : Verdict::no();
@@ -203,8 +215,11 @@ std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock:
             out.push_back(Verdict::no());
             continue;
         }
-        std::string node;
-        if (Status st = find_node(h, by, node); !st.ok()) {
+        std::string node = h.node;
+        std::int64_t czxid = 0;
+        if (Status st =
+                node.empty() ? find_own_node(*h.session, h.dir, h.guid, by, node, czxid) : Status{};
+            !st.ok()) {
             out.push_back(Verdict::unknown(std::move(st)));
             continue;
         }

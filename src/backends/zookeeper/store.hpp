@@ -60,6 +60,11 @@ class ZkStore final : public Store {
     /// them once empty).
     Status make_dirs(ZkSession& s, const std::string& dir, Clock::time_point by);
     ClientImpl& client() { return client_; }
+    /// Our node under dir whose name carries guid, after a create whose reply was lost: found
+    /// once the server caught up with the leader, and only if this session owns it (node ""
+    /// when there is none). Fails as the reads fail.
+    Status find_own_node(ZkSession& s, const std::string& dir, const std::string& guid,
+                         Clock::time_point by, std::string& node, std::int64_t& czxid);
 
   private:
     // Whether h's node is there and on its session, which lives: the verdict.
@@ -67,8 +72,7 @@ class ZkStore final : public Store {
     // A reentrant holding's node still counts holds of its owner; one of them given back.
     Verdict look_at_holds(const ZkHolding& h, Clock::time_point by);
     Verdict release_hold(const ZkHolding& h, Clock::time_point by);
-    // h's node path, found by its guid when the create's reply was lost ("" = none).
-    Status find_node(const ZkHolding& h, Clock::time_point by, std::string& node);
+
     void session_changed();
 
     ClientImpl& client_;
