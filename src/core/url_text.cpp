@@ -34,6 +34,9 @@ bool percent_decode(std::string_view in, std::string& out) {
     return true;
 }
 
+namespace {
+
+// One member of a host list: host[:port] or [v6][:port] (port kept when absent).
 std::string parse_host_port(std::string_view text, std::string& host_out, std::uint16_t& port_out) {
     std::string_view host = text, port;
     if (!text.empty() && text.front() == '[') {
@@ -61,6 +64,7 @@ std::string parse_host_port(std::string_view text, std::string& host_out, std::u
     return {};
 }
 
+// "user:password", each %-decoded.
 std::string parse_userinfo(std::string_view userinfo, std::string_view url, std::string& user,
                            std::string& password) {
     auto colon = userinfo.find(':');
@@ -72,9 +76,32 @@ std::string parse_userinfo(std::string_view userinfo, std::string_view url, std:
     return {};
 }
 
-std::string host_port_text(const std::string& host, std::uint16_t port) {
+}  // namespace
+
+std::string HostPort::describe() const {
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
+}
+
+std::string parse_authority(std::string_view authority, std::string_view url,
+                            std::uint16_t default_port, std::vector<HostPort>& servers,
+                            std::string& user, std::string& password) {
+    // The last '@' separates: a password holds '@' only %-encoded.
+    if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+        if (auto why = parse_userinfo(authority.substr(0, at), url, user, password); !why.empty())
+            return why;
+        authority = authority.substr(at + 1);
+    }
+    for (std::size_t start = 0;;) {
+        auto comma = authority.find(',', start);
+        HostPort s{.host = {}, .port = default_port};
+        if (auto why = parse_host_port(authority.substr(start, comma - start), s.host, s.port);
+            !why.empty())
+            return fmt::format("'{}': {}", url, why);
+        servers.push_back(std::move(s));
+        if (comma == std::string_view::npos) return {};
+        start = comma + 1;
+    }
 }
 
 std::string positive_duration_option(std::string_view key, const std::string& v,

@@ -6,23 +6,28 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace deadbolt::detail {
 
 /// Decodes %XX escapes; false on a malformed escape.
 bool percent_decode(std::string_view in, std::string& out);
 
-/// One member of a host list: host[:port] or [v6][:port] (port kept when absent): "" or what
-/// is wrong with it.
-std::string parse_host_port(std::string_view text, std::string& host, std::uint16_t& port);
+/// One server a URL names.
+struct HostPort {
+    std::string host;
+    std::uint16_t port = 0;
+    /// host:port, an IPv6 host in brackets.
+    std::string describe() const;
+};
 
-/// host:port, an IPv6 host in brackets.
-std::string host_port_text(const std::string& host, std::uint16_t port);
-
-/// Splits "user:password" (each %-decoded) into user and password: "" or what is wrong
-/// (no ':', a bad escape), naming url.
-std::string parse_userinfo(std::string_view userinfo, std::string_view url, std::string& user,
-                           std::string& password);
+/// A URL's authority, "[user:password@]host[:port][,host[:port]...]": its servers (port
+/// default_port where none is given; IPv6 hosts in brackets) and, when given, the user and
+/// password (%-decoded; a password may hold '@' only %-encoded). "" or what is wrong, naming
+/// url.
+std::string parse_authority(std::string_view authority, std::string_view url,
+                            std::uint16_t default_port, std::vector<HostPort>& servers,
+                            std::string& user, std::string& password);
 
 /// Sets out to the duration text v names (e.g. 500ms, 2s) when it is one above zero: "" or
 /// what is wrong with option key.

@@ -35,10 +35,6 @@ std::string apply_option(std::string_view k, const std::string& v, ClientOptions
 
 }  // namespace
 
-std::string EtcdMember::describe() const {
-    return host_port_text(host, port);
-}
-
 EtcdUrl parse_etcd_url(std::string_view url, const ClientOptions& base) {
     EtcdUrl u;
     u.options = base;
@@ -64,24 +60,10 @@ EtcdUrl parse_etcd_url(std::string_view url, const ClientOptions& base) {
                             url));
         rest = rest.substr(0, slash);
     }
-    // Passwords may contain '@' when percent-encoded only; the last '@' separates.
-    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-        auto userinfo = rest.substr(0, at);
-        rest = rest.substr(at + 1);
-        if (auto why = parse_userinfo(userinfo, url, u.options.username, u.options.password);
-            !why.empty())
-            return fail(std::move(why));
-    }
-    for (std::size_t start = 0;;) {
-        auto comma = rest.find(',', start);
-        EtcdMember m;
-        if (auto why = parse_host_port(rest.substr(start, comma - start), m.host, m.port);
-            !why.empty())
-            return fail(fmt::format("'{}': {}", url, why));
-        u.members.push_back(std::move(m));
-        if (comma == std::string_view::npos) break;
-        start = comma + 1;
-    }
+    if (auto why = parse_authority(rest, url, kEtcdPort, u.members, u.options.username,
+                                   u.options.password);
+        !why.empty())
+        return fail(std::move(why));
     if (auto err = each_query_option(query,
                                      [&](std::string_view k, const std::string& v) {
                                          return apply_option(k, v, u.options);

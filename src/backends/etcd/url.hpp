@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/url_text.hpp"
 #include "deadbolt/options.hpp"
 
 namespace deadbolt::detail {
@@ -13,11 +14,8 @@ namespace deadbolt::detail {
 /// The port an etcd member serves clients on when the URL does not say.
 constexpr std::uint16_t kEtcdPort = 2379;
 
-struct EtcdMember {
-    std::string host;
-    std::uint16_t port = kEtcdPort;
-    std::string describe() const;  // host:port, IPv6 in brackets
-};
+/// An etcd member a URL names.
+using EtcdMember = HostPort;
 
 struct EtcdUrl {
     bool ok = false;

@@ -35,7 +35,7 @@ std::string apply_option(std::string_view k, const std::string& v, ZkUrl& u) {
 
 std::string ZkUrl::describe() const {
     std::string out;
-    for (const auto& s : servers) out += (out.empty() ? "" : ",") + host_port_text(s.host, s.port);
+    for (const auto& s : servers) out += (out.empty() ? "" : ",") + s.describe();
     return out;
 }
 
@@ -65,24 +65,10 @@ ZkUrl parse_zk_url(std::string_view url, const ClientOptions& base) {
             u.chroot = path;
         }
     }
-    // Passwords may contain '@' when percent-encoded only; the last '@' separates.
-    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-        auto userinfo = rest.substr(0, at);
-        rest = rest.substr(at + 1);
-        if (auto why = parse_userinfo(userinfo, url, u.options.username, u.options.password);
-            !why.empty())
-            return fail(std::move(why));
-    }
-    for (std::size_t start = 0;;) {
-        auto comma = rest.find(',', start);
-        ZkServer s;
-        if (auto why = parse_host_port(rest.substr(start, comma - start), s.host, s.port);
-            !why.empty())
-            return fail(fmt::format("'{}': {}", url, why));
-        u.servers.push_back(std::move(s));
-        if (comma == std::string_view::npos) break;
-        start = comma + 1;
-    }
+    if (auto why =
+            parse_authority(rest, url, kZkPort, u.servers, u.options.username, u.options.password);
+        !why.empty())
+        return fail(std::move(why));
     if (auto err = each_query_option(
             query, [&](std::string_view k, const std::string& v) { return apply_option(k, v, u); });
         !err.empty())

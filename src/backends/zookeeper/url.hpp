@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/url_text.hpp"
 #include "deadbolt/options.hpp"
 
 namespace deadbolt::detail {
@@ -14,10 +15,8 @@ namespace deadbolt::detail {
 /// The port a ZooKeeper server serves clients on when the URL does not say.
 constexpr std::uint16_t kZkPort = 2181;
 
-struct ZkServer {
-    std::string host;
-    std::uint16_t port = kZkPort;
-};
+/// A ZooKeeper server a URL names.
+using ZkServer = HostPort;
 
 struct ZkUrl {
     bool ok = false;
