@@ -246,29 +246,14 @@ def main():
 def table(results):
     sc = results["scenarios"]
 
-    cell, ratio = stats.cell, stats.ratio
-
     out = [f"etcd {results['versions'].get('etcd', '?')}, 3 members on one machine "
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
-    for scenario, title in (("E1_latency", "E1 uncontended, one thread** (lock + unlock on its own name)"),
-                            ("E2_throughput", "E2 uncontended throughput** (threads or loops in flight, each on its own name)")):
-        out += [f"\n**{title}\n", "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
-        base = sc[scenario].get(RAW, [])
-        for c, rows in sc[scenario].items():
-            out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, base, 'cycles_per_s')} | "
-                       f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
-    out += ["\n**E3 contended** (8 processes, one name, a read-modify-write inside)\n",
-            "| contender | acquisitions/s | handoffs/s | handoff p50 ms | wait p99 ms | Jain | lost updates |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
-    for c, rows in sc["E3_contended"].items():
-        if any("error" in r for r in rows):
-            out.append(f"| {c} | fails: {next(r['error'] for r in rows if 'error' in r)} ||||||")
-            continue
-        med = lambda f: stats.spread([r[f] for r in rows])["median"]
-        out.append(f"| {c} | {cell(rows, 'acquisitions_per_s')} | {med('handoffs_per_s'):,.0f} | "
-                   f"{stats.spread([r['handoff_ms']['p50'] for r in rows])['median']:.1f} | "
-                   f"{stats.spread([r['wait_ms']['p99'] for r in rows])['median']:.0f} | "
-                   f"{med('jain'):.2f} | {sum(r['lost_updates'] for r in rows)} |")
+    out += stats.cycles_table("E1 uncontended, one thread** (lock + unlock on its own name)",
+                              sc["E1_latency"], RAW)
+    out += stats.cycles_table("E2 uncontended throughput** (threads or loops in flight, each on its own name)",
+                              sc["E2_throughput"], RAW)
+    out += stats.contended_table("E3 contended** (8 processes, one name, a read-modify-write inside)",
+                                 sc["E3_contended"])
     out += ["\n**E4 waiting cost** (10 processes wait behind `etcdctl lock`'s holder; what every "
             "member received in the window, per second; keepalives follow the TTL: `deadbolt run`'s 30 s, "
             "etcdctl's 60 s session. python-etcd3 cannot wait on Debian 12: see E3)\n",

@@ -72,3 +72,31 @@ def cell(rows, field):
 def ratio(rows, base, field):
     """rows' median field over base's, "0.75x"."""
     return f"{spread([r[field] for r in rows])['median'] / spread([r[field] for r in base])['median']:.2f}x"
+
+
+def cycles_table(title, by_contender, base):
+    """The markdown of one cycles scenario: each contender's cycles/s, its ratio to base's,
+    and latency percentiles."""
+    out = [f"\n**{title}\n", "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
+    for c, rows in by_contender.items():
+        out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {ratio(rows, by_contender.get(base, []), 'cycles_per_s')} | "
+                   f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
+    return out
+
+
+def contended_table(title, by_contender):
+    """The markdown of one contended scenario (rows of contended()); a contender that could
+    not run says why."""
+    out = [f"\n**{title}\n",
+           "| contender | acquisitions/s | handoffs/s | handoff p50 ms | wait p99 ms | Jain | lost updates |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for c, rows in by_contender.items():
+        if any("error" in r for r in rows):
+            out.append(f"| {c} | fails: {next(r['error'] for r in rows if 'error' in r)} ||||||")
+            continue
+        med = lambda f: spread([r[f] for r in rows])["median"]
+        out.append(f"| {c} | {cell(rows, 'acquisitions_per_s')} | {med('handoffs_per_s'):,.0f} | "
+                   f"{spread([r['handoff_ms']['p50'] for r in rows])['median']:.1f} | "
+                   f"{spread([r['wait_ms']['p99'] for r in rows])['median']:.0f} | "
+                   f"{med('jain'):.2f} | {sum(r['lost_updates'] for r in rows)} |")
+    return out

@@ -214,28 +214,14 @@ def main():
 def table(results):
     sc = results["scenarios"]
 
-    cell = stats.cell
-
-    def med(rows, field):
-        return stats.spread([r[field] for r in rows])["median"]
-
     out = [f"ZooKeeper {results['versions'].get('zookeeper', '?')}, 3 servers on one machine "
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
-    for scenario, title in (("Z1_latency", "Z1 uncontended, one thread** (lock + unlock on its own name)"),
-                            ("Z2_throughput", "Z2 uncontended throughput** (threads in flight, each on its own name)")):
-        out += [f"\n**{title}\n", "| contender | cycles/s | vs raw | p50 µs | p99 µs |", "|---|---:|---:|---:|---:|"]
-        base = sc[scenario].get(RAW, [])
-        for c, rows in sc[scenario].items():
-            out.append(f"| {c} | {cell(rows, 'cycles_per_s')} | {stats.ratio(rows, base, 'cycles_per_s')} | "
-                       f"{cell(rows, 'p50_us')} | {cell(rows, 'p99_us')} |")
-    out += ["\n**Z3 contended** (8 processes, one name, a read-modify-write inside)\n",
-            "| contender | acquisitions/s | handoffs/s | handoff p50 ms | wait p99 ms | Jain | lost updates |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
-    for c, rows in sc["Z3_contended"].items():
-        out.append(f"| {c} | {cell(rows, 'acquisitions_per_s')} | {med(rows, 'handoffs_per_s'):,.0f} | "
-                   f"{stats.spread([r['handoff_ms']['p50'] for r in rows])['median']:.1f} | "
-                   f"{stats.spread([r['wait_ms']['p99'] for r in rows])['median']:.0f} | "
-                   f"{med(rows, 'jain'):.2f} | {sum(r['lost_updates'] for r in rows)} |")
+    out += stats.cycles_table("Z1 uncontended, one thread** (lock + unlock on its own name)",
+                              sc["Z1_latency"], RAW)
+    out += stats.cycles_table("Z2 uncontended throughput** (threads in flight, each on its own name)",
+                              sc["Z2_throughput"], RAW)
+    out += stats.contended_table("Z3 contended** (8 processes, one name, a read-modify-write inside)",
+                                 sc["Z3_contended"])
     out += ["\n**Z4 waiting cost** (10 processes wait behind a Kazoo holder; packets every server "
             "received in the window, per second, session pings included: deadbolt's 30 s sessions "
             "ping every 10 s, Kazoo's (timeout 10 s) every ~3 s)\n",

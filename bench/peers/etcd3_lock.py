@@ -2,30 +2,20 @@
 """python-etcd3's Lock (Debian python3-etcd3) under the bench driver's cycle and contend
 scenarios, against --etcd members; the contended counter lives on redis-server --port, as
 the driver's. One JSON object on stdout."""
-import argparse
 import json
 import sys
-import time
 
 import etcd3
 import redis
 
-from peer import contend, cycles
+from peer import contend, cycles, parser, until_of
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("scenario")
+    ap = parser()
     ap.add_argument("--etcd", required=True, help="h:p,h:p,...")
-    ap.add_argument("--port", type=int, default=6379)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--id", type=int, default=0)
-    ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--until-ns", type=int, default=0)
-    ap.add_argument("--start-ns", type=int, default=0)
-    ap.add_argument("--key", default="bench")
     a = ap.parse_args()
-    until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
+    until = until_of(a)
     host, port = a.etcd.split(",")[0].split(":")  # python-etcd3 takes one endpoint
     client = etcd3.client(host=host, port=int(port))
 

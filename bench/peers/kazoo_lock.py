@@ -2,31 +2,21 @@
 """Kazoo's Lock (Debian python3-kazoo) under the bench driver's cycle and contend scenarios,
 against --zk servers; the contended counter lives on redis-server --port, as the driver's.
 One JSON object on stdout."""
-import argparse
 import json
-import time
 
 import kazoo.exceptions
 import kazoo.version
 import redis
 from kazoo.client import KazooClient
 
-from peer import contend, cycles
+from peer import contend, cycles, parser, until_of
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("scenario")
+    ap = parser()
     ap.add_argument("--zk", required=True, help="h:p,h:p,...")
-    ap.add_argument("--port", type=int, default=6379)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--id", type=int, default=0)
-    ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--until-ns", type=int, default=0)
-    ap.add_argument("--start-ns", type=int, default=0)
-    ap.add_argument("--key", default="bench")
     a = ap.parse_args()
-    until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
+    until = until_of(a)
     zk = KazooClient(hosts=a.zk, timeout=30)
     zk.start()
     if a.scenario == "cycle":

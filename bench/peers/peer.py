@@ -1,8 +1,29 @@
 """What every Python peer of the bench driver shares: CPU time, percentiles, and the cycle
 and contend loops around a peer's own lock (each prints one JSON object)."""
+import argparse
 import resource
 import threading
 import time
+
+
+def parser():
+    """The driver's options every peer takes (the scenario, the counter's --port, threads,
+    process id, the run's span and key); a peer adds where its engine is."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario")
+    ap.add_argument("--port", type=int, default=6379)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--id", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--until-ns", type=int, default=0)
+    ap.add_argument("--start-ns", type=int, default=0)
+    ap.add_argument("--key", default="bench")
+    return ap
+
+
+def until_of(a):
+    """The end of the run: --until-ns, else --seconds from now (CLOCK_MONOTONIC ns)."""
+    return a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
 
 
 def cpu():

@@ -1,7 +1,6 @@
 #!/usr/bin/python3
 """redis-py's Lock (Debian python3-redis) under the bench driver's scenarios and options:
 cycle, contend, wait; one JSON object on stdout. --sleep is Lock's polling interval."""
-import argparse
 import json
 import sys
 import threading
@@ -9,24 +8,16 @@ import time
 
 import redis
 
-from peer import contend, cpu, cycles
+from peer import contend, cpu, cycles, parser, until_of
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("scenario")
-    ap.add_argument("--port", type=int, default=6379)
-    ap.add_argument("--threads", type=int, default=1)
+    ap = parser()
     ap.add_argument("--clients", type=int, default=1)
-    ap.add_argument("--id", type=int, default=0)
-    ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--until-ns", type=int, default=0)
-    ap.add_argument("--start-ns", type=int, default=0)
-    ap.add_argument("--key", default="bench")
     ap.add_argument("--sleep", type=float, default=0.1)
     ap.add_argument("--cluster", type=int, default=0, help="1: --port is a Redis Cluster node")
     a = ap.parse_args()
-    until = a.until_ns or time.monotonic_ns() + int(a.seconds * 1e9)
+    until = until_of(a)
     remaining = lambda: (until - time.monotonic_ns()) / 1e9
 
     if a.scenario == "cycle":
