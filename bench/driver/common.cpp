@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace deadbolt::bench {
 
@@ -110,6 +111,17 @@ void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t star
         "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f}\n",
         all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
         cpu_seconds() - cpu0);
+}
+
+void run_cycles(const Args& a, const std::function<void(int t, std::vector<double>& lat)>& loop) {
+    std::vector<std::vector<double>> lat(a.threads);
+    auto start = now_ns();
+    double cpu0 = cpu_seconds();
+    std::vector<std::thread> ts;
+    ts.reserve(a.threads);
+    for (int t = 0; t < a.threads; ++t) ts.emplace_back([&, t] { loop(t, lat[t]); });
+    for (auto& t : ts) t.join();
+    print_cycles(lat, start, cpu0);
 }
 
 std::string client_url(const Args& a) {

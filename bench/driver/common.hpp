@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,9 @@ double percentile(std::vector<double>& v, double p);
 /// Prints scenario 1-2's JSON: every loop's cycle latencies (µs), from start_ns and the CPU
 /// time cpu0 then.
 void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0);
+
+/// Scenario 1-2 on a.threads threads: loop(t, lat) runs thread t's cycles until a.until_ns,
+/// each one's latency (µs) into lat; then prints their JSON (print_cycles).
+void run_cycles(const Args& a, const std::function<void(int t, std::vector<double>& lat)>& loop);
 
 }  // namespace deadbolt::bench

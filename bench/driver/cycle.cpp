@@ -41,7 +41,6 @@ void deadbolt_cycles(Client& client, const std::string& key, std::int64_t until,
 }  // namespace
 
 int cycle(const Args& a) {
-    std::vector<std::vector<double>> lat(a.threads);
     std::unique_ptr<Client> client;
     if (a.contender == "deadbolt") {
         ClientOptions opts;
@@ -50,20 +49,13 @@ int cycle(const Args& a) {
     } else if (!a.ports.empty()) {
         throw std::invalid_argument("--ports: only deadbolt runs Redlock here");
     }
-    auto start = now_ns();
-    double cpu0 = cpu_seconds();
-    std::vector<std::thread> ts;
-    ts.reserve(a.threads);
-    for (int t = 0; t < a.threads; ++t)
-        ts.emplace_back([&, t] {
-            std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
-            if (client)
-                deadbolt_cycles(*client, key, a.until_ns, lat[t]);
-            else
-                raw_cycles(a.port, key, a.until_ns, lat[t]);
-        });
-    for (auto& t : ts) t.join();
-    print_cycles(lat, start, cpu0);
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
+        if (client)
+            deadbolt_cycles(*client, key, a.until_ns, lat);
+        else
+            raw_cycles(a.port, key, a.until_ns, lat);
+    });
     return 0;
 }
 

@@ -32,40 +32,31 @@ int cycle_raw_etcd(const Args& a) {
     grant.set_ttl(30);
     etcdserverpb::LeaseGrantResponse lease;
     must([&](grpc::ClientContext& c) { return leases->LeaseGrant(&c, grant, &lease); }, "lease");
-    std::vector<std::vector<double>> lat(a.threads);
-    auto start = now_ns();
-    double cpu0 = cpu_seconds();
-    std::vector<std::thread> ts;
-    ts.reserve(a.threads);
-    for (int t = 0; t < a.threads; ++t)
-        ts.emplace_back([&, t] {
-            auto dir =
-                detail::lock_dir("", a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t));
-            auto key = detail::contender_key(dir, lease.id());
-            while (now_ns() < a.until_ns) {
-                auto t0 = now_ns();
-                etcdserverpb::TxnRequest acquire;
-                detail::require(acquire, key, etcdserverpb::Compare::CREATE, 0);
-                auto* put = acquire.add_success()->mutable_request_put();
-                put->set_key(key);
-                put->set_value("0123456789abcdef0123456789abcdef");
-                put->set_lease(lease.id());
-                detail::first_contenders(acquire.add_success(), dir, 1);
-                acquire.add_failure()->mutable_request_range()->set_key(key);
-                detail::first_contenders(acquire.add_failure(), dir, 1);
-                etcdserverpb::TxnResponse got;
-                must([&](grpc::ClientContext& c) { return kv->Txn(&c, acquire, &got); }, "Txn");
-                etcdserverpb::TxnRequest release;
-                detail::require(release, key, etcdserverpb::Compare::CREATE,
-                                got.header().revision());
-                release.add_success()->mutable_request_delete_range()->set_key(key);
-                etcdserverpb::TxnResponse gone;
-                must([&](grpc::ClientContext& c) { return kv->Txn(&c, release, &gone); }, "Txn");
-                lat[t].push_back(double(now_ns() - t0) / 1000);
-            }
-        });
-    for (auto& t : ts) t.join();
-    print_cycles(lat, start, cpu0);
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        auto dir =
+            detail::lock_dir("", a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t));
+        auto key = detail::contender_key(dir, lease.id());
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            etcdserverpb::TxnRequest acquire;
+            detail::require(acquire, key, etcdserverpb::Compare::CREATE, 0);
+            auto* put = acquire.add_success()->mutable_request_put();
+            put->set_key(key);
+            put->set_value("0123456789abcdef0123456789abcdef");
+            put->set_lease(lease.id());
+            detail::first_contenders(acquire.add_success(), dir, 1);
+            acquire.add_failure()->mutable_request_range()->set_key(key);
+            detail::first_contenders(acquire.add_failure(), dir, 1);
+            etcdserverpb::TxnResponse got;
+            must([&](grpc::ClientContext& c) { return kv->Txn(&c, acquire, &got); }, "Txn");
+            etcdserverpb::TxnRequest release;
+            detail::require(release, key, etcdserverpb::Compare::CREATE, got.header().revision());
+            release.add_success()->mutable_request_delete_range()->set_key(key);
+            etcdserverpb::TxnResponse gone;
+            must([&](grpc::ClientContext& c) { return kv->Txn(&c, release, &gone); }, "Txn");
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+    });
     return 0;
 }
 

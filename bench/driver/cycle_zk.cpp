@@ -45,7 +45,6 @@ int cycle_raw_zk(const Args& a) {
         if (!c.cv.wait_for(lk, std::chrono::seconds(10), [&] { return c.up; }))
             throw std::runtime_error("bench: no ZooKeeper session within 10 s");
     }
-    std::vector<std::vector<double>> lat(a.threads);
     std::vector<std::string> dirs;
     // Persistent parents: the server deletes an empty container (deadbolt's lock znodes)
     // now and then, and this loop has no logic to make it again.
@@ -55,25 +54,18 @@ int cycle_raw_zk(const Args& a) {
                         nullptr, 0),
              "create");
     }
-    auto start = now_ns();
-    double cpu0 = cpu_seconds();
-    std::vector<std::thread> ts;
-    ts.reserve(a.threads);
-    for (int t = 0; t < a.threads; ++t)
-        ts.emplace_back([&, t] {
-            auto prefix = dirs[t] + "/_c_00000000-0000-0000-0000-000000000000-lock-";
-            char made[512];
-            while (now_ns() < a.until_ns) {
-                auto t0 = now_ns();
-                must(zoo_create(zh, prefix.c_str(), "0123456789abcdef", 16, &ZOO_OPEN_ACL_UNSAFE,
-                                ZOO_EPHEMERAL_SEQUENTIAL, made, sizeof made),
-                     "create");
-                must(zoo_delete(zh, made, -1), "delete");
-                lat[t].push_back(double(now_ns() - t0) / 1000);
-            }
-        });
-    for (auto& t : ts) t.join();
-    print_cycles(lat, start, cpu0);
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        auto prefix = dirs[t] + "/_c_00000000-0000-0000-0000-000000000000-lock-";
+        char made[512];
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            must(zoo_create(zh, prefix.c_str(), "0123456789abcdef", 16, &ZOO_OPEN_ACL_UNSAFE,
+                            ZOO_EPHEMERAL_SEQUENTIAL, made, sizeof made),
+                 "create");
+            must(zoo_delete(zh, made, -1), "delete");
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+    });
     zookeeper_close(zh);
     return 0;
 }
