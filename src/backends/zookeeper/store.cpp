@@ -61,7 +61,7 @@ Status ZkStore::session(std::shared_ptr<ZkSession>& out) {
 }
 
 std::chrono::milliseconds ZkStore::longest_ttl() const {
-    std::lock_guard lk(const_cast<std::mutex&>(m_));
+    std::lock_guard lk(m_);
     return session_ ? session_->timeout() : kMaxTtl;
 }
 

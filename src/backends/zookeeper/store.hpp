@@ -79,7 +79,7 @@ class ZkStore final : public Store {
     const ZkUrl url_;
     std::mutex terms_m_;
     std::map<std::string, std::weak_ptr<ZkHolding>> terms_;  // by campaign token
-    std::mutex m_;
+    mutable std::mutex m_;
     std::shared_ptr<ZkSession> session_;
     bool stopped_ = false;
 };
