@@ -58,6 +58,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
     // Runs fn on the loop as a fresh handler, keeping this alive.
     template <class F>
     void then(F&& fn) {
+        if (!client_) return;  // finished: a late wake-up has nothing left to do
         loop_.post([self = shared_from_this(), fn = std::forward<F>(fn)]() mutable { fn(*self); });
     }
 
@@ -146,11 +147,13 @@ class Operation : public std::enable_shared_from_this<Operation> {
     void cleanup(std::shared_ptr<Holding> h, const Step::Cleanup& when) {
         if (!when.now) return client_->renewer->add_cleanup(std::move(h), when.give_up);
         std::shared_ptr<const Holding> held = std::move(h);
-        client_->store->async_release(
-            held, client_->store->deadline(),
-            [c = client_, held, give_up = when.give_up](const Verdict& v) {
-                if (v.is == Verdict::Is::unknown) c->renewer->add_cleanup(held, give_up);
-            });
+        client_->store->async_release(held, client_->store->deadline(),
+                                      [weak = std::weak_ptr<ClientImpl>(client_), held,
+                                       give_up = when.give_up](const Verdict& v) {
+                                          if (v.is != Verdict::Is::unknown) return;
+                                          if (auto c = weak.lock())
+                                              c->renewer->add_cleanup(held, give_up);
+                                      });
     }
 
     void grant(Clock::time_point valid_until) {
@@ -167,6 +170,10 @@ class Operation : public std::enable_shared_from_this<Operation> {
         also_stop_.reset();
         if (claim_) claim_->disarm();
         auto done = std::move(done_);
+        // Our hold on the client goes before the caller hears: a caller that then drops its
+        // last handle joins the loop, rather than leave the loop to drop the client after
+        // the caller's main has returned.
+        client_.reset();
         done(std::move(st), std::move(l));
     }
 
@@ -217,7 +224,11 @@ void async_release(Lease lease, std::function<void(Status)> done) noexcept {
             Store& store = *s->client->store;
             store.async_release(
                 s->holding, store.deadline_for(s->options.ttl),
-                [s, then, started](Verdict v) { then(s->released_as(std::move(v), started)); });
+                [s, then, started](Verdict v) mutable {
+                    auto st = s->released_as(std::move(v), started);
+                    s.reset();  // before the caller hears, as an acquisition's end does
+                    then(std::move(st));
+                });
         });
     } catch (const std::exception& ex) {
         then(Status::error(errc::server_error, ex.what()));

@@ -3,14 +3,12 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
 
-#include "core/threads.hpp"
-
 namespace deadbolt::detail {
 
 EventLoop::EventLoop(std::chrono::microseconds spin) : state_(std::make_shared<State>()) {
     if (std::thread::hardware_concurrency() <= 1) spin = {};  // it would only delay the peer
-    thread_ = std::thread([s = state_, spin] { run(s, spin); });
-    state_->id = thread_.get_id();
+    thread_ = Background([s = state_, spin] { run(s, spin); });
+    state_->id = thread_.id();
 }
 
 EventLoop::~EventLoop() {
@@ -18,7 +16,7 @@ EventLoop::~EventLoop() {
     // client died in one of its handlers), the thread finishes by itself, draining the same
     // way; what it runs must then hold what it uses (no raw pointers into the client).
     asio::post(state_->io, [s = state_.get()] { s->io.stop(); });
-    join_or_detach(std::move(thread_));
+    thread_.end();
 }
 
 void EventLoop::post(std::function<void()> fn) {

@@ -14,6 +14,8 @@
 #include <optional>
 #include <thread>
 
+#include "core/background.hpp"
+
 namespace deadbolt::detail {
 
 class EventLoop {
@@ -50,7 +52,7 @@ class EventLoop {
     static void run(const std::shared_ptr<State>& s, std::chrono::microseconds spin);
 
     std::shared_ptr<State> state_;  // shared with the thread, which may outlive this
-    std::thread thread_;
+    Background thread_;
 };
 
 template <class T>

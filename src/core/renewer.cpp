@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/background.hpp"
 #include "core/backoff.hpp"
 #include "core/client_impl.hpp"
 #include "core/events.hpp"
@@ -23,14 +24,12 @@ std::chrono::milliseconds Renewer::period(const MutexOptions& o) {
 Renewer::Renewer(std::shared_ptr<Store> store, LeaseClock clock)
     : store_(std::move(store)), clock_(std::move(clock)) {}
 
-Renewer::~Renewer() {
-    if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
-}
+Renewer::~Renewer() {}
 
 void Renewer::start_locked() {
     // Started on first use: a client that never holds a lease never has this thread.
-    if (!thread_.joinable() && !stopping_)
-        thread_ = std::thread([self = shared_from_this()] { self->run(); });
+    if (!thread_.running() && !stopping_)
+        thread_ = Background([self = shared_from_this()] { self->run(); });
 }
 
 void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
@@ -117,14 +116,14 @@ void Renewer::verify_all() noexcept {
 }
 
 void Renewer::stop() {
-    std::thread t;
+    Background t;
     {
         std::lock_guard lk(m_);
         stopping_ = true;
         t = std::move(thread_);
     }
     cv_.notify_all();
-    join_or_detach(std::move(t));  // the last client handle may die on this thread
+    t.end();  // the last client handle may die on this thread
 }
 
 void Renewer::schedule_locked(Entry& e, Clock::time_point at) {

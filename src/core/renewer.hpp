@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "core/background.hpp"
 #include "core/lease_state.hpp"
 #include "core/store.hpp"
 
@@ -71,7 +71,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     std::vector<Cleanup> cleanups_;
     Clock::time_point sleeping_until_ = Clock::time_point::min();  // the thread's next wake-up
     bool stopping_ = false;
-    std::thread thread_;
+    Background thread_;
 };
 
 }  // namespace deadbolt::detail

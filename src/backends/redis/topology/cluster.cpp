@@ -9,8 +9,8 @@
 #include "backends/redis/net/status.hpp"
 #include "backends/redis/topology/replication.hpp"
 #include "backends/redis/topology/slot_split.hpp"
+#include "core/background.hpp"
 #include "core/backoff.hpp"
-#include "core/threads.hpp"
 
 namespace deadbolt::detail {
 
@@ -50,19 +50,17 @@ Cluster::Cluster(std::vector<Endpoint> seeds) : base_(seeds.front()), owners_(kS
     for (const auto& s : seeds) seeds_.push_back({s.host, s.port});
 }
 
-Cluster::~Cluster() {
-    if (watcher_.joinable()) watcher_.detach();  // only when stop() was not called
-}
+Cluster::~Cluster() = default;
 
 void Cluster::stop() noexcept {
-    std::thread t;
+    Background t;
     {
         std::lock_guard lk(m_);
         stopping_ = true;
         t = std::move(watcher_);
     }
     cv_.notify_all();
-    join_or_detach(std::move(t));  // the client may die inside on_change
+    t.end();  // the client may die inside on_change
 }
 
 Cluster::ConnPtr Cluster::connection_locked(const NodeAddress& a) {
@@ -201,7 +199,7 @@ Status Cluster::refresh(Clock::time_point deadline) {
 
 void Cluster::watch(std::chrono::milliseconds period, std::function<void()> on_change) {
     on_change_ = std::move(on_change);
-    watcher_ = std::thread([self = shared_from_this(), period] { self->watch_loop(period); });
+    watcher_ = Background([self = shared_from_this(), period] { self->watch_loop(period); });
 }
 
 void Cluster::watch_loop(std::chrono::milliseconds period) {

@@ -10,11 +10,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "backends/redis/topology/server.hpp"
 #include "backends/redis/topology/slots.hpp"
+#include "core/background.hpp"
 
 namespace deadbolt::detail {
 
@@ -85,7 +85,7 @@ class Cluster final : public Server, public std::enable_shared_from_this<Cluster
     std::condition_variable cv_;
     bool stopping_ = false;
     std::function<void()> on_change_;
-    std::thread watcher_;
+    Background watcher_;
 };
 
 }  // namespace deadbolt::detail

@@ -4,7 +4,7 @@
 
 #include "backends/redis/commands.hpp"
 #include "backends/redis/net/connection.hpp"
-#include "core/threads.hpp"
+#include "core/background.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -19,12 +19,10 @@ const std::string kSwitchMaster = "+switch-master";
 Sentinel::Sentinel(std::vector<Endpoint> sentinels, std::string master_name)
     : sentinels_(std::move(sentinels)), name_(std::move(master_name)) {}
 
-Sentinel::~Sentinel() {
-    if (thread_.joinable()) thread_.detach();  // only reached when stop() was not called
-}
+Sentinel::~Sentinel() = default;
 
 void Sentinel::stop() noexcept {
-    std::thread t;
+    Background t;
     {
         std::lock_guard lk(m_);
         stopping_ = true;
@@ -36,7 +34,7 @@ void Sentinel::stop() noexcept {
     } catch (...) {
         // Poking cannot fail but for memory; the wait then ends at its next re-check.
     }
-    join_or_detach(std::move(t));  // the owner may die inside moved()
+    t.end();  // the owner may die inside moved()
 }
 
 Status Sentinel::discover(std::string& host, std::uint16_t& port) const {
@@ -85,7 +83,7 @@ void Sentinel::follow(std::string host, std::uint16_t port, Moved moved) {
     port_ = port;
     moved_ = std::move(moved);
     events_ = std::make_unique<Subscriber>(sentinels_.front());
-    thread_ = std::thread([self = shared_from_this()] { self->run(); });
+    thread_ = Background([self = shared_from_this()] { self->run(); });
 }
 
 void Sentinel::run() {

@@ -10,13 +10,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backends/redis/net/connection.hpp"
 #include "backends/redis/net/endpoint.hpp"
 #include "backends/redis/net/status.hpp"
 #include "backends/redis/net/subscriber.hpp"
+#include "core/background.hpp"
 
 namespace deadbolt::detail {
 
@@ -55,7 +55,7 @@ class Sentinel : public std::enable_shared_from_this<Sentinel> {
     std::mutex m_;
     std::condition_variable cv_;
     bool stopping_ = false;
-    std::thread thread_;
+    Background thread_;
 };
 
 }  // namespace deadbolt::detail
