@@ -87,7 +87,7 @@ struct Etcd {
 /// and a lock lives as long as its session (Mutex, FairMutex and RWLock so far).
 struct Zk {
     static constexpr const char* kName = "Zk";
-    static constexpr bool kQueues = true, kCounts = false, kExpiresAlone = false;
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = false;
     static constexpr std::chrono::milliseconds kShortTtl{1000};
     test::ZkEnsemble ensemble{3};
     std::string url() const { return ensemble.url(); }

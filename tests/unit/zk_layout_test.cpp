@@ -65,6 +65,17 @@ TEST(ZkPaths, TheLineCountsCuratorsAndKazoosContendersInSequenceOrder) {
     EXPECT_EQ(find_own(line, new_guid()), std::nullopt);
 }
 
+TEST(ZkPaths, ASemaphoresLeasesAreNamedAsCuratorsAndFoundByGuid) {
+    auto guid = new_guid();
+    EXPECT_EQ(contender_prefix(guid, Queues::lease), "_c_" + guid + "-lease-");
+    auto line =
+        in_line({"_c_x-lease-0000000009", contender_prefix(guid, Queues::lease) + "0000000010"});
+    ASSERT_EQ(line.size(), 2u);
+    EXPECT_EQ(line[1].seq, 10);
+    EXPECT_EQ(find_own(line, guid), 1u);
+    EXPECT_FALSE(is_reader(line[0].name));
+}
+
 TEST(ZkPaths, ReadersAndWritersQueueInOneLineAsCuratorsReadWriteLockNamesThem) {
     auto guid = new_guid();
     EXPECT_EQ(contender_prefix(guid, Queues::read), "_c_" + guid + "-__READ__");

@@ -9,23 +9,17 @@
 #include "eventually.hpp"
 #include "redis_server.hpp"  // run_command
 #include "zk_ensemble.hpp"
+#include "znodes.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::Client;
+using deadbolt::test::children;
 using deadbolt::test::eventually;
+using deadbolt::test::queued;
 using deadbolt::test::ZkEnsemble;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Prints the children of argv[2], one per line, in name order.
-constexpr const char* kChildren = R"(
-import sys
-from kazoo.client import KazooClient
-zk = KazooClient(hosts=sys.argv[1]); zk.start()
-for c in sorted(zk.get_children(sys.argv[2])): print(c)
-zk.stop()
-)";
 
 // Takes Kazoo's Lock on argv[2] (counting Curator's contenders), prints "held", holds it for
 // argv[3] seconds, releases.
@@ -58,31 +52,6 @@ except LockTimeout:
 if lock.is_acquired: lock.release()
 zk.stop()
 )";
-
-std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path) {
-    std::string out;
-    zk.kazoo(kChildren, {path}, &out);
-    std::vector<std::string> lines;
-    for (std::size_t at = 0; at < out.size();) {
-        auto nl = out.find('\n', at);
-        if (nl == std::string::npos) nl = out.size();
-        if (nl > at) lines.push_back(out.substr(at, nl - at));
-        at = nl + 1;
-    }
-    return lines;
-}
-
-// Whether n contenders are in line under path within 30 s (a started Kazoo process imports,
-// connects and creates its node: seconds on a loaded machine); names what it saw if not.
-testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n) {
-    std::vector<std::string> seen;
-    if (eventually([&] { return (seen = children(zk, path)).size() == n; }, 30s))
-        return testing::AssertionSuccess();
-    std::string all;
-    for (const auto& c : seen) all += " " + c;
-    return testing::AssertionFailure() << "expected " << n << " contenders under " << path
-                                       << ", saw " << seen.size() << ":" << all;
-}
 
 }  // namespace
 
@@ -118,6 +87,42 @@ TEST(ZkMutex, AWaiterIsWokenByTheReleaseOfTheNodeAhead) {
     EXPECT_LT(Clock::now(), deadline);
     releaser.join();
     EXPECT_TRUE(got.valid());
+}
+
+// Packets every server of zk received so far (mntr's zk_packets_received).
+long packets(const ZkEnsemble& zk) {
+    long sum = 0;
+    for (int i = 0; i < 3; ++i) {
+        auto text = zk.ask(i, "mntr");
+        auto at = text.find("zk_packets_received");
+        if (at != std::string::npos) sum += std::stol(text.substr(text.find('\t', at) + 1));
+    }
+    return sum;
+}
+
+TEST(ZkMutex, AWaiterWhoseNeighbourAheadGivesUpWatchesTheNextOneInsteadOfPolling) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url()),
+         c = Client::connect(zk.url());
+    auto held = a.acquire("zk-follow");
+    auto quitter = std::async(std::launch::async, [&] {
+        EXPECT_THROW(b.acquire("zk-follow", {}, {.deadline = Clock::now() + 2s}),
+                     deadbolt::LockError);
+    });
+    ASSERT_TRUE(queued(zk, "/zk-follow", 2));
+    auto waiter = std::async(std::launch::async, [&] {
+        return c.acquire("zk-follow", {}, {.deadline = Clock::now() + 60s});
+    });
+    ASSERT_TRUE(queued(zk, "/zk-follow", 3));
+    quitter.get();  // c's watch fired: it must now watch a's node
+    ASSERT_TRUE(queued(zk, "/zk-follow", 2));
+    auto before = packets(zk);
+    std::this_thread::sleep_for(2s);
+    // Pings and a look or two; a waiter that looked again and again would send thousands.
+    EXPECT_LT(packets(zk) - before, 100);
+    EXPECT_EQ(waiter.wait_for(0s), std::future_status::timeout) << "a still holds";
+    held.release();
+    EXPECT_TRUE(waiter.get().valid());
 }
 
 TEST(ZkInterop, KazooWaitsForADeadboltHolderAndGetsItOnRelease) {
@@ -263,7 +268,12 @@ TEST(ZkBadInput, EachMistakeIsNamed) {
     EXPECT_THROW(c.acquire("a//b"), deadbolt::UsageError);
     EXPECT_THROW(c.acquire("/lead"), deadbolt::UsageError);
     EXPECT_THROW(c.acquire("x", {.auto_renew = false}), deadbolt::UsageError);
-    EXPECT_THROW((void)c.semaphore("s", 2), deadbolt::UsageError);
+    try {
+        (void)c.latch("l");
+        ADD_FAILURE() << "a CountDownLatch is refused on ZooKeeper";
+    } catch (const deadbolt::UsageError& e) {  // saying what is built instead
+        EXPECT_NE(std::string(e.what()).find("Semaphore"), std::string::npos) << e.what();
+    }
     // A name ZooKeeper would refuse is escaped, not refused: binary bytes and '.' parts.
     auto odd =
         c.acquire(std::string("bin\x01"

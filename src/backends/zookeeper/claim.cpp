@@ -61,6 +61,14 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
 
 void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep*/, Attempted& a,
                       Fences& f) {
+    try_once(token, a, f);
+    // The core arms once per acquisition, but a watch fires once and the contender ahead may
+    // change: a refusal moves the watch to it, or waits would return at once (polling).
+    if (armed_ && a.status.ok() && !a.acquired && (ahead_ != watched_ || wake_->fired()))
+        a.status = watch_ahead(store_.deadline());
+}
+
+void ZkClaim::try_once(const std::string& token, Attempted& a, Fences& f) {
     auto by = store_.deadline();
     std::shared_ptr<ZkSession> s;
     if (a.status = store_.session(s); !a.status.ok()) return;
@@ -157,13 +165,19 @@ Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
 }
 
 Status ZkClaim::arm(Clock::time_point until) {
-    disarm();
+    armed_ = true;
+    return watch_ahead(std::min(until, store_.deadline()));
+}
+
+Status ZkClaim::watch_ahead(Clock::time_point by) {
+    unwatch();
     wake_->reset();
+    watched_ = ahead_;
     if (ahead_.empty() || !ahead_session_) {
         wake_->fire();
         return {};
     }
-    auto by = std::min(until, store_.deadline());
+    watch_session_ = ahead_session_;
     auto r = ahead_session_->watch(
         ahead_, by, [w = wake_] { w->fire(); }, watch_);
     if (r.rc == ZNONODE) {  // it went before we looked: look again at once
@@ -176,8 +190,14 @@ Status ZkClaim::arm(Clock::time_point until) {
 }
 
 void ZkClaim::disarm() noexcept {
-    if (watch_ != 0 && ahead_session_) ahead_session_->unwatch(watch_);
+    armed_ = false;
+    unwatch();
+}
+
+void ZkClaim::unwatch() noexcept {
+    if (watch_ != 0 && watch_session_) watch_session_->unwatch(watch_);
     watch_ = 0;
+    watch_session_.reset();
 }
 
 void ZkClaim::wait(Clock::time_point until) {

@@ -63,6 +63,11 @@ class ZkClaim final : public Claim {
     // listed: the line if read already; else it is read now.
     Status look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
                 std::optional<ZkReply>& listed);
+    // One attempt, without following the wake-up.
+    void try_once(const std::string& token, Attempted& a, Fences& f);
+    // Watches ahead_ (the wake-up fires at once when there is none, or it is gone).
+    Status watch_ahead(Clock::time_point by);
+    void unwatch() noexcept;
 
     ZkStore& store_;
     const LockSpec spec_;
@@ -73,8 +78,11 @@ class ZkClaim final : public Claim {
 
     std::shared_ptr<ZkWake> wake_ = std::make_shared<ZkWake>();  // the watch's callback holds it
     std::shared_ptr<ZkSession> ahead_session_;                   // the session of the last look
-    std::string ahead_;        // the contender just ahead at the last look
-    std::uint64_t watch_ = 0;  // the watch on it; 0 = none
+    std::string ahead_;                         // the contender just ahead at the last look
+    std::uint64_t watch_ = 0;                   // the watch on it; 0 = none
+    std::string watched_;                       // the node watched
+    std::shared_ptr<ZkSession> watch_session_;  // the session the watch is on
+    bool armed_ = false;  // armed by the core: the watch follows the contender ahead
 };
 
 }  // namespace deadbolt::detail

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/zookeeper/session.hpp"
 #include "core/store.hpp"
@@ -18,6 +19,9 @@ struct ZkHolding final : Holding {
     std::string node;                    // its full path; empty when the create's reply was lost
     std::int64_t czxid = 0;              // the node's creation zxid (the fence); 0 = unknown
     std::string owner;  // a ReentrantMutex's: its node's data counts the owner's holds
+    // A holding of several nodes is its parts alone: a MultiLock's, one per name; a
+    // semaphore waiter's lease and its place at the gate.
+    std::vector<std::shared_ptr<ZkHolding>> parts;
 };
 
 inline const ZkHolding& as_zk(const Holding* h) {

@@ -10,8 +10,8 @@
 namespace deadbolt::detail {
 namespace {
 
-constexpr std::string_view kMarkers[] = {"-lock-",   "__lock__",  "__WRIT__",
-                                         "__READ__", "__rlock__", "-latch-"};
+constexpr std::string_view kMarkers[] = {"-lock-",    "__lock__", "__WRIT__", "__READ__",
+                                         "__rlock__", "-latch-",  "-lease-"};
 constexpr std::string_view kReaders[] = {"__READ__", "__rlock__"};
 constexpr std::size_t kSeqDigits = 10;  // ZooKeeper's sequence suffix: %010d
 
@@ -96,7 +96,7 @@ std::string new_guid() {
 }
 
 std::string contender_prefix(std::string_view guid, Queues as) {
-    constexpr std::string_view kNames[] = {"lock-", "__WRIT__", "__READ__", "latch-"};
+    constexpr std::string_view kNames[] = {"lock-", "__WRIT__", "__READ__", "latch-", "lease-"};
     return fmt::format("_c_{}-{}", guid, kNames[static_cast<int>(as)]);
 }
 

@@ -27,9 +27,9 @@ std::string name_of_znode(std::string_view path);
 /// A new guid: 36 characters in UUID form, random.
 std::string new_guid();
 /// What a contender queues for: Curator's InterProcessMutex ("-lock-"), its
-/// InterProcessReadWriteLock's writer ("-__WRIT__") or reader ("-__READ__"), or its
-/// LeaderLatch ("-latch-").
-enum class Queues : unsigned char { lock, write, read, latch };
+/// InterProcessReadWriteLock's writer ("-__WRIT__") or reader ("-__READ__"), its
+/// LeaderLatch ("-latch-"), or a lease of its InterProcessSemaphoreV2 ("-lease-").
+enum class Queues : unsigned char { lock, write, read, latch, lease };
 /// The name our contender is created with (ZooKeeper appends the sequence):
 /// "_c_" + guid + "-lock-" (or "-__WRIT__", "-__READ__").
 std::string contender_prefix(std::string_view guid, Queues as = Queues::lock);

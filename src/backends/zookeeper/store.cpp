@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "backends/zookeeper/claim.hpp"
+#include "backends/zookeeper/multi_claim.hpp"
 #include "backends/zookeeper/paths.hpp"
+#include "backends/zookeeper/permit_claim.hpp"
 #include "core/reentrant_value.hpp"
 #include "core/token.hpp"
 
@@ -66,14 +68,10 @@ std::chrono::milliseconds ZkStore::longest_ttl() const {
 }
 
 Status ZkStore::supports(const LockSpec& spec) const {
-    if (spec.shape == Shape::permits || spec.shape == Shape::multi)
-        return Status::error(errc::invalid_argument,
-                             fmt::format("'{}' on ZooKeeper is not built yet (Mutex, FairMutex, "
-                                         "RWLock, ReentrantMutex and LeaderElection are): use "
-                                         "it on Redis or etcd",
-                                         primitive_of(spec.shape)));
     std::string why;
-    if (znode_of(spec.name, why).empty()) return Status::error(errc::invalid_argument, why);
+    for (const auto& name :
+         spec.shape == Shape::multi ? spec.names : std::vector<std::string>{spec.name})
+        if (znode_of(name, why).empty()) return Status::error(errc::invalid_argument, why);
     const auto& o = spec.options;
     if (!o.auto_renew || o.max_hold.count() > 0)
         return Status::error(
@@ -90,15 +88,22 @@ Status ZkStore::supports(const LockSpec& spec) const {
 }
 
 Status ZkStore::offers(std::string_view primitive) const {
-    if (primitive == "FairMutex" || primitive == "force_unlock") return {};
+    if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
+        primitive == "PermitExpirableSemaphore")
+        return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
-                                     "FairMutex, RWLock, ReentrantMutex and LeaderElection are "
-                                     "built): use it on Redis or etcd",
+                                     "FairMutex, RWLock, ReentrantMutex, Semaphore, "
+                                     "PermitExpirableSemaphore, MultiLock and LeaderElection "
+                                     "are built): use it on Redis or etcd",
                                      primitive));
 }
 
 std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {
+    if (spec.shape == Shape::permits)
+        return std::make_unique<ZkPermitClaim>(*this, spec, std::move(cancel));
+    if (spec.shape == Shape::multi)
+        return std::make_unique<ZkMultiClaim>(*this, spec, std::move(cancel));
     return std::make_unique<ZkClaim>(*this, spec, std::move(cancel));
 }
 
@@ -170,7 +175,29 @@ Verdict ZkStore::release_hold(const ZkHolding& h, Clock::time_point by) {
         errc::unknown_outcome, fmt::format("'{}' kept changing while releasing it", h.node)));
 }
 
+namespace {
+
+// A holding of parts answers as its parts do together: a check is lost when one part is (its
+// lock is gone, whatever the others say); a release is in doubt while one part is, so that
+// its cleanup comes back for it.
+template <class One>
+Verdict of_parts(const ZkHolding& h, bool lost_wins, One one) {
+    Verdict out = Verdict::yes();
+    for (const auto& part : h.parts) {
+        auto v = one(*part);
+        bool worse = v.is == Verdict::Is::no        ? lost_wins || out.is == Verdict::Is::yes
+                     : v.is == Verdict::Is::unknown ? !lost_wins || out.is == Verdict::Is::yes
+                                                    : false;
+        if (worse) out = std::move(v);
+    }
+    return out;
+}
+
+}  // namespace
+
 Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
+    if (!h.parts.empty())
+        return of_parts(h, true, [&](const ZkHolding& part) { return look_at(part, by); });
     if (!h.owner.empty() && !h.node.empty()) return look_at_holds(h, by);
     // An expired session's nodes are gone: no question to ask.
     if (!h.session || h.session->expired()) return Verdict::no();
@@ -202,37 +229,28 @@ std::vector<Verdict> ZkStore::check(std::span<const Holding* const> hs, Clock::t
     return out;
 }
 
+Verdict ZkStore::release_one(const ZkHolding& h, Clock::time_point by) {
+    if (!h.parts.empty())
+        return of_parts(h, false, [&](const ZkHolding& part) { return release_one(part, by); });
+    if (!h.owner.empty() && !h.node.empty()) return release_hold(h, by);
+    if (!h.session || h.session->expired()) return Verdict::no();
+    std::string node = h.node;
+    std::int64_t czxid = 0;
+    if (node.empty())
+        if (Status st = find_own_node(*h.session, h.dir, h.guid, by, node, czxid); !st.ok())
+            return Verdict::unknown(std::move(st));
+    if (node.empty()) return Verdict::no();
+    auto r = h.session->remove(node, by);
+    return r.ok() ? Verdict::yes()
+           : r.rc == ZNONODE
+               ? Verdict::no()
+               : Verdict::unknown(h.session->fail(r, fmt::format("deleting '{}'", node), true));
+}
+
 std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
     std::vector<Verdict> out;
     out.reserve(hs.size());
-    for (const auto* one : hs) {
-        const auto& h = as_zk(one);
-        if (!h.owner.empty() && !h.node.empty()) {
-            out.push_back(release_hold(h, by));
-            continue;
-        }
-        if (!h.session || h.session->expired()) {
-            out.push_back(Verdict::no());
-            continue;
-        }
-        std::string node = h.node;
-        std::int64_t czxid = 0;
-        if (Status st =
-                node.empty() ? find_own_node(*h.session, h.dir, h.guid, by, node, czxid) : Status{};
-            !st.ok()) {
-            out.push_back(Verdict::unknown(std::move(st)));
-            continue;
-        }
-        if (node.empty()) {
-            out.push_back(Verdict::no());
-            continue;
-        }
-        auto r = h.session->remove(node, by);
-        out.push_back(r.ok()            ? Verdict::yes()
-                      : r.rc == ZNONODE ? Verdict::no()
-                                        : Verdict::unknown(h.session->fail(
-                                              r, fmt::format("deleting '{}'", node), true)));
-    }
+    for (const auto* one : hs) out.push_back(release_one(as_zk(one), by));
     return out;
 }
 

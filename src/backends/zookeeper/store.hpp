@@ -50,6 +50,10 @@ class ZkStore final : public Store {
                     bool& ours) override;
     Status leader(const std::string& name, Leader& out) override;
     Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how) override;
+    Status permit_release(const std::string& name, std::string_view id, bool& released) override;
+    Status permit_extend(const std::string& name, std::string_view id,
+                         std::chrono::milliseconds keep, bool& extended) override;
+    Status permits_in_use(const std::string& name, int permits, int& in_use) override;
     /// A campaign's term, found by its token when it proclaims.
     void add_term(const std::string& token, const std::shared_ptr<ZkHolding>& h);
 
@@ -72,8 +76,11 @@ class ZkStore final : public Store {
     // A reentrant holding's node still counts holds of its owner; one of them given back.
     Verdict look_at_holds(const ZkHolding& h, Clock::time_point by);
     Verdict release_hold(const ZkHolding& h, Clock::time_point by);
+    Verdict release_one(const ZkHolding& h, Clock::time_point by);
 
     void session_changed();
+    // A semaphore's leases' znode ("" for a name supports() refuses).
+    static std::string leases_of(const std::string& name);
 
     ClientImpl& client_;
     const ZkUrl url_;

@@ -22,6 +22,11 @@ struct ZkWake {
         woken = true;
         cv.notify_all();
     }
+    /// Whether it fired since the last reset.
+    bool fired() {
+        std::lock_guard lk(m);
+        return woken;
+    }
     /// Until fired, until, or a stop request on cancel.
     void wait(std::chrono::steady_clock::time_point until, const std::stop_token& cancel) {
         std::stop_callback on_cancel(cancel, [this] {  // before the lock: it may run at once

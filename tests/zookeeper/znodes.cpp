@@ -1,0 +1,44 @@
+#include "znodes.hpp"
+
+#include "eventually.hpp"
+
+using namespace std::chrono_literals;
+
+namespace deadbolt::test {
+namespace {
+
+constexpr const char* kChildren = R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+if zk.exists(sys.argv[2]):
+    for c in sorted(zk.get_children(sys.argv[2])): print(c)
+zk.stop()
+)";
+
+}  // namespace
+
+std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path) {
+    std::string out;
+    zk.kazoo(kChildren, {path}, &out);
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at < out.size();) {
+        auto nl = out.find('\n', at);
+        if (nl == std::string::npos) nl = out.size();
+        if (nl > at) lines.push_back(out.substr(at, nl - at));
+        at = nl + 1;
+    }
+    return lines;
+}
+
+testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n) {
+    std::vector<std::string> seen;
+    if (eventually([&] { return (seen = children(zk, path)).size() == n; }, 30s))
+        return testing::AssertionSuccess();
+    std::string all;
+    for (const auto& c : seen) all += " " + c;
+    return testing::AssertionFailure() << "expected " << n << " children under " << path << ", saw "
+                                       << seen.size() << ":" << all;
+}
+
+}  // namespace deadbolt::test

@@ -1,0 +1,20 @@
+// What is under a znode, as another client (Kazoo) sees it: for the ZooKeeper tests' checks
+// of the layout deadbolt leaves.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "zk_ensemble.hpp"
+
+namespace deadbolt::test {
+
+/// The children of path, in name order (none when it does not exist).
+std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path);
+/// Whether path has n children within 30 s (a started Kazoo process imports, connects and
+/// creates its node: seconds on a loaded machine); names what it saw if not.
+testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n);
+
+}  // namespace deadbolt::test
