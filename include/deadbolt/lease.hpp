@@ -83,12 +83,14 @@ class Lease {
     /// As is_current(); returns false and sets ec when it cannot tell.
     bool is_current(std::error_code& ec) const noexcept;
 
-    /// Writes value under key (the engine's own key, no prefix) in the same atomic step that
-    /// checks this lease still holds the lock, so a holder that lost it writes nothing: etcd's
-    /// advice for data kept in etcd (one Txn comparing the lock key's create revision, the
-    /// fence). Returns false, with nothing written and the lease marked lost, when the lock is
-    /// no longer ours. Throws UsageError on Redis (guard data by fence(): Client::fenced_set)
-    /// or for an empty key or one inside a held lock's directory (it would queue as a
+    /// Writes value under key in the same atomic step that checks this lease still holds the
+    /// lock, so a holder that lost it writes nothing: the engines' advice for data kept in
+    /// them. On etcd key is the engine's own key (no prefix), written by one Txn comparing the
+    /// lock key's create revision (the fence); on ZooKeeper key is a path under the chroot
+    /// (escaped as lock names are), written by one multi that checks the lock's node exists.
+    /// Returns false, with nothing written and the lease marked lost, when the lock is no
+    /// longer ours. Throws UsageError on Redis (guard data by fence(): Client::fenced_set), for
+    /// an empty key, or on etcd one inside a held lock's directory (it would queue as a
     /// contender); LockError(not_owner) after release(); ConnectionError when it cannot tell
     /// (unknown_outcome: it may be written).
     bool put_if_current(std::string_view key, std::string_view value);

@@ -41,7 +41,8 @@ Status Store::put_if_held(const Holding&, std::string_view, std::string_view, Cl
                           bool&) {
     return Status::error(
         errc::invalid_argument,
-        "a write checked against the lock in the same step is offered on etcd only: Redis keeps "
+        "a write checked against the lock in the same step is offered on etcd and ZooKeeper "
+        "only: Redis keeps "
         "the lock and your data apart; guard the data by the lease's fence instead "
         "(Client::fenced_set / fenced_cas)");
 }

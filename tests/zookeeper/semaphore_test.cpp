@@ -4,6 +4,8 @@
 // overlapping names in opposite orders that never deadlock.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <thread>
@@ -123,4 +125,80 @@ zk.stop()
     all.release();
     EXPECT_TRUE(children(zk, "/zk-m-a").empty());
     EXPECT_TRUE(children(zk, "/zk-m-b").empty());
+}
+
+TEST(ZkSemaphore, StatusListAndForceUnlockSeeTheSemaphoreNotItsGateAndLeases) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
+    auto sa = a.semaphore("zk-sem-admin", 2);
+    sa.acquire();
+    sa.acquire();
+    auto waiter = std::async(std::launch::async, [&] {
+        return b.permit_semaphore("zk-sem-admin", 2).acquire({.deadline = Clock::now() + 30s});
+    });
+    ASSERT_TRUE(queued(zk, "/zk-sem-admin/leases", 3));  // ours and the gate holder's
+    auto st = a.status("zk-sem-admin");
+    EXPECT_EQ(st.kind, "semaphore");
+    EXPECT_TRUE(st.held);
+    EXPECT_EQ(st.holders, 2) << "the gate holder's lease waits";
+    EXPECT_EQ(st.waiters, 1);
+    ASSERT_FALSE(st.held_by.empty());
+    EXPECT_EQ(st.held_by[0].pid, static_cast<int>(getpid()));
+    std::vector<std::string> names;
+    for (const auto& l : a.list("zk-sem-admin*")) names.push_back(l.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"zk-sem-admin"}));
+    EXPECT_EQ(a.force_unlock("zk-sem-admin"), "semaphore");
+    EXPECT_TRUE(waiter.get().valid()) << "the waiter is woken and takes a permit";
+}
+
+namespace {
+
+// Prints the data of argv[2].
+constexpr const char* kData = R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+print(zk.get(sys.argv[2])[0].decode(), flush=True)
+zk.stop()
+)";
+
+// Deletes argv[2], which must exist.
+constexpr const char* kDelete = R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2]); zk.stop()
+)";
+
+std::string data(const ZkEnsemble& zk, const std::string& path) {
+    std::string out;
+    zk.kazoo(kData, {path}, &out);
+    return out;
+}
+
+}  // namespace
+
+TEST(ZkGuardedWrite, LandsOnlyWhileEveryNodeOfTheHoldingLives) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
+    auto held = a.acquire("zk-guard");
+    EXPECT_TRUE(held.put_if_current("zk-guard-data/value", "one"));
+    EXPECT_EQ(data(zk, "/zk-guard-data/value"), "one\n");
+    EXPECT_TRUE(held.put_if_current("zk-guard-data/value", "two")) << "an existing node";
+    // Deleted from outside (an administrator, a session the ensemble expired): refused.
+    auto kids = children(zk, "/zk-guard");
+    ASSERT_EQ(kids.size(), 1u);
+    zk.kazoo(kDelete, {"/zk-guard/" + kids[0]});
+    EXPECT_FALSE(held.put_if_current("zk-guard-data/value", "stale"));
+    EXPECT_EQ(data(zk, "/zk-guard-data/value"), "two\n") << "nothing of the refused write";
+    EXPECT_TRUE(held.lost());
+    auto next = b.acquire("zk-guard", {}, {.deadline = Clock::now() + 10s});
+    EXPECT_TRUE(next.put_if_current("zk-guard-data/value", "three"));
+    EXPECT_EQ(data(zk, "/zk-guard-data/value"), "three\n");
+
+    // A MultiLock's write needs every name still held.
+    auto all = a.acquire_all({"zk-guard-m1", "zk-guard-m2"});
+    EXPECT_TRUE(all.put_if_current("zk-guard-data/multi", "m"));
+    zk.kazoo(kDelete, {"/zk-guard-m2/" + children(zk, "/zk-guard-m2").at(0)});
+    EXPECT_FALSE(all.put_if_current("zk-guard-data/multi", "stale"));
+    EXPECT_EQ(data(zk, "/zk-guard-data/multi"), "m\n");
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
+#include <vector>
 
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/store.hpp"
@@ -24,6 +26,7 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
     // ZooKeeper's own /zookeeper alone.
     const std::string pat(pattern);
     std::deque<std::string> todo{"/"};
+    std::set<std::string> semaphores;  // znodes with "leases" among their children
     std::size_t visited = 0;
     names.clear();
     while (!todo.empty()) {
@@ -38,6 +41,7 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
         if (r.rc == ZNONODE) continue;
         if (!r.ok()) return s->fail(r, "listing locks", false);
         bool lock = false;
+        if (std::ranges::find(r.children, "leases") != r.children.end()) semaphores.insert(path);
         for (const auto& c : r.children) {
             if (contender_seq(c)) {
                 lock = true;
@@ -50,12 +54,17 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
             todo.push_back(std::move(child));
         }
         if (!lock) continue;
+        // A semaphore's gate and leases are the semaphore's.
+        auto parent = path.substr(0, path.rfind('/'));
+        if ((path.ends_with("/leases") || path.ends_with("/locks")) && semaphores.contains(parent))
+            path = parent;
         auto name = name_of_znode(path);
         bool plain = name.find('\0') == std::string::npos;
         if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
             names.push_back(std::move(name));
     }
     std::ranges::sort(names);
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     return {};
 }
 
@@ -68,14 +77,19 @@ Status ZkStore::force_unlock(const std::string& name, std::string& kind) {
     kind = now.front().first.kind;
     std::string why;
     auto dir = znode_of(name, why);
-    // Every contender goes, waiters too: each wakes (its watch fires) and queues again.
-    auto r = s->children(dir, deadline());
-    if (r.rc == ZNONODE) return {};
-    if (!r.ok()) return s->fail(r, fmt::format("reading '{}'", name), false);
-    for (const auto& c : in_line(r.children)) {
-        auto gone = s->remove(dir + "/" + c.name, deadline());
-        if (!gone.ok() && gone.rc != ZNONODE)
-            return s->fail(gone, fmt::format("deleting '{}/{}'", dir, c.name), true);
+    // Every contender goes, waiters too: each wakes (its watch fires) and queues again. A
+    // semaphore's leases and its gate's line go alike.
+    auto dirs = kind == "semaphore" ? std::vector<std::string>{dir + "/leases", dir + "/locks"}
+                                    : std::vector<std::string>{dir};
+    for (const auto& d : dirs) {
+        auto r = s->children(d, deadline());
+        if (r.rc == ZNONODE) continue;
+        if (!r.ok()) return s->fail(r, fmt::format("reading '{}'", name), false);
+        for (const auto& c : in_line(r.children)) {
+            auto gone = s->remove(d + "/" + c.name, deadline());
+            if (!gone.ok() && gone.rc != ZNONODE)
+                return s->fail(gone, fmt::format("deleting '{}/{}'", d, c.name), true);
+        }
     }
     return {};
 }

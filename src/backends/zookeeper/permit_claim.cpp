@@ -70,11 +70,14 @@ Status ZkPermitClaim::make(Lease& l, const std::string& token, Clock::time_point
 
 Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fences& f,
                             Clock::time_point by) {
-    if (!l.session) {  // on the gate's session: a lease outlives no gate it passed
-        l.session = std::static_pointer_cast<ZkHolding>(gate_->holding(token, {}))->session;
+    if (!l.session) {
+        // On the gate's session (a lease outlives no gate it passed) and with its guid, so
+        // that `status` tells the lease of the gate's holder, which waits, from those held.
+        auto gate = std::static_pointer_cast<ZkHolding>(gate_->holding(token, {}));
+        l.session = gate->session;
+        l.guid = gate->guid.empty() ? new_guid() : gate->guid;
         if (!l.session)
             if (Status st = store_.session(l.session); !st.ok()) return st;
-        l.guid = new_guid();
     }
     ZkSession& s = *l.session;
     for (int round = 0; round < 3; ++round) {

@@ -7,6 +7,7 @@
 
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/store.hpp"
+#include "core/token.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -36,6 +37,33 @@ std::string ZkStore::leases_of(const std::string& name) {
     std::string why;
     auto dir = znode_of(name, why);
     return dir.empty() ? dir : dir + "/leases";
+}
+
+Status ZkStore::semaphore_status(ZkSession& s, const std::string& dir, LockStatus& ls) {
+    auto leases = s.children(dir + "/leases", deadline());
+    auto gate = s.children(dir + "/locks", deadline());
+    for (const auto* r : {&leases, &gate})
+        if (!r->ok() && r->rc != ZNONODE) return s.fail(*r, "reading a semaphore's state", false);
+    auto held = in_line(leases.children);
+    auto line = in_line(gate.children);
+    // The gate's holder has made its lease, or is about to: it waits for one to go.
+    constexpr std::size_t kGuid = 36;
+    if (!line.empty() && line.front().name.starts_with("_c_"))
+        if (auto i = find_own(held, line.front().name.substr(3, kGuid)))
+            held.erase(held.begin() + static_cast<std::ptrdiff_t>(*i));
+    ls.kind = "semaphore";
+    ls.held = !held.empty();
+    ls.holders = static_cast<int>(held.size());
+    ls.waiters = static_cast<int>(line.size());
+    ls.ttl = std::chrono::milliseconds(-1);  // each lease lives as long as its holder's session
+    for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
+        Holder who{.ttl = ls.ttl};
+        auto one = s.get(dir + "/leases/" + held[static_cast<std::size_t>(k)].name, deadline());
+        if (auto o = one.ok() ? token_origin(one.data) : std::nullopt)
+            who.host = o->host, who.pid = o->pid;
+        ls.held_by.push_back(std::move(who));
+    }
+    return {};
 }
 
 Status ZkStore::permit_release(const std::string& name, std::string_view id, bool& released) {

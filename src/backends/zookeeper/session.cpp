@@ -14,6 +14,11 @@ struct ZkSession::Call {
     std::condition_variable cv;
     bool done = false;
     ZkReply r;
+    // A multi's operations and results: the C client reads and fills them until it
+    // completes, whether or not the caller still waits.
+    std::vector<std::string> texts;
+    std::vector<zoo_op_t> ops;
+    std::vector<zoo_op_result_t> results;
 
     // The completion's reference: the caller may have stopped waiting.
     static void* ref(const std::shared_ptr<Call>& c) { return new std::shared_ptr<Call>(c); }
@@ -248,6 +253,44 @@ ZkReply ZkSession::set(const std::string& path, std::string_view data, int versi
 
 ZkReply ZkSession::exists(const std::string& path, Clock::time_point by) {
     return call(by, [&](void* ref) { return zoo_aexists(zh_, path.c_str(), 0, &Call::stat, ref); });
+}
+
+ZkReply ZkSession::write_if_present(const std::vector<std::string>& present,
+                                    const std::string& path, std::string_view data, bool create,
+                                    Clock::time_point by) {
+    auto call = std::make_shared<Call>();
+    call->texts = present;
+    call->texts.push_back(path);
+    call->texts.emplace_back(data);  // no more growth: the ops point into these strings
+    const auto& value = call->texts.back();
+    const auto& target = call->texts[present.size()];
+    call->ops.resize(present.size() + 1);
+    call->results.resize(call->ops.size());
+    for (std::size_t i = 0; i < present.size(); ++i)
+        zoo_check_op_init(&call->ops[i], call->texts[i].c_str(), -1);
+    if (create)
+        zoo_create_op_init(&call->ops.back(), target.c_str(), value.data(),
+                           static_cast<int>(value.size()), &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
+                           nullptr, 0);
+    else
+        zoo_set_op_init(&call->ops.back(), target.c_str(), value.data(),
+                        static_cast<int>(value.size()), -1, nullptr);
+    Pending p{call, ZOK};
+    auto* ref = Call::ref(call);
+    p.rc = zoo_amulti(
+        zh_, static_cast<int>(call->ops.size()), call->ops.data(), call->results.data(),
+        [](int rc, const void* d) {
+            const auto& c = *static_cast<const std::shared_ptr<Call>*>(d);
+            {
+                // A failed multi's code is its failing operation's: each tells which.
+                std::lock_guard lk(c->m);
+                for (const auto& one : c->results) c->r.each.push_back(one.err);
+            }
+            Call::finish(d, rc, [](ZkReply&) {});
+        },
+        ref);
+    if (p.rc != ZOK) delete static_cast<std::shared_ptr<Call>*>(ref);
+    return await(p, by);
 }
 
 ZkSession::Pending ZkSession::begin_children(const std::string& path) {

@@ -36,6 +36,7 @@ struct ZkReply {
     Stat stat{};                        // create, exists, children: the node's
     std::vector<std::string> children;  // children
     std::string data;                   // get: the node's data
+    std::vector<int> each;              // multi: each operation's code, in order
     bool ok() const { return rc == ZOK; }
 };
 
@@ -78,6 +79,10 @@ class ZkSession {
     /// Sets path's data if its version is still `version` (-1: any).
     ZkReply set(const std::string& path, std::string_view data, int version, Clock::time_point by);
     ZkReply exists(const std::string& path, Clock::time_point by);
+    /// One multi: writes data to path (creates it, persistent, when create) only while every
+    /// node of `present` exists; each holds every operation's code.
+    ZkReply write_if_present(const std::vector<std::string>& present, const std::string& path,
+                             std::string_view data, bool create, Clock::time_point by);
     ZkReply children(const std::string& path, Clock::time_point by);
     /// exists() that also leaves a watch on path: fired() is called once (on the C client's
     /// thread) when the node is created, changed or deleted, or the session expires, unless

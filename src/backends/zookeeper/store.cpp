@@ -270,6 +270,12 @@ Status ZkStore::statuses(const std::vector<std::string>& names,
         }
         auto r = s->children(dir, deadline());
         if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
+        if (std::ranges::find(r.children, "leases") != r.children.end()) {
+            Status st = semaphore_status(*s, dir, ls);
+            if (!st.ok()) return st;
+            out.emplace_back(std::move(ls), Status{});
+            continue;
+        }
         auto line = in_line(r.children);
         if (!line.empty()) {
             // Readers at the head of the line hold together; anyone else holds alone.

@@ -54,6 +54,8 @@ class ZkStore final : public Store {
     Status permit_extend(const std::string& name, std::string_view id,
                          std::chrono::milliseconds keep, bool& extended) override;
     Status permits_in_use(const std::string& name, int permits, int& in_use) override;
+    Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
+                       Clock::time_point by, bool& put) override;
     /// A campaign's term, found by its token when it proclaims.
     void add_term(const std::string& token, const std::shared_ptr<ZkHolding>& h);
 
@@ -81,6 +83,8 @@ class ZkStore final : public Store {
     void session_changed();
     // A semaphore's leases' znode ("" for a name supports() refuses).
     static std::string leases_of(const std::string& name);
+    // A semaphore's state (a znode with "leases" among its children).
+    Status semaphore_status(ZkSession& s, const std::string& dir, LockStatus& ls);
 
     ClientImpl& client_;
     const ZkUrl url_;
