@@ -15,6 +15,7 @@ using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
 using deadbolt::test::eventually;
+using deadbolt::test::packets;
 using deadbolt::test::queued;
 using deadbolt::test::ZkEnsemble;
 using Clock = std::chrono::steady_clock;
@@ -87,17 +88,6 @@ TEST(ZkMutex, AWaiterIsWokenByTheReleaseOfTheNodeAhead) {
     EXPECT_LT(Clock::now(), deadline);
     releaser.join();
     EXPECT_TRUE(got.valid());
-}
-
-// Packets every server of zk received so far (mntr's zk_packets_received).
-long packets(const ZkEnsemble& zk) {
-    long sum = 0;
-    for (int i = 0; i < 3; ++i) {
-        auto text = zk.ask(i, "mntr");
-        auto at = text.find("zk_packets_received");
-        if (at != std::string::npos) sum += std::stol(text.substr(text.find('\t', at) + 1));
-    }
-    return sum;
 }
 
 TEST(ZkMutex, AWaiterWhoseNeighbourAheadGivesUpWatchesTheNextOneInsteadOfPolling) {
@@ -269,8 +259,8 @@ TEST(ZkBadInput, EachMistakeIsNamed) {
     EXPECT_THROW(c.acquire("/lead"), deadbolt::UsageError);
     EXPECT_THROW(c.acquire("x", {.auto_renew = false}), deadbolt::UsageError);
     try {
-        (void)c.latch("l");
-        ADD_FAILURE() << "a CountDownLatch is refused on ZooKeeper";
+        (void)c.rate_limiter("r", {.rate = 10, .per = 1s});
+        ADD_FAILURE() << "a RateLimiter is refused on ZooKeeper";
     } catch (const deadbolt::UsageError& e) {  // saying what is built instead
         EXPECT_NE(std::string(e.what()).find("Semaphore"), std::string::npos) << e.what();
     }

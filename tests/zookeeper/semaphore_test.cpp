@@ -1,7 +1,8 @@
-// deadbolt's Semaphore and MultiLock on a real ZooKeeper ensemble: Curator's
-// InterProcessSemaphoreV2 layout (a gate Mutex, one lease node per permit), one waiter at a
-// time counting the leases, nothing left by a waiter that gives up, and MultiLocks of
-// overlapping names in opposite orders that never deadlock.
+// deadbolt's Semaphore, MultiLock, CountDownLatch and guarded writes on a real ZooKeeper
+// ensemble: Curator's InterProcessSemaphoreV2 layout (a gate Mutex, one lease node per
+// permit), one waiter at a time counting the leases, nothing left by a waiter that gives up,
+// MultiLocks of overlapping names in opposite orders that never deadlock, a latch that opens
+// at its TTL, and writes that land only while the lock is held.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -20,6 +21,7 @@ using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
 using deadbolt::test::eventually;
+using deadbolt::test::packets;
 using deadbolt::test::queued;
 using deadbolt::test::ZkEnsemble;
 using Clock = std::chrono::steady_clock;
@@ -201,4 +203,55 @@ TEST(ZkGuardedWrite, LandsOnlyWhileEveryNodeOfTheHoldingLives) {
     zk.kazoo(kDelete, {"/zk-guard-m2/" + children(zk, "/zk-guard-m2").at(0)});
     EXPECT_FALSE(all.put_if_current("zk-guard-data/multi", "stale"));
     EXPECT_EQ(data(zk, "/zk-guard-data/multi"), "m\n");
+}
+
+TEST(ZkLatch, OpensAtItsTtlAndLeavesNothingAndForeignDataIsNamed) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url());
+    auto l = a.latch("zk-latch/ttl");
+    ASSERT_TRUE(l.try_set_count(3, 1500ms));
+    EXPECT_EQ(data(zk, "/zk-latch/ttl"), "3 1500\n") << "the count and the TTL it opens at";
+    EXPECT_FALSE(l.count_down());
+    EXPECT_EQ(l.count(), 2);
+    // Nobody counts down again: the TTL opens it, and the waiter wakes without a message.
+    EXPECT_TRUE(l.wait_for(20s));
+    EXPECT_EQ(l.count(), 0);
+    EXPECT_TRUE(eventually([&] { return children(zk, "/zk-latch").empty(); }))
+        << "the first reader after its expiry deletes it";
+    EXPECT_TRUE(l.try_set_count(1)) << "an expired latch may be set again";
+    EXPECT_TRUE(l.count_down());
+
+    zk.kazoo(R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.create(sys.argv[2], b"hello", makepath=True)
+zk.stop()
+)",
+             {"/zk-latch/foreign"});
+    try {
+        (void)a.latch("zk-latch/foreign").count();
+        ADD_FAILURE() << "foreign data is not a count";
+    } catch (const deadbolt::Error& e) {
+        EXPECT_EQ(e.code(), make_error_code(deadbolt::errc::wrong_type));
+        EXPECT_NE(std::string(e.what()).find("not a latch"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(data(zk, "/zk-latch/foreign"), "hello\n") << "and it is left alone";
+}
+
+TEST(ZkLatch, AWaiterSleepsThroughCountDownsThatDoNotOpenIt) {
+    auto& zk = ZkEnsemble::shared();
+    auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
+    auto l = a.latch("zk-latch-quiet");
+    ASSERT_TRUE(l.try_set_count(3));
+    auto waiter =
+        std::async(std::launch::async, [&] { return b.latch("zk-latch-quiet").wait_for(60s); });
+    std::this_thread::sleep_for(500ms);
+    EXPECT_FALSE(l.count_down());  // the waiter's watch fires: it must watch again, not poll
+    std::this_thread::sleep_for(300ms);
+    auto before = packets(zk);
+    std::this_thread::sleep_for(2s);
+    EXPECT_LT(packets(zk) - before, 100);
+    EXPECT_FALSE(l.count_down());
+    EXPECT_TRUE(l.count_down());
+    EXPECT_TRUE(waiter.get());
 }

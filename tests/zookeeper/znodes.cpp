@@ -41,4 +41,14 @@ testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, s
                                        << seen.size() << ":" << all;
 }
 
+long packets(const ZkEnsemble& zk) {
+    long sum = 0;
+    for (int i = 0; i < 3; ++i) {
+        auto text = zk.ask(i, "mntr");
+        auto at = text.find("zk_packets_received");
+        if (at != std::string::npos) sum += std::stol(text.substr(text.find('\t', at) + 1));
+    }
+    return sum;
+}
+
 }  // namespace deadbolt::test

@@ -16,5 +16,8 @@ std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path)
 /// Whether path has n children within 30 s (a started Kazoo process imports, connects and
 /// creates its node: seconds on a loaded machine); names what it saw if not.
 testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n);
+/// Packets every server of zk received so far (mntr's zk_packets_received; the four-letter
+/// words themselves are not packets).
+long packets(const ZkEnsemble& zk);
 
 }  // namespace deadbolt::test

@@ -89,13 +89,13 @@ Status ZkStore::supports(const LockSpec& spec) const {
 
 Status ZkStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
-        primitive == "PermitExpirableSemaphore")
+        primitive == "PermitExpirableSemaphore" || primitive == "CountDownLatch")
         return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
                                      "FairMutex, RWLock, ReentrantMutex, Semaphore, "
-                                     "PermitExpirableSemaphore, MultiLock and LeaderElection "
-                                     "are built): use it on Redis or etcd",
+                                     "PermitExpirableSemaphore, MultiLock, CountDownLatch and "
+                                     "LeaderElection are built): use it on Redis or etcd",
                                      primitive));
 }
 

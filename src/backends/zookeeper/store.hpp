@@ -54,6 +54,11 @@ class ZkStore final : public Store {
     Status permit_extend(const std::string& name, std::string_view id,
                          std::chrono::milliseconds keep, bool& extended) override;
     Status permits_in_use(const std::string& name, int permits, int& in_use) override;
+    Status latch_set(const std::string& name, std::int64_t count, std::chrono::milliseconds ttl,
+                     bool& set) override;
+    Status latch_count_down(const std::string& name, bool& opened) override;
+    Status latch_count(const std::string& name, std::int64_t& count) override;
+    bool latch_wait(const std::string& name, const AcquireOptions& how) override;
     Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
                        Clock::time_point by, bool& put) override;
     /// A campaign's term, found by its token when it proclaims.
