@@ -272,6 +272,32 @@ TEST(ZkBadInput, EachMistakeIsNamed) {
     EXPECT_EQ(children(zk, "/bin%01ary/%2E/%25").size(), 1u);
 }
 
+TEST(ZkBadInput, AWrongPasswordIsRefusedByTheNodesAclAndSaysSoAndTheRightOneGetsIn) {
+    auto& zk = ZkEnsemble::shared();
+    ASSERT_EQ(zk.kazoo(R"(
+import sys
+from kazoo.client import KazooClient
+from kazoo.security import make_digest_acl
+zk = KazooClient(hosts=sys.argv[1], auth_data=[("digest", "alice:secret")]); zk.start()
+zk.create("/acl-locked", b"", acl=[make_digest_acl("alice", "secret", all=True)])
+zk.stop()
+)",
+                       {}),
+              0);
+    // ZooKeeper takes any digest at connect: the refusal comes from the node's ACL.
+    auto wrong = Client::connect(zk.url("?user=alice&password=wrong"));
+    try {
+        (void)wrong.acquire("acl-locked", {}, {.deadline = Clock::now() + 5s});
+        ADD_FAILURE() << "the ACL must refuse a wrong password";
+    } catch (const deadbolt::Error& e) {
+        EXPECT_EQ(e.code(), make_error_code(deadbolt::errc::permission_denied)) << e.what();
+        EXPECT_NE(std::string(e.what()).find("ACL"), std::string::npos) << e.what();
+    }
+    auto right = Client::connect(zk.url("?user=alice&password=secret"));
+    auto held = right.acquire("acl-locked", {}, {.deadline = Clock::now() + 5s});
+    EXPECT_TRUE(held.valid()) << held.lost();
+}
+
 #ifdef DEADBOLT_CLI
 TEST(ZkCli, RunsItsCommandUnderTheLockAndHandsItNoneOfTheClientsDescriptors) {
     auto& zk = ZkEnsemble::shared();
