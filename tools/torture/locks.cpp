@@ -266,8 +266,7 @@ bool known_lock(const std::string& k) {
     if (!primitive) return false;
     if (backend.empty() || backend == "sentinel" || backend == "cluster" || backend == "etcd")
         return true;
-    // ZooKeeper keeps no permit counts or MultiLocks yet.
-    if (backend == "zk") return p != "deadbolt-multi" && capacity(k) == 1;
+    if (backend == "zk") return true;
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }
