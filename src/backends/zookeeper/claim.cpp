@@ -28,35 +28,17 @@ ZkClaim::~ZkClaim() {
 
 Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
                       std::optional<ZkReply>& listed) {
-    auto what = fmt::format("acquiring '{}'", spec_.name);
-    ZkSession& s = *p.session;
-    if (p.sent) {  // the reply of our create was lost: our node may be in line
-        if (Status st = store_.find_own_node(s, dir_, p.guid, by, p.node, p.czxid); !st.ok())
-            return st;
-        if (!p.node.empty()) return {};
-    }
     auto as = spec_.shape == Shape::read     ? Queues::read
               : spec_.shape == Shape::write  ? Queues::write
               : spec_.shape == Shape::leader ? Queues::latch
                                              : Queues::lock;
-    auto path = dir_ + "/" + contender_prefix(p.guid, as);
-    p.sent = true;
     // Our token names our host and process for `status`; a reentrant node counts its owner's
     // holds; a candidate's holds what it proclaims (LeaderLatch's participant id).
     auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
                 : spec_.shape == Shape::leader  ? spec_.value
                                                 : token;
-    // The line is read right behind the create: an uncontended grant costs one round trip.
-    auto [r, line] = s.create_and_list(path, data, ZOO_EPHEMERAL_SEQUENTIAL, dir_, by);
-    if (r.rc == ZNONODE) {  // the lock's znode (or a parent) is missing: make it, once
-        if (Status st = store_.make_dirs(s, dir_, by); !st.ok()) return st;
-        std::tie(r, line) = s.create_and_list(path, data, ZOO_EPHEMERAL_SEQUENTIAL, dir_, by);
-    }
-    if (!r.ok()) return s.fail(r, what, true);
-    p.node = r.path;
-    p.czxid = r.stat.czxid;
-    if (line.ok()) listed = std::move(line);
-    return {};
+    return store_.put_in_line(p, dir_, contender_prefix(p.guid, as), data,
+                              fmt::format("acquiring '{}'", spec_.name), by, listed);
 }
 
 void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep*/, Attempted& a,
@@ -206,16 +188,11 @@ void ZkClaim::wait(Clock::time_point until) {
 
 std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,
                                           std::chrono::milliseconds /*keep*/) const {
-    auto h = std::make_shared<ZkHolding>();
-    h->dir = dir_;
-    if (auto it = places_.find(token); it != places_.end()) {
-        h->session = it->second.session;
-        h->guid = it->second.guid;
-        h->node = it->second.node;
-        h->czxid = it->second.czxid;
+    auto it = places_.find(token);
+    auto h = holding_of(it != places_.end() ? it->second : Place{}, dir_);
+    if (it != places_.end()) {
         if (spec_.shape == Shape::reentrant) h->owner = spec_.owner;
         if (spec_.shape == Shape::leader && !h->node.empty()) store_.add_term(token, h);
-        if (!it->second.sent) h->session.reset();  // nothing was created: nothing to drop
     }
     return h;
 }

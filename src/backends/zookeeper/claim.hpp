@@ -43,17 +43,9 @@ class ZkClaim final : public Claim {
     void wait(Clock::time_point until) override;
 
   private:
-    // Where one token's attempts put their node.
-    struct Place {
-        std::shared_ptr<ZkSession> session;
-        std::string guid;
-        std::string node;  // once created (or found again)
-        std::int64_t czxid = 0;
-        bool sent = false;  // a create went out; its node may exist though no reply said so
-    };
+    using Place = ZkPlace;
 
-    // Our node for p: found again by guid after a lost reply, else created.
-    // listed: the line as read right behind the create, when it was.
+    // Our node for p in the lock's line (ZkStore::put_in_line), named and filled for spec_.
     Status place(Place& p, const std::string& token, Clock::time_point by,
                  std::optional<ZkReply>& listed);
     // A reentrant claim's owner holds the lock already (on any client): joined is set when

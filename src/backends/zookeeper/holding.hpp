@@ -24,6 +24,26 @@ struct ZkHolding final : Holding {
     std::vector<std::shared_ptr<ZkHolding>> parts;
 };
 
+/// Where one token's attempts put a contender node of this client.
+struct ZkPlace {
+    std::shared_ptr<ZkSession> session;
+    std::string guid;  // in the node's name
+    std::string node;  // once created (or found again)
+    std::int64_t czxid = 0;
+    bool sent = false;  // a create went out; its node may exist though no reply said so
+};
+
+/// The holding of p's node under dir; one whose create never went out has nothing to drop.
+inline std::shared_ptr<ZkHolding> holding_of(const ZkPlace& p, const std::string& dir) {
+    auto h = std::make_shared<ZkHolding>();
+    h->dir = dir;
+    h->guid = p.guid;
+    h->node = p.node;
+    h->czxid = p.czxid;
+    if (p.sent) h->session = p.session;
+    return h;
+}
+
 inline const ZkHolding& as_zk(const Holding* h) {
     return *static_cast<const ZkHolding*>(h);
 }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include "backends/zookeeper/paths.hpp"
@@ -12,8 +11,7 @@ namespace deadbolt::detail {
 
 ZkPermitClaim::ZkPermitClaim(ZkStore& store, const LockSpec& spec, std::stop_token cancel)
     : store_(store), spec_(spec), cancel_(std::move(cancel)) {
-    std::string why;
-    leases_ = znode_of(spec.name, why) + "/leases";  // supports() refused names it cannot place
+    leases_ = ZkStore::leases_of(spec.name);  // supports() refused names it cannot place
     gate_ = std::make_unique<ZkClaim>(
         store, spec_of(Shape::exclusive, spec.name + "/locks", spec.options), cancel_);
     traits_.abandons = true;        // our lease and our place at the gate go when we give up
@@ -44,30 +42,6 @@ void ZkPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     if (armed_ && a.status.ok() && !a.acquired) a.status = follow(store_.deadline());
 }
 
-Status ZkPermitClaim::make(Lease& l, const std::string& token, Clock::time_point by,
-                           std::optional<ZkReply>& listed) {
-    ZkSession& s = *l.session;
-    if (l.sent) {  // the reply of our create was lost: our node may be there
-        if (Status st = store_.find_own_node(s, leases_, l.guid, by, l.node, l.czxid); !st.ok())
-            return st;
-        if (!l.node.empty()) return {};
-    }
-    auto path = leases_ + "/" + contender_prefix(l.guid, Queues::lease);
-    l.sent = true;
-    // Our token is the permit's id (PermitExpirableSemaphore releases by it) and names our
-    // host and process for `status`.
-    auto [r, line] = s.create_and_list(path, token, ZOO_EPHEMERAL_SEQUENTIAL, leases_, by);
-    if (r.rc == ZNONODE) {
-        if (Status st = store_.make_dirs(s, leases_, by); !st.ok()) return st;
-        std::tie(r, line) = s.create_and_list(path, token, ZOO_EPHEMERAL_SEQUENTIAL, leases_, by);
-    }
-    if (!r.ok()) return s.fail(r, fmt::format("taking a permit of '{}'", spec_.name), true);
-    l.node = r.path;
-    l.czxid = r.stat.czxid;
-    if (line.ok()) listed = std::move(line);
-    return {};
-}
-
 Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fences& f,
                             Clock::time_point by) {
     if (!l.session) {
@@ -82,8 +56,14 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
     ZkSession& s = *l.session;
     for (int round = 0; round < 3; ++round) {
         std::optional<ZkReply> listed;
+        // Our token is the permit's id (PermitExpirableSemaphore releases by it) and names our
+        // host and process for `status`.
         if (l.node.empty())
-            if (Status st = make(l, token, by, listed); !st.ok()) return st;
+            if (Status st = store_.put_in_line(
+                    l, leases_, contender_prefix(l.guid, Queues::lease), token,
+                    fmt::format("taking a permit of '{}'", spec_.name), by, listed);
+                !st.ok())
+                return st;
         if (!listed) listed = s.children(leases_, by);
         if (!listed->ok())
             return s.fail(*listed, fmt::format("counting the permits of '{}'", spec_.name), false);
@@ -169,17 +149,9 @@ void ZkPermitClaim::wait(Clock::time_point until) {
 
 std::shared_ptr<Holding> ZkPermitClaim::holding(const std::string& token,
                                                 std::chrono::milliseconds keep) const {
-    auto lease = std::make_shared<ZkHolding>();
-    lease->dir = leases_;
     auto it = by_token_.find(token);
-    if (it != by_token_.end()) {
-        const Lease& l = it->second;
-        lease->guid = l.guid;
-        lease->node = l.node;
-        lease->czxid = l.czxid;
-        if (l.sent) lease->session = l.session;  // nothing was created: nothing to drop
-        if (l.gate_gone) return lease;
-    }
+    auto lease = holding_of(it != by_token_.end() ? it->second : Lease{}, leases_);
+    if (it != by_token_.end() && it->second.gate_gone) return lease;
     // Not granted yet: our place at the gate goes with it.
     auto both = std::make_shared<ZkHolding>();
     both->parts = {lease, std::static_pointer_cast<ZkHolding>(gate_->holding(token, keep))};

@@ -42,18 +42,10 @@ class ZkPermitClaim final : public Claim {
 
   private:
     // One token's lease node.
-    struct Lease {
-        std::shared_ptr<ZkSession> session;
-        std::string guid;
-        std::string node;  // once made (or found again)
-        std::int64_t czxid = 0;
-        bool sent = false;       // a create went out; its node may exist though no reply said so
+    struct Lease : ZkPlace {
         bool gate_gone = false;  // the gate was released once the permit was granted
     };
 
-    // Makes l's node (found again by guid after a lost reply); listed: the leases read behind.
-    Status make(Lease& l, const std::string& token, Clock::time_point by,
-                std::optional<ZkReply>& listed);
     // Counts the leases: granted within the permits, else refused (the leases watched).
     Status count(Lease& l, const std::string& token, Attempted& a, Fences& f, Clock::time_point by);
     // Points the armed wake-up at what the last refusal waits for: the gate's line (the gate

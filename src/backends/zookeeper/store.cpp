@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "backends/zookeeper/claim.hpp"
@@ -115,6 +116,29 @@ Status ZkStore::make_dirs(ZkSession& s, const std::string& dir, Clock::time_poin
             return s.fail(r, fmt::format("creating the lock's znode '{}'", part), true);
         if (slash == std::string::npos) return {};
     }
+}
+
+Status ZkStore::put_in_line(ZkPlace& p, const std::string& dir, const std::string& prefix,
+                            std::string_view data, const std::string& what, Clock::time_point by,
+                            std::optional<ZkReply>& listed) {
+    ZkSession& s = *p.session;
+    if (p.sent) {  // the reply of our create was lost: our node may be in line
+        if (Status st = find_own_node(s, dir, p.guid, by, p.node, p.czxid); !st.ok()) return st;
+        if (!p.node.empty()) return {};
+    }
+    auto path = dir + "/" + prefix;
+    p.sent = true;
+    // The line is read right behind the create: an uncontended grant costs one round trip.
+    auto [r, line] = s.create_and_list(path, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, by);
+    if (r.rc == ZNONODE) {  // the line's znode (or a parent) is missing: make it, once
+        if (Status st = make_dirs(s, dir, by); !st.ok()) return st;
+        std::tie(r, line) = s.create_and_list(path, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, by);
+    }
+    if (!r.ok()) return s.fail(r, what, true);
+    p.node = r.path;
+    p.czxid = r.stat.czxid;
+    if (line.ok()) listed = std::move(line);
+    return {};
 }
 
 Status ZkStore::find_own_node(ZkSession& s, const std::string& dir, const std::string& guid,

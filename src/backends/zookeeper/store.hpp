@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,15 @@ class ZkStore final : public Store {
     /// them once empty).
     Status make_dirs(ZkSession& s, const std::string& dir, Clock::time_point by);
     ClientImpl& client() { return client_; }
+    /// A semaphore's leases' znode ("" for a name supports() refuses).
+    static std::string leases_of(const std::string& name);
+    /// p's node in dir's line: found again by its guid after a create whose reply was lost,
+    /// else created as prefix + sequence with data (dir and its parents made when missing).
+    /// listed: the line as read right behind the create, when it was. what names the
+    /// acquisition in errors.
+    Status put_in_line(ZkPlace& p, const std::string& dir, const std::string& prefix,
+                       std::string_view data, const std::string& what, Clock::time_point by,
+                       std::optional<ZkReply>& listed);
     /// Our node under dir whose name carries guid, after a create whose reply was lost: found
     /// once the server caught up with the leader, and only if this session owns it (node ""
     /// when there is none). Fails as the reads fail.
@@ -86,8 +96,6 @@ class ZkStore final : public Store {
     Verdict release_one(const ZkHolding& h, Clock::time_point by);
 
     void session_changed();
-    // A semaphore's leases' znode ("" for a name supports() refuses).
-    static std::string leases_of(const std::string& name);
     // A semaphore's state (a znode with "leases" among its children).
     Status semaphore_status(ZkSession& s, const std::string& dir, LockStatus& ls);
 
