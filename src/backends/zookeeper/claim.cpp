@@ -152,16 +152,16 @@ Status ZkClaim::arm(Clock::time_point until) {
 }
 
 Status ZkClaim::watch_ahead(Clock::time_point by) {
-    unwatch();
+    watch_.drop();
     wake_->reset();
     watched_ = ahead_;
     if (ahead_.empty() || !ahead_session_) {
         wake_->fire();
         return {};
     }
-    watch_session_ = ahead_session_;
+    watch_.session = ahead_session_;
     auto r = ahead_session_->watch(
-        ahead_, by, [w = wake_] { w->fire(); }, watch_);
+        ahead_, by, [w = wake_] { w->fire(); }, watch_.id);
     if (r.rc == ZNONODE) {  // it went before we looked: look again at once
         wake_->fire();
         return {};
@@ -173,13 +173,7 @@ Status ZkClaim::watch_ahead(Clock::time_point by) {
 
 void ZkClaim::disarm() noexcept {
     armed_ = false;
-    unwatch();
-}
-
-void ZkClaim::unwatch() noexcept {
-    if (watch_ != 0 && watch_session_) watch_session_->unwatch(watch_);
-    watch_ = 0;
-    watch_session_.reset();
+    watch_.drop();
 }
 
 void ZkClaim::wait(Clock::time_point until) {

@@ -59,7 +59,6 @@ class ZkClaim final : public Claim {
     void try_once(const std::string& token, Attempted& a, Fences& f);
     // Watches ahead_ (the wake-up fires at once when there is none, or it is gone).
     Status watch_ahead(Clock::time_point by);
-    void unwatch() noexcept;
 
     ZkStore& store_;
     const LockSpec spec_;
@@ -70,11 +69,10 @@ class ZkClaim final : public Claim {
 
     std::shared_ptr<ZkWake> wake_ = std::make_shared<ZkWake>();  // the watch's callback holds it
     std::shared_ptr<ZkSession> ahead_session_;                   // the session of the last look
-    std::string ahead_;                         // the contender just ahead at the last look
-    std::uint64_t watch_ = 0;                   // the watch on it; 0 = none
-    std::string watched_;                       // the node watched
-    std::shared_ptr<ZkSession> watch_session_;  // the session the watch is on
-    bool armed_ = false;  // armed by the core: the watch follows the contender ahead
+    std::string ahead_;    // the contender just ahead at the last look
+    ZkWatchRef watch_;     // the watch on it
+    std::string watched_;  // the node watched
+    bool armed_ = false;   // armed by the core: the watch follows the contender ahead
 };
 
 }  // namespace deadbolt::detail

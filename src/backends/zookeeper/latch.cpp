@@ -91,8 +91,9 @@ class NodeWaker final : public Waker {
     Status arm(Clock::time_point until) override {
         disarm();
         wake_->reset();
+        watch_.session = s_;
         auto r = s_->watch(
-            path_, until, [w = wake_] { w->fire(); }, id_);
+            path_, until, [w = wake_] { w->fire(); }, watch_.id);
         if (!r.ok() && r.rc != ZNONODE) return s_->fail(r, "watching a latch", false);
         armed_ = true;
         return {};
@@ -100,8 +101,7 @@ class NodeWaker final : public Waker {
     /// Before a look: a watch that fired is set again, so the look sees what it guards.
     Status rearm(Clock::time_point by) { return armed_ && wake_->fired() ? arm(by) : Status{}; }
     void disarm() noexcept override {
-        if (id_ != 0) s_->unwatch(id_);
-        id_ = 0;
+        watch_.drop();
         armed_ = false;
     }
     void wait(Clock::time_point until) override { wake_->wait(until, cancel_); }
@@ -111,7 +111,7 @@ class NodeWaker final : public Waker {
     std::string path_;
     std::stop_token cancel_;
     std::shared_ptr<ZkWake> wake_ = std::make_shared<ZkWake>();
-    std::uint64_t id_ = 0;
+    ZkWatchRef watch_;
     bool armed_ = false;
 };
 

@@ -105,23 +105,23 @@ Status ZkPermitClaim::arm(Clock::time_point until) {
 
 Status ZkPermitClaim::follow(Clock::time_point by) {
     if (at_gate_) {
-        unwatch_leases();
+        watch_.drop();
         if (gate_armed_) return {};
         gate_armed_ = true;
         return gate_->arm(by);
     }
     if (gate_armed_) gate_->disarm();
     gate_armed_ = false;
-    if (watch_ != 0 && !wake_->fired()) return {};
-    unwatch_leases();
+    if (watch_.set() && !wake_->fired()) return {};
+    watch_.drop();
     wake_->reset();
     if (!counted_on_) {
         wake_->fire();
         return {};
     }
-    watch_session_ = counted_on_;
+    watch_.session = counted_on_;
     auto r = counted_on_->watch_children(
-        leases_, by, [w = wake_] { w->fire(); }, watch_);
+        leases_, by, [w = wake_] { w->fire(); }, watch_.id);
     if (!r.ok())
         return counted_on_->fail(r, fmt::format("watching the permits of '{}'", spec_.name), false);
     // A lease that went between the count and the watch: count again at once.
@@ -133,13 +133,7 @@ void ZkPermitClaim::disarm() noexcept {
     armed_ = false;
     gate_->disarm();
     gate_armed_ = false;
-    unwatch_leases();
-}
-
-void ZkPermitClaim::unwatch_leases() noexcept {
-    if (watch_ != 0 && watch_session_) watch_session_->unwatch(watch_);
-    watch_ = 0;
-    watch_session_.reset();
+    watch_.drop();
 }
 
 void ZkPermitClaim::wait(Clock::time_point until) {

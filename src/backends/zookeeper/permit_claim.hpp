@@ -51,7 +51,6 @@ class ZkPermitClaim final : public Claim {
     // Points the armed wake-up at what the last refusal waits for: the gate's line (the gate
     // claim follows its own), or the leases' children, watched again once the watch fired.
     Status follow(Clock::time_point by);
-    void unwatch_leases() noexcept;
 
     ZkStore& store_;
     const LockSpec spec_;
@@ -64,10 +63,9 @@ class ZkPermitClaim final : public Claim {
     bool at_gate_ = true;      // the last refusal was the gate's; else the leases' count
     bool armed_ = false;       // armed by the core
     bool gate_armed_ = false;  // the gate claim's wake-up is the armed one
-    std::shared_ptr<ZkSession> counted_on_;     // the session of the last count
-    std::shared_ptr<ZkSession> watch_session_;  // the session the leases' watch is on
+    std::shared_ptr<ZkSession> counted_on_;  // the session of the last count
     std::shared_ptr<ZkWake> wake_ = std::make_shared<ZkWake>();
-    std::uint64_t watch_ = 0;
+    ZkWatchRef watch_;  // on the leases' children
 };
 
 }  // namespace deadbolt::detail

@@ -143,4 +143,17 @@ class ZkSession {
     std::function<void()> on_state_;
 };
 
+/// A watch this client left on a session, until it is dropped.
+struct ZkWatchRef {
+    std::shared_ptr<ZkSession> session;
+    std::uint64_t id = 0;  // 0: none
+    bool set() const { return id != 0; }
+    /// Forgets the watch: its callback will not run. Never throws.
+    void drop() noexcept {
+        if (id != 0 && session) session->unwatch(id);
+        id = 0;
+        session.reset();
+    }
+};
+
 }  // namespace deadbolt::detail
