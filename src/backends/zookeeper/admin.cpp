@@ -41,7 +41,7 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
         if (r.rc == ZNONODE) continue;
         if (!r.ok()) return s->fail(r, "listing locks", false);
         bool lock = false;
-        if (std::ranges::find(r.children, "leases") != r.children.end()) semaphores.insert(path);
+        if (is_semaphore(r.children)) semaphores.insert(path);
         for (const auto& c : r.children) {
             if (contender_seq(c)) {
                 lock = true;
@@ -55,9 +55,10 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
         }
         if (!lock) continue;
         // A semaphore's gate and leases are the semaphore's.
-        auto parent = path.substr(0, path.rfind('/'));
-        if ((path.ends_with("/leases") || path.ends_with("/locks")) && semaphores.contains(parent))
-            path = parent;
+        auto slash = path.rfind('/');
+        auto last = std::string_view(path).substr(slash + 1);
+        if ((last == kLeases || last == kGate) && semaphores.contains(path.substr(0, slash)))
+            path.resize(slash);
         auto name = name_of_znode(path);
         bool plain = name.find('\0') == std::string::npos;
         if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
@@ -79,7 +80,8 @@ Status ZkStore::force_unlock(const std::string& name, std::string& kind) {
     auto dir = znode_of(name, why);
     // Every contender goes, waiters too: each wakes (its watch fires) and queues again. A
     // semaphore's leases and its gate's line go alike.
-    auto dirs = kind == "semaphore" ? std::vector<std::string>{dir + "/leases", dir + "/locks"}
+    auto dirs = kind == "semaphore" ? std::vector<std::string>{fmt::format("{}/{}", dir, kLeases),
+                                                               fmt::format("{}/{}", dir, kGate)}
                                     : std::vector<std::string>{dir};
     for (const auto& d : dirs) {
         auto r = s->children(d, deadline());

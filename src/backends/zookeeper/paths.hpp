@@ -7,6 +7,7 @@
 // waits only for writers (any contender that is no reader) ahead of it. Pure; no I/O.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,15 @@ namespace deadbolt::detail {
 std::string znode_of(std::string_view name, std::string& why);
 /// The lock name of a znode path (the inverse of znode_of).
 std::string name_of_znode(std::string_view path);
+
+/// A semaphore's children, as Curator's InterProcessSemaphoreV2 names them: the gate Mutex's
+/// znode and the leases' (one child per permit held or being counted).
+inline constexpr std::string_view kGate = "locks";
+inline constexpr std::string_view kLeases = "leases";
+/// Whether children are a semaphore's (its leases' znode among them).
+inline bool is_semaphore(const std::vector<std::string>& children) {
+    return std::find(children.begin(), children.end(), kLeases) != children.end();
+}
 
 /// A new guid: 36 characters in UUID form, random.
 std::string new_guid();

@@ -13,7 +13,8 @@ ZkPermitClaim::ZkPermitClaim(ZkStore& store, const LockSpec& spec, std::stop_tok
     : store_(store), spec_(spec), cancel_(std::move(cancel)) {
     leases_ = ZkStore::leases_of(spec.name);  // supports() refused names it cannot place
     gate_ = std::make_unique<ZkClaim>(
-        store, spec_of(Shape::exclusive, spec.name + "/locks", spec.options), cancel_);
+        store, spec_of(Shape::exclusive, fmt::format("{}/{}", spec.name, kGate), spec.options),
+        cancel_);
     traits_.abandons = true;        // our lease and our place at the gate go when we give up
     traits_.expiry_wakes = true;    // a holder's session expiry deletes its lease: watched
     traits_.strays_live_on = true;  // a stray node lives while our session does

@@ -36,12 +36,13 @@ Status find_permit(ZkSession& s, const std::string& leases, std::string_view id,
 std::string ZkStore::leases_of(const std::string& name) {
     std::string why;
     auto dir = znode_of(name, why);
-    return dir.empty() ? dir : dir + "/leases";
+    return dir.empty() ? dir : fmt::format("{}/{}", dir, kLeases);
 }
 
 Status ZkStore::semaphore_status(ZkSession& s, const std::string& dir, LockStatus& ls) {
-    auto leases = s.children(dir + "/leases", deadline());
-    auto gate = s.children(dir + "/locks", deadline());
+    const auto leases_dir = fmt::format("{}/{}", dir, kLeases);
+    auto leases = s.children(leases_dir, deadline());
+    auto gate = s.children(fmt::format("{}/{}", dir, kGate), deadline());
     for (const auto* r : {&leases, &gate})
         if (!r->ok() && r->rc != ZNONODE) return s.fail(*r, "reading a semaphore's state", false);
     auto held = in_line(leases.children);
@@ -58,7 +59,7 @@ Status ZkStore::semaphore_status(ZkSession& s, const std::string& dir, LockStatu
     ls.ttl = std::chrono::milliseconds(-1);  // each lease lives as long as its holder's session
     for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
         Holder who{.ttl = ls.ttl};
-        auto one = s.get(dir + "/leases/" + held[static_cast<std::size_t>(k)].name, deadline());
+        auto one = s.get(leases_dir + "/" + held[static_cast<std::size_t>(k)].name, deadline());
         if (auto o = one.ok() ? token_origin(one.data) : std::nullopt)
             who.host = o->host, who.pid = o->pid;
         ls.held_by.push_back(std::move(who));

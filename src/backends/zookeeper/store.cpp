@@ -294,7 +294,7 @@ Status ZkStore::statuses(const std::vector<std::string>& names,
         }
         auto r = s->children(dir, deadline());
         if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
-        if (std::ranges::find(r.children, "leases") != r.children.end()) {
+        if (is_semaphore(r.children)) {
             Status st = semaphore_status(*s, dir, ls);
             if (!st.ok()) return st;
             out.emplace_back(std::move(ls), Status{});
