@@ -14,6 +14,7 @@
 using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
+using deadbolt::test::delete_node;
 using deadbolt::test::eventually;
 using deadbolt::test::packets;
 using deadbolt::test::queued;
@@ -208,13 +209,7 @@ TEST(ZkSession, AHolderWhoseNodeIsDeletedFromOutsideIsToldItLost) {
     EXPECT_LE(held.valid_until() - Clock::now(), 2s);
     auto kids = children(zk, "/zk-deleted");
     ASSERT_EQ(kids.size(), 1u);
-    std::string out;
-    zk.kazoo(R"(
-import sys
-from kazoo.client import KazooClient
-zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2]); zk.stop()
-)",
-             {"/zk-deleted/" + kids[0]}, &out);
+    delete_node(zk, "/zk-deleted/" + kids[0]);
     EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 10s));
     EXPECT_TRUE(held.lost());
 }

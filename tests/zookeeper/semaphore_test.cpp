@@ -20,6 +20,8 @@
 using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
+using deadbolt::test::data;
+using deadbolt::test::delete_node;
 using deadbolt::test::eventually;
 using deadbolt::test::packets;
 using deadbolt::test::queued;
@@ -153,32 +155,6 @@ TEST(ZkSemaphore, StatusListAndForceUnlockSeeTheSemaphoreNotItsGateAndLeases) {
     EXPECT_TRUE(waiter.get().valid()) << "the waiter is woken and takes a permit";
 }
 
-namespace {
-
-// Prints the data of argv[2].
-constexpr const char* kData = R"(
-import sys
-from kazoo.client import KazooClient
-zk = KazooClient(hosts=sys.argv[1]); zk.start()
-print(zk.get(sys.argv[2])[0].decode(), flush=True)
-zk.stop()
-)";
-
-// Deletes argv[2], which must exist.
-constexpr const char* kDelete = R"(
-import sys
-from kazoo.client import KazooClient
-zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2]); zk.stop()
-)";
-
-std::string data(const ZkEnsemble& zk, const std::string& path) {
-    std::string out;
-    zk.kazoo(kData, {path}, &out);
-    return out;
-}
-
-}  // namespace
-
 TEST(ZkGuardedWrite, LandsOnlyWhileEveryNodeOfTheHoldingLives) {
     auto& zk = ZkEnsemble::shared();
     auto a = Client::connect(zk.url()), b = Client::connect(zk.url());
@@ -189,7 +165,7 @@ TEST(ZkGuardedWrite, LandsOnlyWhileEveryNodeOfTheHoldingLives) {
     // Deleted from outside (an administrator, a session the ensemble expired): refused.
     auto kids = children(zk, "/zk-guard");
     ASSERT_EQ(kids.size(), 1u);
-    zk.kazoo(kDelete, {"/zk-guard/" + kids[0]});
+    delete_node(zk, "/zk-guard/" + kids[0]);
     EXPECT_FALSE(held.put_if_current("zk-guard-data/value", "stale"));
     EXPECT_EQ(data(zk, "/zk-guard-data/value"), "two\n") << "nothing of the refused write";
     EXPECT_TRUE(held.lost());
@@ -200,7 +176,7 @@ TEST(ZkGuardedWrite, LandsOnlyWhileEveryNodeOfTheHoldingLives) {
     // A MultiLock's write needs every name still held.
     auto all = a.acquire_all({"zk-guard-m1", "zk-guard-m2"});
     EXPECT_TRUE(all.put_if_current("zk-guard-data/multi", "m"));
-    zk.kazoo(kDelete, {"/zk-guard-m2/" + children(zk, "/zk-guard-m2").at(0)});
+    delete_node(zk, "/zk-guard-m2/" + children(zk, "/zk-guard-m2").at(0));
     EXPECT_FALSE(all.put_if_current("zk-guard-data/multi", "stale"));
     EXPECT_EQ(data(zk, "/zk-guard-data/multi"), "m\n");
 }

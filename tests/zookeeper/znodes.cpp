@@ -16,7 +16,31 @@ if zk.exists(sys.argv[2]):
 zk.stop()
 )";
 
+constexpr const char* kData = R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+if zk.exists(sys.argv[2]): print(zk.get(sys.argv[2])[0].decode(), flush=True)
+zk.stop()
+)";
+
+constexpr const char* kDelete = R"(
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2]); zk.stop()
+)";
+
 }  // namespace
+
+std::string data(const ZkEnsemble& zk, const std::string& path) {
+    std::string out;
+    zk.kazoo(kData, {path}, &out);
+    return out;
+}
+
+void delete_node(const ZkEnsemble& zk, const std::string& path) {
+    EXPECT_EQ(zk.kazoo(kDelete, {path}), 0) << "deleting " << path;
+}
 
 std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path) {
     std::string out;

@@ -13,6 +13,10 @@ namespace deadbolt::test {
 
 /// The children of path, in name order (none when it does not exist).
 std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path);
+/// The data of path and a newline ("" when it does not exist).
+std::string data(const ZkEnsemble& zk, const std::string& path);
+/// Deletes path (a node without children), as an administrator or another tool would.
+void delete_node(const ZkEnsemble& zk, const std::string& path);
 /// Whether path has n children within 30 s (a started Kazoo process imports, connects and
 /// creates its node: seconds on a loaded machine); names what it saw if not.
 testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n);
