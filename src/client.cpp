@@ -7,6 +7,9 @@
 #include "backends/etcd/connect.hpp"
 #include "backends/zookeeper/connect.hpp"
 #endif
+#ifdef DEADBOLT_WITH_POSTGRES
+#include "backends/postgres/connect.hpp"
+#endif
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
@@ -31,6 +34,14 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
 #else
         throw UsageError(make_error_code(errc::invalid_url),
                          "this deadbolt was built without ZooKeeper (DEADBOLT_WITH_ZOOKEEPER=OFF)");
+#endif
+    }
+    if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
+#ifdef DEADBOLT_WITH_POSTGRES
+        return detail::connect_pg(url, options);
+#else
+        throw UsageError(make_error_code(errc::invalid_url),
+                         "this deadbolt was built without PostgreSQL (DEADBOLT_WITH_POSTGRES=OFF)");
 #endif
     }
     // Every other scheme is Redis's (redis, rediss, unix, redlock, redis-sentinel,

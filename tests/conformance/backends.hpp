@@ -13,6 +13,9 @@
 #ifdef DEADBOLT_TEST_ZK
 #include "zk_ensemble.hpp"
 #endif
+#ifdef DEADBOLT_TEST_PG
+#include "pg_server.hpp"
+#endif
 #include "redis_cluster.hpp"
 #include "redis_server.hpp"
 #include "redlock_nodes.hpp"
@@ -98,6 +101,28 @@ from kazoo.client import KazooClient
 zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2], recursive=True); zk.stop()
 )",
                        {"/" + name});
+    }
+};
+#endif
+
+#ifdef DEADBOLT_TEST_PG
+/// One PostgreSQL server (postgresql://): session advisory locks, whose TTL is the session's
+/// idle timeout.
+struct Pg {
+    static constexpr const char* kName = "Pg";
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr std::chrono::milliseconds kShortTtl{300};
+    test::PgServer server;
+    std::string url() const { return server.url(); }
+    // Ends the holder's session from the server's side, as an administrator would.
+    void take_away(const std::string& name) {
+        std::string quoted;
+        for (char c : name) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+        server.psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+            "AND granted AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = "
+            "deadbolt.key('" +
+            quoted + "')");
     }
 };
 #endif

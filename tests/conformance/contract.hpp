@@ -48,4 +48,17 @@ using BackendsWithZk = ::testing::Types<OneServer, Sentinel, Cluster, Redlock, Z
 using BackendsWithZk = BackendsWithEtcd;
 #endif
 
+/// The suites PostgreSQL's backend (under construction) passes already.
+template <class List, class T>
+struct Append;
+template <class... Ts, class T>
+struct Append<::testing::Types<Ts...>, T> {
+    using type = ::testing::Types<Ts..., T>;
+};
+#ifdef DEADBOLT_TEST_PG
+using BackendsWithPg = Append<BackendsWithZk, Pg>::type;
+#else
+using BackendsWithPg = BackendsWithZk;
+#endif
+
 }  // namespace deadbolt::conformance

@@ -15,7 +15,7 @@ namespace deadbolt::conformance {
 template <class B>
 class RWLockContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(RWLockContract, BackendsWithZk, BackendName);
+TYPED_TEST_SUITE(RWLockContract, BackendsWithPg, BackendName);
 
 TYPED_TEST(RWLockContract, ReadersShareAndKeepAWriterOut) {
     auto n = this->name("doc");

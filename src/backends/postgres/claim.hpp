@@ -1,0 +1,64 @@
+// PgClaim: one acquisition on PostgreSQL. An attempt takes the lock's key with
+// pg_try_advisory_lock on a session of its own, drawing the fence in the same statement; a
+// refused one waits inside the server (pg_advisory_lock, bounded by lock_timeout), where
+// PostgreSQL queues waiters first come, first served and hands the lock over when its holder
+// unlocks or its session ends. A MultiLock takes its keys in sorted order and keeps the ones
+// it got while it waits for the next (so two MultiLocks never wait for each other). Cancel
+// closes the waiting session: the server drops its place in the queue.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "backends/postgres/holding.hpp"
+#include "backends/postgres/store.hpp"
+#include "core/lock_spec.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class PgClaim final : public Claim {
+  public:
+    PgClaim(PgStore& store, const LockSpec& spec, std::stop_token cancel);
+    ~PgClaim() override;
+
+    const ClaimTraits& traits() const override { return traits_; }
+    void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                 Fences& f) override;
+    Status confirm() override { return {}; }
+    std::shared_ptr<Holding> holding(const std::string& token,
+                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> waiter(const std::string& token,
+                                    std::chrono::milliseconds keep) const override;
+
+    // The wake-up is the wait inside the server: nothing to arm.
+    Status arm(Clock::time_point /*until*/) override { return {}; }
+    void disarm() noexcept override {}
+    void wait(Clock::time_point until) override;
+
+  private:
+    // The session leaves the claim: into a holding for token (granted, or unknown).
+    void hand_over(const std::string& token);
+    // The session goes back to the pool when it holds nothing, else it is closed.
+    void drop_session() noexcept;
+
+    PgStore& store_;
+    const LockSpec spec_;
+    std::stop_token cancel_;
+    ClaimTraits traits_;
+    std::vector<std::string> names_;  // a MultiLock's, or the one name
+    std::vector<std::int64_t> keys_;  // theirs, sorted
+    bool shared_ = false;
+    std::shared_ptr<PgConn> conn_;  // the session the attempts and waits run on
+    std::size_t held_ = 0;          // keys_[0, held_) are held on it
+    std::map<std::string, std::shared_ptr<PgHolding>> places_;  // by token
+    int wake_fd_ = -1;                                          // readable once cancel is requested
+    std::optional<std::stop_callback<std::function<void()>>> on_cancel_;
+};
+
+}  // namespace deadbolt::detail

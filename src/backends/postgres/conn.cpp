@@ -1,0 +1,205 @@
+#include "backends/postgres/conn.hpp"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <algorithm>
+
+namespace deadbolt::detail {
+namespace {
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+// libpq reports a failed connection as text only.
+Status connect_error(const std::string& where, std::string msg, const std::string& user) {
+    auto has = [&](std::string_view s) { return msg.find(s) != std::string::npos; };
+    if (has("password authentication failed") || has("no password supplied") ||
+        (has("role") && has("does not exist")))
+        return Status::error(errc::auth_failed,
+                             fmt::format("PostgreSQL at {} refused user '{}': {}; check the user "
+                                         "and password in the URL",
+                                         where, user, msg));
+    if (has("database") && has("does not exist"))
+        return Status::error(errc::server_error,
+                             fmt::format("PostgreSQL at {}: {}; create it (createdb) or name "
+                                         "another database in the URL",
+                                         where, msg));
+    if (has("no pg_hba.conf entry") || has("permission denied"))
+        return Status::error(errc::permission_denied,
+                             fmt::format("PostgreSQL at {}: {}", where, msg));
+    if (has("client_connection_check_interval") || has("idle_session_timeout"))
+        return Status::error(errc::server_error,
+                             fmt::format("PostgreSQL at {} is older than 14, which deadbolt needs "
+                                         "(idle_session_timeout keeps a lock's TTL): {}",
+                                         where, msg));
+    return Status::error(errc::connect_failed,
+                         fmt::format("cannot connect to PostgreSQL at {}: {}", where, msg));
+}
+
+}  // namespace
+
+std::string PgRows::at(std::size_t r, std::size_t c) const {
+    if (r >= rows.size() || c >= rows[r].size() || !rows[r][c]) return {};
+    return *rows[r][c];
+}
+
+bool PgRows::null(std::size_t r, std::size_t c) const {
+    return r >= rows.size() || c >= rows[r].size() || !rows[r][c];
+}
+
+errc errc_of_sqlstate(std::string_view s) {
+    if (s == "28P01" || s == "28000") return errc::auth_failed;
+    if (s == "42501") return errc::permission_denied;
+    if (s == "25006") return errc::readonly;
+    if (s == "55P03" || s == "40P01") return errc::not_acquired;  // lock timeout, deadlock
+    if (s == "57014") return errc::cancelled;
+    if (s.starts_with("57P") || s.starts_with("08")) return errc::connection_lost;
+    if (s == "53300") return errc::connect_failed;  // too many connections
+    if (s.starts_with("53")) return errc::out_of_memory;
+    return errc::server_error;
+}
+
+Status PgConn::open(const PgUrl& url, Clock::time_point by, std::shared_ptr<PgConn>& out) {
+    auto kw = url.keywords();
+    // The backend notices a waiter that went away while it waits for a lock (the wait would
+    // otherwise end only when the lock came); TCP keepalives find a peer that vanished.
+    kw.emplace_back("options", "-c client_connection_check_interval=1000");
+    kw.emplace_back("keepalives_idle", "10");
+    kw.emplace_back("keepalives_interval", "5");
+    kw.emplace_back("keepalives_count", "3");
+    std::vector<const char*> keys, values;
+    for (const auto& [k, v] : kw) keys.push_back(k.c_str()), values.push_back(v.c_str());
+    keys.push_back(nullptr);
+    values.push_back(nullptr);
+    std::shared_ptr<PgConn> conn(new PgConn);
+    conn->where_ = url.describe();
+    conn->c_ = PQconnectStartParams(keys.data(), values.data(), 0);
+    if (!conn->c_)
+        return Status::error(errc::out_of_memory, "libpq could not allocate a connection");
+    auto failed = [&] {
+        return connect_error(conn->where_, trimmed(PQerrorMessage(conn->c_)), url.options.username);
+    };
+    if (PQstatus(conn->c_) == CONNECTION_BAD) return failed();
+    for (;;) {
+        auto r = PQconnectPoll(conn->c_);
+        if (r == PGRES_POLLING_OK) break;
+        if (r == PGRES_POLLING_FAILED) return failed();
+        bool woken = false;
+        if (!conn->wait_socket(r == PGRES_POLLING_WRITING, by, -1, woken))
+            return Status::error(errc::connect_failed,
+                                 fmt::format("PostgreSQL at {} did not answer within the connect "
+                                             "timeout",
+                                             conn->where_));
+    }
+    PQsetnonblocking(conn->c_, 1);
+    conn->pid_ = PQbackendPID(conn->c_);
+    conn->last_used = Clock::now();
+    out = std::move(conn);
+    return {};
+}
+
+PgConn::~PgConn() {
+    close();
+}
+
+bool PgConn::alive() const {
+    return c_ && PQstatus(c_) == CONNECTION_OK;
+}
+
+void PgConn::close() noexcept {
+    if (c_) PQfinish(c_);
+    c_ = nullptr;
+}
+
+bool PgConn::wait_socket(bool write, Clock::time_point by, int wake_fd, bool& woken) const {
+    pollfd fds[2] = {{PQsocket(c_), static_cast<short>(write ? POLLOUT : POLLIN), 0},
+                     {wake_fd, POLLIN, 0}};
+    for (;;) {
+        int ms = -1;
+        if (by != Clock::time_point::max()) {
+            auto left = std::chrono::ceil<std::chrono::milliseconds>(by - Clock::now()).count();
+            if (left <= 0) return false;
+            ms = static_cast<int>(std::min<long long>(left, 1 << 30));
+        }
+        int n = ::poll(fds, wake_fd >= 0 ? 2 : 1, ms);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0 && wake_fd >= 0 && (fds[1].revents & POLLIN)) return woken = true, false;
+        return n > 0 || n < 0;  // an error shows on the socket's next use
+    }
+}
+
+Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<PgRows>& out,
+                   int wake_fd) {
+    out.clear();
+    sqlstate_.clear();
+    if (!alive())
+        return Status::error(errc::connection_lost,
+                             fmt::format("the connection to PostgreSQL at {} is closed", where_));
+    std::string text(sql);
+    bool sent = false;
+    auto broke = [&](std::string what) {
+        auto msg = trimmed(PQerrorMessage(c_));
+        close();
+        return Status::error(
+            sent ? errc::unknown_outcome : errc::connection_lost,
+            fmt::format("{} PostgreSQL at {}{}{}", what, where_, msg.empty() ? "" : ": ", msg));
+    };
+    auto waited = [&](bool write) {
+        bool woken = false;
+        if (wait_socket(write, by, wake_fd, woken)) return Status{};
+        close();  // the session ends, and with it anything the statement may have taken
+        if (woken) return Status::error(errc::cancelled, "cancelled while PostgreSQL worked");
+        return Status::error(sent ? errc::unknown_outcome : errc::timeout,
+                             fmt::format("no answer from PostgreSQL at {} in time", where_));
+    };
+    if (!PQsendQuery(c_, text.c_str())) return broke("lost the connection to");
+    sent = true;
+    for (int f; (f = PQflush(c_)) != 0;) {
+        if (f < 0) return broke("lost the connection to");
+        if (auto st = waited(true); !st.ok()) return st;
+    }
+    Status first_error;
+    for (;;) {
+        while (PQisBusy(c_)) {
+            if (auto st = waited(false); !st.ok()) return st;
+            if (!PQconsumeInput(c_)) return broke("lost the connection to");
+        }
+        PGresult* r = PQgetResult(c_);
+        if (!r) break;
+        auto status = PQresultStatus(r);
+        if (status == PGRES_TUPLES_OK) {
+            PgRows rows;
+            for (int i = 0; i < PQntuples(r); ++i) {
+                auto& row = rows.rows.emplace_back();
+                for (int j = 0; j < PQnfields(r); ++j)
+                    row.push_back(PQgetisnull(r, i, j)
+                                      ? std::nullopt
+                                      : std::optional<std::string>(std::string(
+                                            PQgetvalue(r, i, j),
+                                            static_cast<std::size_t>(PQgetlength(r, i, j)))));
+            }
+            out.push_back(std::move(rows));
+        } else if (status == PGRES_COMMAND_OK) {
+            out.emplace_back();
+        } else if (first_error.ok()) {
+            const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+            const char* msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+            sqlstate_ = state ? state : "";
+            first_error = Status::error(
+                sqlstate_.empty() ? errc::connection_lost : errc_of_sqlstate(sqlstate_),
+                fmt::format("PostgreSQL at {}: {}{}", where_,
+                            msg ? msg : trimmed(PQerrorMessage(c_)),
+                            sqlstate_.empty() ? "" : " (SQLSTATE " + sqlstate_ + ")"));
+        }
+        PQclear(r);
+    }
+    last_used = Clock::now();
+    if (!alive()) close();
+    return first_error;
+}
+
+}  // namespace deadbolt::detail

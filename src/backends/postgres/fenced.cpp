@@ -1,0 +1,54 @@
+// Fenced values on PostgreSQL: schema.fenced holds each key's value, the highest fence that
+// wrote it and its version; schema.fenced_write applies a write only when its fence is not
+// older and (when asked) the version did not move, under the row's lock. Users' own tables
+// follow the same rule in their UPDATE (README, "Databases").
+#include <fmt/format.h>
+
+#include "backends/postgres/keys.hpp"
+#include "backends/postgres/store.hpp"
+
+namespace deadbolt::detail {
+
+Status PgStore::fenced_get(std::string_view key, FencedValue& out) {
+    std::vector<PgRows> rows;
+    auto st = run_once(fmt::format("SELECT value, version FROM {}.fenced WHERE key = {}", schema(),
+                                   bytea_literal(key)),
+                       rows);
+    if (!st.ok()) return st;
+    out = {};
+    if (rows.front().rows.empty()) return {};
+    out.value = bytea_value(rows.front().at(0, 0));
+    out.version = std::stoull(rows.front().at(0, 1));
+    return {};
+}
+
+Status PgStore::fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                             std::string_view version, FencedResult& out) {
+    if (fence > static_cast<std::uint64_t>(INT64_MAX))
+        return Status::error(errc::invalid_argument,
+                             fmt::format("fence {} is beyond PostgreSQL's bigint", fence));
+    std::string expected = "NULL";
+    if (!version.empty()) {
+        if (version.find_first_not_of("0123456789") != std::string_view::npos ||
+            version.size() > 18)
+            return Status::error(
+                errc::invalid_argument,
+                fmt::format("version '{}' is not a version fenced_get returned", version));
+        expected = std::string(version);
+    }
+    std::vector<PgRows> rows;
+    auto st =
+        run_once(fmt::format("SELECT accepted, highest, version_now FROM "
+                             "{}.fenced_write({}, {}, {}, {})",
+                             schema(), bytea_literal(key), bytea_literal(value), fence, expected),
+                 rows);
+    if (!st.ok()) return st;
+    const auto& r = rows.front();
+    out.accepted = r.at(0, 0) == "t";
+    out.highest = std::stoull(r.at(0, 1));
+    out.version = std::stoull(r.at(0, 2));
+    out.stale_fence = !out.accepted && out.highest > fence;
+    return {};
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,56 @@
+#include "backends/postgres/keys.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+namespace deadbolt::detail {
+
+std::int64_t advisory_key(std::string_view name) {
+    std::string text = "deadbolt:";
+    text += name;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+    std::uint64_t k = 0;
+    for (int i = 0; i < 8; ++i) k = (k << 8) | md[i];
+    return static_cast<std::int64_t>(k);
+}
+
+std::vector<std::int64_t> sorted_keys(const std::vector<std::string>& names) {
+    std::vector<std::int64_t> keys;
+    keys.reserve(names.size());
+    for (const auto& n : names) keys.push_back(advisory_key(n));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return keys;
+}
+
+std::string bytea_literal(std::string_view bytes) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "'\\x";
+    for (unsigned char c : bytes) out += kHex[c >> 4], out += kHex[c & 15];
+    return out + "'::bytea";
+}
+
+std::string keys_literal(const std::vector<std::int64_t>& keys) {
+    std::string out = "'{";
+    for (std::size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + std::to_string(keys[i]);
+    return out + "}'::bigint[]";
+}
+
+std::string bytea_value(std::string_view text) {
+    if (!text.starts_with("\\x") || text.size() % 2 != 0) return {};
+    auto nibble = [](char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    std::string out;
+    for (std::size_t i = 2; i < text.size(); i += 2) {
+        int hi = nibble(text[i]), lo = nibble(text[i + 1]);
+        if (hi < 0 || lo < 0) return {};
+        out += static_cast<char>(hi << 4 | lo);
+    }
+    return out;
+}
+
+}  // namespace deadbolt::detail

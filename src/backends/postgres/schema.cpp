@@ -1,0 +1,112 @@
+#include "backends/postgres/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace deadbolt::detail {
+namespace {
+
+// Serializes the schema's creation between clients that start together (CREATE ... IF NOT
+// EXISTS alone can still collide): advisory_key("deadbolt schema setup").
+constexpr std::int64_t kSetupKey = 0x6465616462736574;  // "deadbset"
+
+std::string creation(const std::string& s) {
+    return fmt::format(R"(BEGIN;
+SELECT pg_advisory_xact_lock({0});
+CREATE SCHEMA IF NOT EXISTS {1};
+CREATE SEQUENCE IF NOT EXISTS {1}.fences AS bigint NO CYCLE;
+CREATE TABLE IF NOT EXISTS {1}.names (key bigint PRIMARY KEY, name bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS {1}.fenced (key bytea PRIMARY KEY, value bytea NOT NULL,
+  fence bigint NOT NULL, version bigint NOT NULL);
+CREATE OR REPLACE FUNCTION {1}.key(name text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
+  AS $$ SELECT ('x' || left(encode(sha256(convert_to('deadbolt:' || name, 'UTF8')), 'hex'),
+  16))::bit(64)::bigint $$;
+CREATE OR REPLACE FUNCTION {1}.try_locks(keys bigint[], shared boolean) RETURNS integer
+  LANGUAGE plpgsql AS $$
+DECLARE n integer := 0; k bigint;
+BEGIN
+  FOREACH k IN ARRAY keys LOOP
+    IF shared THEN
+      EXIT WHEN NOT pg_try_advisory_lock_shared(k);
+    ELSE
+      EXIT WHEN NOT pg_try_advisory_lock(k);
+    END IF;
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
+CREATE OR REPLACE FUNCTION {1}.fenced_write(k bytea, v bytea, f bigint, expected bigint,
+  OUT accepted boolean, OUT highest bigint, OUT version_now bigint) LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  LOOP
+    SELECT fence, version INTO r FROM {1}.fenced WHERE key = k FOR UPDATE;
+    IF FOUND THEN
+      IF r.fence > f OR (expected IS NOT NULL AND r.version <> expected) THEN
+        accepted := false; highest := r.fence; version_now := r.version; RETURN;
+      END IF;
+      UPDATE {1}.fenced SET value = v, fence = f, version = r.version + 1 WHERE key = k;
+      accepted := true; highest := f; version_now := r.version + 1; RETURN;
+    END IF;
+    IF expected IS NOT NULL AND expected <> 0 THEN
+      accepted := false; highest := 0; version_now := 0; RETURN;
+    END IF;
+    INSERT INTO {1}.fenced VALUES (k, v, f, 1) ON CONFLICT DO NOTHING;
+    IF FOUND THEN
+      accepted := true; highest := f; version_now := 1; RETURN;
+    END IF;
+  END LOOP;
+END $$;
+COMMIT;)",
+                       kSetupKey, s);
+}
+
+}  // namespace
+
+Status ensure_schema(PgConn& c, const std::string& schema, const std::string& user,
+                     Clock::time_point by) {
+    std::vector<PgRows> out;
+    auto st =
+        c.run(fmt::format("SELECT current_setting('server_version_num')::int, "
+                          "to_regclass('{0}.fences') IS NOT NULL AND "
+                          "to_regclass('{0}.fenced') IS NOT NULL AND "
+                          "to_regclass('{0}.names') IS NOT NULL AND "
+                          "to_regprocedure('{0}.try_locks(bigint[],boolean)') IS NOT NULL AND "
+                          "to_regprocedure('{0}.fenced_write(bytea,bytea,bigint,bigint)') "
+                          "IS NOT NULL, "
+                          "current_database()",
+                          schema),
+              by, out);
+    if (!st.ok()) return st;
+    if (std::stoi(out.at(0).at(0, 0)) < 140000)
+        return Status::error(errc::server_error,
+                             "deadbolt needs PostgreSQL 14 or newer (idle_session_timeout keeps a "
+                             "lock's TTL); this server is older");
+    if (out.at(0).at(0, 1) == "t") return {};
+    auto db = out.at(0).at(0, 2);
+    st = c.run(creation(schema), by, out);
+    if (st.ok()) return st;
+    if (c.alive()) {
+        std::vector<PgRows> ignored;
+        c.run("ROLLBACK", by, ignored);
+    }
+    if (st.ec == make_error_code(errc::permission_denied))
+        return Status::error(
+            errc::permission_denied,
+            fmt::format("deadbolt keeps its fences in schema '{0}', which is missing or "
+                        "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
+                        "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
+                        "this URL once and GRANT USAGE ON SCHEMA {0}, USAGE ON SEQUENCE "
+                        "{0}.fences, SELECT, INSERT, UPDATE ON {0}.names, {0}.fenced TO {1} "
+                        "(functions run for everyone)",
+                        schema, user, st.detail, db));
+    if (st.ec == make_error_code(errc::readonly))
+        return Status::error(errc::readonly,
+                             fmt::format("{}: locks need the primary; name it, or add "
+                                         "?target_session_attrs=read-write with every server",
+                                         st.detail));
+    return st;
+}
+
+}  // namespace deadbolt::detail
