@@ -138,12 +138,15 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
     queued_ = true;
     s.report = info(now, a.pttl);
     if (rules_.deadline && now >= *rules_.deadline)
-        return finish(std::move(s),
-                      Status::error(errc::not_acquired,
-                                    fmt::format("lock '{}' is held by someone else (expires in "
-                                                "{} ms)",
-                                                rules_.name, a.pttl.count())),
-                      now);
+        return finish(
+            std::move(s),
+            Status::error(errc::not_acquired,
+                          a.pttl.count() >= 0
+                              ? fmt::format("lock '{}' is held by someone else "
+                                            "(expires in {} ms)",
+                                            rules_.name, a.pttl.count())
+                              : fmt::format("lock '{}' is held by someone else", rules_.name)),
+            now);
     if (!subscribed_ && !sleep_instead_) {
         s.next = Next::subscribe;  // then try again: a release in between would go unnoticed
         return s;

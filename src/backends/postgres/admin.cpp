@@ -17,10 +17,23 @@ std::string locks_of(std::int64_t k) {
     auto u = static_cast<std::uint64_t>(k);
     return fmt::format(
         "SELECT l.granted, l.mode, l.pid, coalesce(a.client_hostname, host(a.client_addr), "
-        "'local'), coalesce(extract(epoch FROM a.backend_start)::bigint, 0) FROM pg_locks l "
+        "'local'), coalesce(a.application_name, '') FROM pg_locks l "
         "LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND "
         "l.objsubid = 1 AND l.classid = {} AND l.objid = {} ORDER BY l.granted DESC",
         u >> 32, u & 0xffffffffU);
+}
+
+// A deadbolt session names its host and process in application_name; another client's
+// shows its address only.
+Holder holder_of(const std::string& application, const std::string& address) {
+    Holder h{.host = address, .pid = 0, .since = {}, .ttl = std::chrono::milliseconds(-1)};
+    constexpr std::string_view kOurs = "deadbolt ";
+    auto colon = application.rfind(':');
+    if (application.starts_with(kOurs) && colon != std::string::npos && colon > kOurs.size()) {
+        h.host = application.substr(kOurs.size(), colon - kOurs.size());
+        h.pid = std::atoi(application.c_str() + colon + 1);
+    }
+    return h;
 }
 
 LockStatus status_of(const PgRows& rows) {
@@ -35,10 +48,7 @@ LockStatus status_of(const PgRows& rows) {
         ++ls.holders;
         ls.kind = rows.at(i, 1) == "ShareLock" ? "readers" : "mutex";
         if (ls.held_by.size() < static_cast<std::size_t>(kMaxListedHolders))
-            ls.held_by.push_back(Holder{.host = rows.at(i, 3),
-                                        .pid = std::stoi(rows.at(i, 2)),
-                                        .since = {},
-                                        .ttl = std::chrono::milliseconds(-1)});
+            ls.held_by.push_back(holder_of(rows.at(i, 4), rows.at(i, 3)));
     }
     // A holder keeps it while its session lives: no expiry to show.
     if (ls.held) ls.ttl = std::chrono::milliseconds(-1);

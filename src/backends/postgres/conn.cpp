@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "core/token.hpp"
+
 namespace deadbolt::detail {
 namespace {
 
@@ -40,6 +42,13 @@ Status connect_error(const std::string& where, std::string msg, const std::strin
                          fmt::format("cannot connect to PostgreSQL at {}: {}", where, msg));
 }
 
+// "deadbolt <host>:<pid>": pg_stat_activity then says which process holds a lock.
+std::string application_name() {
+    auto origin = token_origin(random_token());
+    if (!origin) return "deadbolt";
+    return fmt::format("deadbolt {}:{}", origin->host, origin->pid).substr(0, 63);
+}
+
 }  // namespace
 
 std::string PgRows::at(std::size_t r, std::size_t c) const {
@@ -65,6 +74,9 @@ errc errc_of_sqlstate(std::string_view s) {
 
 Status PgConn::open(const PgUrl& url, Clock::time_point by, std::shared_ptr<PgConn>& out) {
     auto kw = url.keywords();
+    static const std::string kName = application_name();
+    for (auto& [k, v] : kw)
+        if (k == "application_name" && v == "deadbolt") v = kName;
     // The backend notices a waiter that went away while it waits for a lock (the wait would
     // otherwise end only when the lock came); TCP keepalives find a peer that vanished.
     kw.emplace_back("options", "-c client_connection_check_interval=1000");

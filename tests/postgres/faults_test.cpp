@@ -1,0 +1,142 @@
+// What real faults and bad input do to deadbolt's PostgreSQL locks: a holder cut off past its
+// TTL, the server restarted, wrong passwords, missing databases and rights, a read-only role.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "pg_server.hpp"
+#include "tcp_proxy.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::eventually;
+using deadbolt::test::PgServer;
+using deadbolt::test::TcpProxy;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// What connecting to url throws: its message, or "" when it connects.
+template <class E>
+std::string refusal(const std::string& url) {
+    try {
+        Client::connect(url);
+    } catch (const E& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(PgFaults, AHolderCutOffPastItsTtlLosesTheLockToAWaiterAndItsFencedWriteIsRefused) {
+    auto& pg = PgServer::shared();
+    TcpProxy proxy(pg.port());
+    auto cut_off = Client::connect(pg.url_via(proxy.port()));
+    auto other = Client::connect(pg.url());
+    const std::string name = "faults:cut-off";
+    auto held = cut_off.acquire(name, {.ttl = 1s});
+    EXPECT_TRUE(other.fenced_set("faults:cut-off:data", "old", held.fence()).accepted);
+    proxy.stall_requests(true);  // the holder's renewals no longer reach the server
+    proxy.stall_replies(true);
+    // The server ends the silent session after its 1 s idle timeout and hands the lock over.
+    auto next = other.acquire(name, {}, {.deadline = Clock::now() + 20s});
+    EXPECT_GT(next.fence(), held.fence());
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }));
+    EXPECT_TRUE(other.fenced_set("faults:cut-off:data", "new", next.fence()).accepted);
+    // The holder, back, is refused: its fence is older than the one that wrote last.
+    proxy.stall_requests(false);
+    proxy.stall_replies(false);
+    auto late = other.fenced_set("faults:cut-off:data", "stale", held.fence());
+    EXPECT_FALSE(late.accepted);
+    EXPECT_TRUE(late.stale_fence);
+    EXPECT_EQ(other.fenced_get("faults:cut-off:data").value, "new");
+}
+
+TEST(PgFaults, ARestartedServerEndsEveryHoldingAndTheClientCarriesOn) {
+    PgServer pg;  // of its own: it is restarted
+    auto c = Client::connect(pg.url());
+    auto held = c.acquire("faults:restart", {.ttl = 2s});
+    pg.stop(SIGKILL);
+    pg.start();
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 20s));
+    EXPECT_TRUE(held.lost());
+    auto again = c.acquire("faults:restart", {}, {.deadline = Clock::now() + 20s});
+    EXPECT_GT(again.fence(), held.fence()) << "the fence sequence never goes back";
+}
+
+TEST(PgBadInput, WrongPasswordMissingDatabaseAndBadUrlsSayWhatIsWrong) {
+    auto& pg = PgServer::shared();
+    auto port = std::to_string(pg.port());
+    auto wrong =
+        refusal<deadbolt::Error>("postgresql://deadbolt:nope@127.0.0.1:" + port + "/deadbolt");
+    EXPECT_NE(wrong.find("password authentication failed"), std::string::npos) << wrong;
+    auto missing =
+        refusal<deadbolt::Error>("postgresql://deadbolt:s3cret@127.0.0.1:" + port + "/nosuchdb");
+    EXPECT_NE(missing.find("does not exist"), std::string::npos) << missing;
+    auto option = refusal<deadbolt::UsageError>(pg.url("?scheme=x"));
+    EXPECT_NE(option.find("unknown PostgreSQL URL option 'scheme'"), std::string::npos) << option;
+    auto schema = refusal<deadbolt::UsageError>(pg.url("?schema=Bad-Name"));
+    EXPECT_NE(schema.find("schema 'Bad-Name'"), std::string::npos) << schema;
+    auto dead = refusal<deadbolt::ConnectionError>("postgresql://u:p@127.0.0.1:1/db");
+    EXPECT_NE(dead.find("cannot connect to PostgreSQL"), std::string::npos) << dead;
+}
+
+TEST(PgBadInput, AUserWithoutRightsIsToldWhichToGrantAndGetsInOnceGranted) {
+    auto& pg = PgServer::shared();
+    ASSERT_EQ(pg.psql("CREATE ROLE app LOGIN PASSWORD 'pw'"), 0);
+    auto url = "postgresql://app:pw@127.0.0.1:" + std::to_string(pg.port()) + "/deadbolt";
+    // The schema's owner made it already (another test's client); app may not use it.
+    Client::connect(pg.url());
+    auto why = refusal<deadbolt::Error>(url + "?schema=apps");
+    EXPECT_NE(why.find("GRANT CREATE ON DATABASE deadbolt TO app"), std::string::npos) << why;
+    // Rights on the shared schema, as the message says.
+    ASSERT_EQ(pg.psql("GRANT USAGE ON SCHEMA deadbolt TO app; GRANT USAGE ON SEQUENCE "
+                      "deadbolt.fences TO app; GRANT SELECT, INSERT, UPDATE ON deadbolt.names, "
+                      "deadbolt.fenced TO app"),
+              0);
+    auto c = Client::connect(url);
+    EXPECT_GT(c.acquire("rights:granted").fence(), 0u);
+    std::string out;
+    pg.psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'apps'", &out);
+    EXPECT_EQ(out, "0\n") << "nothing was left behind by the refused connect";
+}
+
+TEST(PgBadInput, AReadOnlyRoleIsRefusedAsReadOnly) {
+    auto& pg = PgServer::shared();
+    Client::connect(pg.url());  // the schema exists
+    ASSERT_EQ(pg.psql("CREATE ROLE ro LOGIN PASSWORD 'pw'; ALTER ROLE ro SET "
+                      "default_transaction_read_only = on; GRANT USAGE ON SCHEMA deadbolt TO ro; "
+                      "GRANT USAGE ON SEQUENCE deadbolt.fences TO ro; GRANT SELECT, INSERT, "
+                      "UPDATE ON deadbolt.names, deadbolt.fenced TO ro"),
+              0);
+    auto c =
+        Client::connect("postgresql://ro:pw@127.0.0.1:" + std::to_string(pg.port()) + "/deadbolt");
+    try {
+        c.acquire("readonly:x", {}, {.deadline = Clock::now() + 2s});
+        ADD_FAILURE() << "a read-only session handed out a fence";
+    } catch (const deadbolt::Error& e) {
+        EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::readonly)) << e.what();
+    }
+    std::string out;
+    pg.psql(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND "
+        "(classid::bigint << 32 | objid::bigint) = deadbolt.key('readonly:x')",
+        &out);
+    EXPECT_EQ(out, "0\n") << "the refused attempt left its lock behind";
+}
+
+TEST(PgBadInput, BinaryAndLongNamesAreLocksOfTheirOwn) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    std::string binary("a\0b", 3), other("a\0c", 3), long_name(4096, 'n');
+    auto one = c.acquire(binary);
+    auto two = c.acquire(other, {}, {.deadline = Clock::now()});
+    auto three = c.acquire(long_name, {}, {.deadline = Clock::now()});
+    EXPECT_THROW(c.acquire(binary, {}, {.deadline = Clock::now()}), deadbolt::LockError);
+    EXPECT_THROW(c.acquire(std::string(), {}, {.deadline = Clock::now()}), deadbolt::UsageError);
+}
+
+}  // namespace

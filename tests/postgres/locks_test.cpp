@@ -1,0 +1,167 @@
+// deadbolt's PostgreSQL locks seen from the server and from psql: the advisory key a name
+// maps to, psql holding the same lock, waiting that runs no statements, status, list and
+// force-unlock.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "pg_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::eventually;
+using deadbolt::test::PgServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string sql_text(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+// pg_locks' rows for name's key, as "mode granted pid" lines.
+std::string locks_of(const PgServer& pg, const std::string& name) {
+    std::string out;
+    pg.psql(
+        "SELECT mode, granted, pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "
+        "AND (classid::bigint << 32 | objid::bigint) = deadbolt.key(" +
+            sql_text(name) + ") ORDER BY granted DESC, pid",
+        &out);
+    return out;
+}
+
+TEST(PgInterop, TheKeyOfANameIsTheDocumentedSqlExpressionAndShowsInPgLocks) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    for (std::string name : {"orders:42", "ünïcode ✓", "x"}) {
+        // The documented expression, spelled out here rather than through deadbolt.key().
+        std::string expr;
+        pg.psql("SELECT ('x' || left(encode(sha256(convert_to('deadbolt:' || " + sql_text(name) +
+                    ", 'UTF8')), 'hex'), 16))::bit(64)::bigint",
+                &expr);
+        auto held = c.acquire(name);
+        std::string seen;
+        pg.psql(
+            "SELECT classid::bigint << 32 | objid::bigint FROM pg_locks WHERE locktype = "
+            "'advisory' AND objsubid = 1 AND granted AND pid <> pg_backend_pid()",
+            &seen);
+        EXPECT_NE(seen.find(expr), std::string::npos) << name << ": " << expr << " in " << seen;
+    }
+}
+
+TEST(PgInterop, PsqlHoldingTheLockKeepsDeadboltOutUntilItsSessionEnds) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    const std::string name = "interop:psql-holds";
+    // One psql session takes the lock the way another service would, holds it 1.5 s, and
+    // ends (which frees it).
+    auto psql = std::async(std::launch::async, [&] {
+        return pg.psql("SELECT pg_advisory_lock(deadbolt.key(" + sql_text(name) +
+                       ")); SELECT pg_sleep(1.5)");
+    });
+    ASSERT_TRUE(eventually([&] { return locks_of(pg, name).find("|t|") != std::string::npos; }));
+    EXPECT_THROW(c.acquire(name, {}, {.deadline = Clock::now()}), deadbolt::LockError);
+    auto got = c.acquire(name, {}, {.deadline = Clock::now() + 20s});
+    EXPECT_EQ(psql.get(), 0);
+    EXPECT_TRUE(got.valid());
+}
+
+TEST(PgInterop, DeadboltHoldingTheLockKeepsPsqlOut) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    const std::string name = "interop:deadbolt-holds";
+    std::string out;
+    {
+        auto held = c.acquire(name);
+        pg.psql("SELECT pg_try_advisory_lock(deadbolt.key(" + sql_text(name) + "))", &out);
+        EXPECT_EQ(out, "f\n");
+        auto reader = c.acquire(name + ":rw", deadbolt::LockMode::shared, {});
+        pg.psql("SELECT pg_try_advisory_lock_shared(deadbolt.key(" + sql_text(name + ":rw") +
+                    ")), pg_try_advisory_lock(deadbolt.key(" + sql_text(name + ":rw") + "))",
+                &out);
+        EXPECT_EQ(out, "t|f\n") << "a reader shares with psql's readers, not its writers";
+    }
+    pg.psql("SELECT pg_try_advisory_lock(deadbolt.key(" + sql_text(name) + "))", &out);
+    EXPECT_EQ(out, "t\n");
+}
+
+TEST(PgWaiting, AWaiterRunsNoStatementWhileItWaitsAndGetsTheLockAtTheRelease) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    const std::string name = "waiting:quiet";
+    auto held = a.acquire(name, {.ttl = 60s});
+    auto waiter = std::async(std::launch::async,
+                             [&] { return b.acquire(name, {}, {.deadline = Clock::now() + 30s}); });
+    // The waiter's session waits inside the server on the advisory lock, one statement long.
+    auto waiting = [&] {
+        std::string out;
+        pg.psql(
+            "SELECT wait_event, query_start FROM pg_stat_activity WHERE wait_event_type = "
+            "'Lock' AND query LIKE '%pg_advisory_lock(%'",
+            &out);
+        return out;
+    };
+    ASSERT_TRUE(eventually([&] { return waiting().starts_with("advisory|"); }));
+    auto first = waiting();
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(waiting(), first) << "the waiter ran another statement while it waited";
+    held.release();
+    EXPECT_TRUE(waiter.get().valid());
+}
+
+TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    const std::string name = std::string("admin:held\0bin\xff", 15);
+    auto held = a.acquire(name, {.ttl = 1s});  // an evicted holder hears at its next renewal
+    auto s = b.status(name);
+    EXPECT_TRUE(s.held);
+    EXPECT_EQ(s.kind, "mutex");
+    ASSERT_EQ(s.held_by.size(), 1u);
+    EXPECT_EQ(s.held_by[0].pid, ::getpid()) << "the holder's own process, not its backend's";
+    auto waiter = std::async(std::launch::async,
+                             [&] { return b.acquire(name, {}, {.deadline = Clock::now() + 30s}); });
+    ASSERT_TRUE(eventually([&] { return b.status(name).waiters == 1; }));
+    auto listed = b.list("*");
+    bool found = false;
+    for (const auto& l : listed) found |= l.name == name;
+    EXPECT_TRUE(found) << "a binary name is listed as it was given";
+    EXPECT_EQ(b.force_unlock(name), "mutex");
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }));
+    auto got = waiter.get();
+    EXPECT_GT(got.fence(), held.fence());
+    EXPECT_FALSE(b.status("admin:never").held);
+    EXPECT_EQ(b.force_unlock("admin:never"), "free");
+}
+
+TEST(PgFenced, AStaleFenceAndAMovedVersionWriteNothing) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    auto r = c.fenced_set("fenced:stock", "10", 5);
+    EXPECT_TRUE(r.accepted);
+    auto stale = c.fenced_set("fenced:stock", "9", 4);
+    EXPECT_FALSE(stale.accepted);
+    EXPECT_TRUE(stale.stale_fence);
+    auto v = c.fenced_get("fenced:stock");
+    EXPECT_EQ(v.value, "10");
+    EXPECT_TRUE(c.fenced_cas("fenced:stock", "8", 6, v.version).accepted);
+    auto moved = c.fenced_cas("fenced:stock", "7", 6, v.version);
+    EXPECT_FALSE(moved.accepted);
+    EXPECT_FALSE(moved.stale_fence);
+    EXPECT_EQ(c.fenced_get("fenced:stock").value, "8");
+    std::string rows;
+    pg.psql(
+        "SELECT convert_from(value, 'UTF8'), fence, version FROM deadbolt.fenced WHERE key = "
+        "convert_to('fenced:stock', 'UTF8')",
+        &rows);
+    EXPECT_EQ(rows, "8|6|2\n");
+}
+
+}  // namespace
