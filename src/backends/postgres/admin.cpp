@@ -36,7 +36,7 @@ Holder holder_of(const std::string& application, const std::string& address) {
     return h;
 }
 
-LockStatus status_of(const PgRows& rows) {
+LockStatus status_of(const SqlRows& rows) {
     LockStatus ls;
     ls.kind = "free";
     for (std::size_t i = 0; i < rows.rows.size(); ++i) {
@@ -61,7 +61,7 @@ Status PgStore::statuses(const std::vector<std::string>& names,
                          std::vector<std::pair<LockStatus, Status>>& out) {
     std::string sql;
     for (const auto& n : names) sql += locks_of(advisory_key(n)) + ";";
-    std::vector<PgRows> rows;
+    std::vector<SqlRows> rows;
     if (auto st = run_once(sql, rows); !st.ok()) return st;
     out.clear();
     for (const auto& r : rows) out.emplace_back(status_of(r), Status{});
@@ -71,7 +71,7 @@ Status PgStore::statuses(const std::vector<std::string>& names,
 Status PgStore::lock_names(std::string_view pattern, std::vector<std::string>& names) {
     // A key cannot be turned back into its name: the names deadbolt has used are recorded,
     // and those whose key is held or waited for now are listed.
-    std::vector<PgRows> rows;
+    std::vector<SqlRows> rows;
     auto st = run_once(
         fmt::format("SELECT n.name FROM {}.names n WHERE EXISTS (SELECT 1 FROM pg_locks l WHERE "
                     "l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid = ((n.key >> 32) & "
@@ -93,7 +93,7 @@ Status PgStore::lock_names(std::string_view pattern, std::vector<std::string>& n
 
 Status PgStore::force_unlock(const std::string& name, std::string& kind) {
     auto u = static_cast<std::uint64_t>(advisory_key(name));
-    std::vector<PgRows> rows;
+    std::vector<SqlRows> rows;
     // Ending the holders' sessions is the only way to free a session's advisory lock from
     // outside: everything else those sessions held goes too. It needs the holders' role or
     // pg_signal_backend.

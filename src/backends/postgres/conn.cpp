@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
-#include <poll.h>
 
 #include <algorithm>
 
@@ -51,15 +50,6 @@ std::string application_name() {
 
 }  // namespace
 
-std::string PgRows::at(std::size_t r, std::size_t c) const {
-    if (r >= rows.size() || c >= rows[r].size() || !rows[r][c]) return {};
-    return *rows[r][c];
-}
-
-bool PgRows::null(std::size_t r, std::size_t c) const {
-    return r >= rows.size() || c >= rows[r].size() || !rows[r][c];
-}
-
 errc errc_of_sqlstate(std::string_view s) {
     if (s == "28P01" || s == "28000") return errc::auth_failed;
     if (s == "42501") return errc::permission_denied;
@@ -101,14 +91,13 @@ Status PgConn::open(const PgUrl& url, Clock::time_point by, std::shared_ptr<PgCo
         if (r == PGRES_POLLING_OK) break;
         if (r == PGRES_POLLING_FAILED) return failed();
         bool woken = false;
-        if (!conn->wait_socket(r == PGRES_POLLING_WRITING, by, -1, woken))
+        if (!wait_socket(PQsocket(conn->c_), r == PGRES_POLLING_WRITING, by, -1, woken))
             return Status::error(errc::connect_failed,
                                  fmt::format("PostgreSQL at {} did not answer within the connect "
                                              "timeout",
                                              conn->where_));
     }
     PQsetnonblocking(conn->c_, 1);
-    conn->pid_ = PQbackendPID(conn->c_);
     conn->last_used = Clock::now();
     out = std::move(conn);
     return {};
@@ -127,27 +116,9 @@ void PgConn::close() noexcept {
     c_ = nullptr;
 }
 
-bool PgConn::wait_socket(bool write, Clock::time_point by, int wake_fd, bool& woken) const {
-    pollfd fds[2] = {{PQsocket(c_), static_cast<short>(write ? POLLOUT : POLLIN), 0},
-                     {wake_fd, POLLIN, 0}};
-    for (;;) {
-        int ms = -1;
-        if (by != Clock::time_point::max()) {
-            auto left = std::chrono::ceil<std::chrono::milliseconds>(by - Clock::now()).count();
-            if (left <= 0) return false;
-            ms = static_cast<int>(std::min<long long>(left, 1 << 30));
-        }
-        int n = ::poll(fds, wake_fd >= 0 ? 2 : 1, ms);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0 && wake_fd >= 0 && (fds[1].revents & POLLIN)) return woken = true, false;
-        return n > 0 || n < 0;  // an error shows on the socket's next use
-    }
-}
-
-Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<PgRows>& out,
+Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
                    int wake_fd) {
     out.clear();
-    sqlstate_.clear();
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to PostgreSQL at {} is closed", where_));
@@ -162,7 +133,7 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<PgRow
     };
     auto waited = [&](bool write) {
         bool woken = false;
-        if (wait_socket(write, by, wake_fd, woken)) return Status{};
+        if (wait_socket(PQsocket(c_), write, by, wake_fd, woken)) return Status{};
         close();  // the session ends, and with it anything the statement may have taken
         if (woken) return Status::error(errc::cancelled, "cancelled while PostgreSQL worked");
         return Status::error(sent ? errc::unknown_outcome : errc::timeout,
@@ -184,7 +155,7 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<PgRow
         if (!r) break;
         auto status = PQresultStatus(r);
         if (status == PGRES_TUPLES_OK) {
-            PgRows rows;
+            SqlRows rows;
             for (int i = 0; i < PQntuples(r); ++i) {
                 auto& row = rows.rows.emplace_back();
                 for (int j = 0; j < PQnfields(r); ++j)
@@ -200,12 +171,12 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<PgRow
         } else if (first_error.ok()) {
             const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
             const char* msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-            sqlstate_ = state ? state : "";
-            first_error = Status::error(
-                sqlstate_.empty() ? errc::connection_lost : errc_of_sqlstate(sqlstate_),
-                fmt::format("PostgreSQL at {}: {}{}", where_,
-                            msg ? msg : trimmed(PQerrorMessage(c_)),
-                            sqlstate_.empty() ? "" : " (SQLSTATE " + sqlstate_ + ")"));
+            std::string code = state ? state : "";
+            first_error =
+                Status::error(code.empty() ? errc::connection_lost : errc_of_sqlstate(code),
+                              fmt::format("PostgreSQL at {}: {}{}", where_,
+                                          msg ? msg : trimmed(PQerrorMessage(c_)),
+                                          code.empty() ? "" : " (SQLSTATE " + code + ")"));
         }
         PQclear(r);
     }

@@ -19,7 +19,7 @@ Client connect_pg(std::string_view url, const ClientOptions& options) {
             .throw_if_error();
     }
     return Client(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {
-        return std::make_shared<PgStore>(c, parsed, first);
+        return std::make_shared<PgStore>(c, parsed, std::move(first));
     }));
 }
 

@@ -10,7 +10,7 @@
 namespace deadbolt::detail {
 
 Status PgStore::fenced_get(std::string_view key, FencedValue& out) {
-    std::vector<PgRows> rows;
+    std::vector<SqlRows> rows;
     auto st = run_once(fmt::format("SELECT value, version FROM {}.fenced WHERE key = {}", schema(),
                                    bytea_literal(key)),
                        rows);
@@ -36,7 +36,7 @@ Status PgStore::fenced_write(std::string_view key, std::string_view value, std::
                 fmt::format("version '{}' is not a version fenced_get returned", version));
         expected = std::string(version);
     }
-    std::vector<PgRows> rows;
+    std::vector<SqlRows> rows;
     auto st =
         run_once(fmt::format("SELECT accepted, highest, version_now FROM "
                              "{}.fenced_write({}, {}, {}, {})",

@@ -33,12 +33,6 @@ std::string bytea_literal(std::string_view bytes) {
     return out + "'::bytea";
 }
 
-std::string keys_literal(const std::vector<std::int64_t>& keys) {
-    std::string out = "'{";
-    for (std::size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + std::to_string(keys[i]);
-    return out + "}'::bigint[]";
-}
-
 std::string bytea_value(std::string_view text) {
     if (!text.starts_with("\\x") || text.size() % 2 != 0) return {};
     auto nibble = [](char c) {

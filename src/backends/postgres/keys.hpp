@@ -23,9 +23,6 @@ std::vector<std::int64_t> sorted_keys(const std::vector<std::string>& names);
 /// A bytea literal holding bytes exactly: '\x...'::bytea.
 std::string bytea_literal(std::string_view bytes);
 
-/// A bigint[] literal: '{k1,k2}'::bigint[].
-std::string keys_literal(const std::vector<std::int64_t>& keys);
-
 /// Decodes a bytea value as PostgreSQL prints it ("\x" then hex); "" when malformed.
 std::string bytea_value(std::string_view text);
 

@@ -66,7 +66,7 @@ COMMIT;)",
 
 Status ensure_schema(PgConn& c, const std::string& schema, const std::string& user,
                      Clock::time_point by) {
-    std::vector<PgRows> out;
+    std::vector<SqlRows> out;
     auto st =
         c.run(fmt::format("SELECT current_setting('server_version_num')::int, "
                           "to_regclass('{0}.fences') IS NOT NULL AND "
@@ -88,7 +88,7 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
     st = c.run(creation(schema), by, out);
     if (st.ok()) return st;
     if (c.alive()) {
-        std::vector<PgRows> ignored;
+        std::vector<SqlRows> ignored;
         c.run("ROLLBACK", by, ignored);
     }
     if (st.ec == make_error_code(errc::permission_denied))

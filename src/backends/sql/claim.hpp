@@ -1,13 +1,13 @@
-// PgClaim: one acquisition on PostgreSQL. An attempt takes the lock's key with
-// pg_try_advisory_lock on a session of its own, drawing the fence in the same statement; a
-// refused one waits inside the server (pg_advisory_lock, bounded by lock_timeout), where
-// PostgreSQL queues waiters first come, first served and hands the lock over when its holder
-// unlocks or its session ends. A MultiLock takes its keys in sorted order and keeps the ones
+// SqlClaim: one acquisition of a database's session lock. An attempt takes the lock's keys
+// without waiting on a session of its own, drawing the fence in the same round trip; a
+// refused one waits inside the server for the first key it lacks (bounded by the server's
+// lock timeout), where the server queues waiters and hands the lock over when its holder
+// lets go or its session ends. A MultiLock takes its keys in sorted order and keeps the ones
 // it got while it waits for the next (so two MultiLocks never wait for each other). Cancel
 // closes the waiting session: the server drops its place in the queue.
 #pragma once
 
-#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,17 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "backends/postgres/holding.hpp"
-#include "backends/postgres/store.hpp"
+#include "backends/sql/holding.hpp"
+#include "backends/sql/store.hpp"
 #include "core/lock_spec.hpp"
 #include "core/store.hpp"
 
 namespace deadbolt::detail {
 
-class PgClaim final : public Claim {
+class SqlClaim final : public Claim {
   public:
-    PgClaim(PgStore& store, const LockSpec& spec, std::stop_token cancel);
-    ~PgClaim() override;
+    SqlClaim(SqlStore& store, const LockSpec& spec, std::stop_token cancel);
+    ~SqlClaim() override;
+    SqlClaim(const SqlClaim&) = delete;
+    SqlClaim& operator=(const SqlClaim&) = delete;
 
     const ClaimTraits& traits() const override { return traits_; }
     void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
@@ -47,17 +49,17 @@ class PgClaim final : public Claim {
     // The session goes back to the pool when it holds nothing, else it is closed.
     void drop_session() noexcept;
 
-    PgStore& store_;
+    SqlStore& store_;
     const LockSpec spec_;
     std::stop_token cancel_;
     ClaimTraits traits_;
     std::vector<std::string> names_;  // a MultiLock's, or the one name
-    std::vector<std::int64_t> keys_;  // theirs, sorted
+    std::vector<std::string> keys_;   // theirs, in the order they are taken
     bool shared_ = false;
-    std::shared_ptr<PgConn> conn_;  // the session the attempts and waits run on
-    std::size_t held_ = 0;          // keys_[0, held_) are held on it
-    std::map<std::string, std::shared_ptr<PgHolding>> places_;  // by token
-    int wake_fd_ = -1;                                          // readable once cancel is requested
+    std::shared_ptr<SqlSession> session_;  // the one the attempts and waits run on
+    std::size_t held_ = 0;                 // keys_[0, held_) are held on it
+    std::map<std::string, std::shared_ptr<SqlHolding>> places_;  // by token
+    int wake_fd_ = -1;  // readable once cancel is requested
     std::optional<std::stop_callback<std::function<void()>>> on_cancel_;
 };
 

@@ -1,0 +1,120 @@
+#include "backends/sql/claim.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace deadbolt::detail {
+
+SqlClaim::SqlClaim(SqlStore& store, const LockSpec& spec, std::stop_token cancel)
+    : store_(store), spec_(spec), cancel_(std::move(cancel)) {
+    names_ = spec.shape == Shape::multi ? spec.names : std::vector{spec.name};
+    keys_ = store.dialect().keys(names_);
+    shared_ = spec.shape == Shape::read;
+    // Threads of this process line up here first (one session per lock waits in the
+    // server); readers share, and a MultiLock's names are many.
+    if (spec.shape != Shape::read && spec.shape != Shape::multi)
+        traits_.local_line = "sql:" + keys_.front();
+    traits_.expiry_wakes = true;  // the server hands a lock on when its holder's session ends
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ >= 0)
+        on_cancel_.emplace(cancel_, [fd = wake_fd_] {
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+        });
+}
+
+SqlClaim::~SqlClaim() {
+    on_cancel_.reset();
+    drop_session();
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void SqlClaim::drop_session() noexcept {
+    if (!session_) return;
+    if (held_ == 0)
+        store_.give_back(std::move(session_));
+    else
+        session_->close();  // the server frees what it held
+    session_.reset();
+    held_ = 0;
+}
+
+void SqlClaim::hand_over(const std::string& token) {
+    places_[token] = std::make_shared<SqlHolding>(std::move(session_), keys_, shared_);
+    session_.reset();
+    held_ = 0;
+}
+
+void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                       Fences& f) {
+    if (session_ && !session_->alive()) session_.reset(), held_ = 0;  // ended: held nothing
+    if (!session_ && (a.status = store_.borrow(session_), !a.status.ok())) return;
+    auto s = session_;
+    std::lock_guard lock(s->m);
+    const auto& d = store_.dialect();
+    // The idle timeout is the lease's TTL: set before the try, so that a grant is never
+    // held by a session without one.
+    std::string sql = s->idle_timeout != keep ? d.keep(keep) : std::string();
+    sql += store_.naming(names_);
+    sql += d.try_take({keys_.begin() + static_cast<std::ptrdiff_t>(held_), keys_.end()}, shared_,
+                      !shared_);
+    std::vector<SqlRows> out;
+    a.status = s->run(sql, store_.deadline(), out);
+    if (!a.status.ok()) {
+        // A statement that failed part way may have taken a key before it failed: the session
+        // goes, and what it took with it. The cleanup of an unknown outcome finds it gone.
+        s->close();
+        hand_over(token);
+        return;
+    }
+    s->idle_timeout = keep;
+    store_.noted(names_);
+    const auto& row = out.back();
+    held_ += static_cast<std::size_t>(std::stoll(row.at(0, 0)));
+    if (held_ < keys_.size()) {
+        a.pttl = std::chrono::milliseconds(-1);  // the server wakes us; no expiry to wait for
+        return;
+    }
+    a.acquired = true;
+    f.fence = shared_ ? 0 : std::stoull(row.at(0, 1));
+    if (spec_.shape == Shape::multi) f.each.assign(spec_.names.size(), f.fence);
+    hand_over(token);
+}
+
+void SqlClaim::wait(Clock::time_point until) {
+    if (!session_ || held_ == keys_.size() || cancel_.stop_requested()) return;
+    auto s = session_;
+    std::lock_guard lock(s->m);
+    auto now = Clock::now();
+    if (until <= now) return;
+    // The server ends the wait at until; the client's own deadline is a command timeout
+    // later, for a server that does not answer at all.
+    std::chrono::milliseconds timeout{0};
+    auto by = Clock::time_point::max();
+    if (until != Clock::time_point::max()) {
+        timeout = std::max(std::chrono::milliseconds(1),
+                           std::chrono::ceil<std::chrono::milliseconds>(until - now));
+        by = until + store_.client().options.command_timeout;
+    }
+    std::vector<SqlRows> out;
+    if (s->run(store_.dialect().wait_for(keys_[held_], shared_, timeout), by, out, wake_fd_).ok()) {
+        if (store_.dialect().took(out.back())) ++held_;  // the next attempt takes the rest
+    } else if (!s->alive()) {
+        session_.reset(), held_ = 0;  // cancelled or cut off: the session went, with its keys
+    }
+}
+
+std::shared_ptr<Holding> SqlClaim::holding(const std::string& token,
+                                           std::chrono::milliseconds /*keep*/) const {
+    if (auto it = places_.find(token); it != places_.end()) return it->second;
+    return std::make_shared<SqlHolding>(nullptr, keys_, shared_);
+}
+
+std::shared_ptr<Holding> SqlClaim::waiter(const std::string& token,
+                                          std::chrono::milliseconds keep) const {
+    return holding(token, keep);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,43 @@
+// SqlDialect: the statements a database's session locks are taken, waited for, kept and
+// given back with. A lock's keys are SQL literals the dialect made (PostgreSQL: a bigint,
+// MariaDB: a quoted name), in the order they are taken. Each statement's last result's first
+// row answers it.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "backends/sql/session.hpp"
+#include "core/lock_spec.hpp"
+
+namespace deadbolt::detail {
+
+class SqlDialect {
+  public:
+    virtual ~SqlDialect() = default;
+    /// The keys of a lock on names, sorted and without repeats: the order they are taken in,
+    /// so that two MultiLocks never wait for each other.
+    virtual std::vector<std::string> keys(const std::vector<std::string>& names) const = 0;
+    /// Sets the session's idle timeout to ttl (the holding's TTL: the server ends a session
+    /// silent for longer, and frees its locks). A statement of its own, ';'-terminated.
+    virtual std::string keep(std::chrono::milliseconds ttl) const = 0;
+    /// The idle timeout back to the server's default (a session back in the pool).
+    virtual std::string forget_ttl() const = 0;
+    /// Tries keys in order without waiting, stopping at the first refused; answers how many
+    /// it took (column 0) and, when it took all of them, a fresh fence (column 1; 0 when
+    /// !fenced).
+    virtual std::string try_take(const std::vector<std::string>& keys, bool shared,
+                                 bool fenced) const = 0;
+    /// Waits inside the server for key for at most timeout (0: without end).
+    virtual std::string wait_for(const std::string& key, bool shared,
+                                 std::chrono::milliseconds timeout) const = 0;
+    /// Whether wait_for's answer says it took the key (false: the timeout passed).
+    virtual bool took(const SqlRows& answer) const = 0;
+    /// Gives keys back; answers how many of them the session held.
+    virtual std::string give_back(const std::vector<std::string>& keys, bool shared) const = 0;
+    /// Answers how many of keys the session holds.
+    virtual std::string count_held(const std::vector<std::string>& keys) const = 0;
+};
+
+}  // namespace deadbolt::detail

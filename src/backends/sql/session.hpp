@@ -1,0 +1,56 @@
+// SqlSession: one connection to a database server, i.e. one session, the thing that holds a
+// database's session locks (PostgreSQL's advisory locks, MariaDB's GET_LOCK) until it lets
+// go or ends. Every statement has a deadline; one whose answer does not come in time closes
+// the connection, so the server ends the session and frees what it held: nothing is left
+// to guess about.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace deadbolt::detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// The rows of one statement's answer, as text (NULL = nullopt).
+struct SqlRows {
+    std::vector<std::vector<std::optional<std::string>>> rows;
+    /// Row r's column c ("" when NULL or missing).
+    std::string at(std::size_t r, std::size_t c) const;
+    bool null(std::size_t r, std::size_t c) const;
+};
+
+class SqlSession {
+  public:
+    virtual ~SqlSession() = default;
+    /// Runs sql (one or more statements; values are formatted in as literals) until by, or
+    /// until wake_fd (when >= 0) is readable: each statement's rows. A server error is its
+    /// code's errc with the server's message; no answer by by (or a wake) closes the
+    /// connection: unknown_outcome once anything was sent, cancelled for a wake.
+    virtual Status run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
+                       int wake_fd = -1) = 0;
+    /// False once the connection broke or was closed: it holds nothing any more.
+    virtual bool alive() const = 0;
+    /// Closes the connection; the server ends the session and frees its locks. Never throws.
+    virtual void close() noexcept = 0;
+
+    /// Serializes statements from the holder's thread and the renewer.
+    std::mutex m;
+    /// The idle timeout set on the session now (0: the server's default), and when it was
+    /// last used: a pooled session idle past it is dead.
+    std::chrono::milliseconds idle_timeout{0};
+    Clock::time_point last_used{};
+};
+
+/// Waits until fd is ready for reading (or writing) or by; false at by or when wake_fd
+/// (when >= 0) becomes readable, which sets woken.
+bool wait_socket(int fd, bool write, Clock::time_point by, int wake_fd, bool& woken);
+
+}  // namespace deadbolt::detail

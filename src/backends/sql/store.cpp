@@ -1,0 +1,160 @@
+#include "backends/sql/store.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/sql/claim.hpp"
+#include "backends/sql/holding.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::size_t kPooled = 16;  // idle sessions kept for the next holdings
+
+const SqlHolding& sql(const Holding* h) {
+    return static_cast<const SqlHolding&>(*h);
+}
+
+// A statement's verdict on a holding's session: no when the session is gone (and with it
+// the locks), unknown when no answer came.
+Verdict verdict_of(const Status& st) {
+    if (st.ok()) return Verdict::yes();
+    if (st.ec == make_error_code(errc::connection_lost)) return Verdict::no();
+    return Verdict::unknown(st);
+}
+
+}  // namespace
+
+SqlStore::SqlStore(ClientImpl& c, std::unique_ptr<const SqlDialect> dialect, Opener opener,
+                   std::shared_ptr<SqlSession> first)
+    : client_(c), dialect_(std::move(dialect)), opener_(std::move(opener)) {
+    idle_.push_back(std::move(first));
+}
+
+std::unique_ptr<Claim> SqlStore::open(const LockSpec& spec, std::stop_token cancel) {
+    return std::make_unique<SqlClaim>(*this, spec, std::move(cancel));
+}
+
+Status SqlStore::borrow(std::shared_ptr<SqlSession>& out) {
+    {
+        std::lock_guard lock(m_);
+        auto now = Clock::now();
+        while (!idle_.empty()) {
+            auto s = std::move(idle_.back());
+            idle_.pop_back();
+            // One idle for most of its timeout may be ended by the server as we use it.
+            bool fresh = s->idle_timeout.count() == 0 || now - s->last_used < s->idle_timeout / 2;
+            if (s->alive() && fresh) {
+                out = std::move(s);
+                return {};
+            }
+        }
+    }
+    return opener_(Clock::now() + client_.options.connect_timeout, out);
+}
+
+void SqlStore::give_back(std::shared_ptr<SqlSession> s) noexcept {
+    if (!s || !s->alive()) return;
+    std::lock_guard lock(m_);
+    if (idle_.size() < kPooled) idle_.push_back(std::move(s));
+}
+
+std::string SqlStore::naming(const std::vector<std::string>& names) {
+    std::vector<std::string> fresh;
+    {
+        std::lock_guard lock(m_);
+        for (const auto& n : names)
+            if (!named_.contains(n)) fresh.push_back(n);
+    }
+    return fresh.empty() ? std::string() : record_names(fresh);
+}
+
+void SqlStore::noted(const std::vector<std::string>& names) {
+    std::lock_guard lock(m_);
+    named_.insert(names.begin(), names.end());
+}
+
+std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(rs.size());
+    for (const auto& r : rs) {
+        auto s = sql(r.holding).session();
+        if (!s) {
+            out.push_back(Verdict::no());
+            continue;
+        }
+        std::lock_guard lock(s->m);
+        // The statement proves the session alive, and its idle timeout runs from here.
+        std::vector<SqlRows> rows;
+        auto st = s->run(dialect_->keep(r.keep), by, rows);
+        if (st.ok()) s->idle_timeout = r.keep;
+        out.push_back(verdict_of(st));
+    }
+    return out;
+}
+
+std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(hs.size());
+    for (const auto* h : hs) {
+        const auto& held = sql(h);
+        auto s = held.take();
+        if (!s || !s->alive()) {
+            out.push_back(Verdict::no());  // its session ended, and the server freed its keys
+            continue;
+        }
+        std::unique_lock lock(s->m);
+        std::vector<SqlRows> rows;
+        auto st =
+            s->run(dialect_->give_back(held.keys, held.shared) + dialect_->forget_ttl(), by, rows);
+        auto v = verdict_of(st);
+        if (st.ok() && rows.front().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
+        lock.unlock();
+        if (v.is == Verdict::Is::yes) {
+            s->idle_timeout = std::chrono::milliseconds(0);
+            give_back(std::move(s));
+        } else {
+            s->close();  // whatever it held goes with the session
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
+    std::vector<Verdict> out;
+    out.reserve(hs.size());
+    for (const auto* h : hs) {
+        const auto& held = sql(h);
+        auto s = held.session();
+        if (!s || !s->alive()) {
+            out.push_back(Verdict::no());
+            continue;
+        }
+        std::lock_guard lock(s->m);
+        std::vector<SqlRows> rows;
+        auto st = s->run(dialect_->count_held(held.keys), by, rows);
+        auto v = verdict_of(st);
+        if (st.ok() && rows.back().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+Status SqlStore::run_once(const std::string& sql, std::vector<SqlRows>& out) {
+    std::shared_ptr<SqlSession> s;
+    if (auto st = borrow(s); !st.ok()) return st;
+    Status st;
+    {
+        std::lock_guard lock(s->m);
+        st = s->run(sql, deadline(), out);
+    }
+    give_back(std::move(s));
+    return st;
+}
+
+Status SqlStore::ping() {
+    std::vector<SqlRows> out;
+    return run_once("SELECT 1", out);
+}
+
+}  // namespace deadbolt::detail

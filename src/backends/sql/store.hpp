@@ -1,0 +1,72 @@
+// SqlStore: the seam's side for databases whose locks belong to a session (PostgreSQL's
+// advisory locks, MariaDB's GET_LOCK). A holding is a session that holds the lock's keys;
+// when the session ends, the server frees them. The lease's TTL is the session's idle
+// timeout: a holder that stops talking for longer (paused, cut off) is ended by the server,
+// and its waiters get the lock; a renewal is one statement that proves the session alive
+// and sets the timeout again. Waiters wait inside the server (no polling, no herd). Sessions
+// are pooled between holdings. The engine's store adds what it sees without holding
+// (status, list, fenced data).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/sql/dialect.hpp"
+#include "backends/sql/session.hpp"
+#include "core/client_impl.hpp"
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+class SqlStore : public Store {
+  public:
+    /// Opens a new session by a deadline.
+    using Opener = std::function<Status(Clock::time_point, std::shared_ptr<SqlSession>&)>;
+    SqlStore(ClientImpl& c, std::unique_ptr<const SqlDialect> dialect, Opener opener,
+             std::shared_ptr<SqlSession> first);
+
+    std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
+    std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) override;
+    std::vector<Verdict> release(std::span<const Holding* const> hs, Clock::time_point by) override;
+    std::vector<Verdict> check(std::span<const Holding* const> hs, Clock::time_point by) override;
+    Clock::time_point deadline() const override {
+        return Clock::now() + client_.options.command_timeout;
+    }
+    Clock::time_point deadline_for(std::chrono::milliseconds /*ttl*/) const override {
+        return deadline();
+    }
+    bool late_yes_is_lost() const override { return false; }
+    Status ping() override;
+
+    // For claims.
+    /// A session that holds nothing: a pooled one, or a new one.
+    Status borrow(std::shared_ptr<SqlSession>& out);
+    /// Takes back a session that holds nothing (closed when it is dead or the pool full).
+    void give_back(std::shared_ptr<SqlSession> s) noexcept;
+    /// The statement that records names for status and list the first time this client uses
+    /// them ("" after); noted() once it ran.
+    std::string naming(const std::vector<std::string>& names);
+    void noted(const std::vector<std::string>& names);
+    const SqlDialect& dialect() const { return *dialect_; }
+    ClientImpl& client() { return client_; }
+
+  protected:
+    /// The statement that records fresh (names not recorded by this client yet), ';'-ended.
+    virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
+    /// Runs sql on a pooled session (status, list, fenced data).
+    Status run_once(const std::string& sql, std::vector<SqlRows>& out);
+
+  private:
+    ClientImpl& client_;
+    const std::unique_ptr<const SqlDialect> dialect_;
+    const Opener opener_;
+    std::mutex m_;
+    std::vector<std::shared_ptr<SqlSession>> idle_;
+    std::set<std::string> named_;
+};
+
+}  // namespace deadbolt::detail
