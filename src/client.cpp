@@ -10,6 +10,9 @@
 #ifdef DEADBOLT_WITH_POSTGRES
 #include "backends/postgres/connect.hpp"
 #endif
+#ifdef DEADBOLT_WITH_MARIADB
+#include "backends/mariadb/connect.hpp"
+#endif
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
@@ -42,6 +45,14 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
 #else
         throw UsageError(make_error_code(errc::invalid_url),
                          "this deadbolt was built without PostgreSQL (DEADBOLT_WITH_POSTGRES=OFF)");
+#endif
+    }
+    if (url.starts_with("mysql://") || url.starts_with("mariadb://")) {
+#ifdef DEADBOLT_WITH_MARIADB
+        return detail::connect_my(url, options);
+#else
+        throw UsageError(make_error_code(errc::invalid_url),
+                         "this deadbolt was built without MariaDB (DEADBOLT_WITH_MARIADB=OFF)");
 #endif
     }
     // Every other scheme is Redis's (redis, rediss, unix, redlock, redis-sentinel,

@@ -16,6 +16,9 @@
 #ifdef DEADBOLT_TEST_PG
 #include "pg_server.hpp"
 #endif
+#ifdef DEADBOLT_TEST_MY
+#include "mariadb_server.hpp"
+#endif
 #include "redis_cluster.hpp"
 #include "redis_server.hpp"
 #include "redlock_nodes.hpp"
@@ -123,6 +126,35 @@ struct Pg {
             "AND granted AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = "
             "deadbolt.key('" +
             quoted + "')");
+    }
+};
+#endif
+
+#ifdef DEADBOLT_TEST_MY
+/// One MariaDB server (mysql://): GET_LOCK, whose TTL is the session's wait_timeout in whole
+/// seconds.
+struct My {
+    static constexpr const char* kName = "My";
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr std::chrono::milliseconds kShortTtl{1000};
+    test::MariaDbServer server;
+    std::string url() const { return server.url(); }
+    // Ends the holder's connection from the server's side, as an administrator would.
+    void take_away(const std::string& name) {
+        std::string hex;
+        for (unsigned char c : name) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            hex += kHex[c >> 4];
+            hex += kHex[c & 15];
+        }
+        // The name deadbolt gives GET_LOCK (README, "Databases").
+        std::string n = "X'" + hex + "'";
+        std::string lock = "IF(" + n + " REGEXP BINARY '^[a-z0-9._:/@#-]{1,64}$' AND " + n +
+                           " NOT LIKE 'deadbolt:%', " + n + ", CONCAT('deadbolt:', LEFT(SHA2(" + n +
+                           ", 256), 55)))";
+        std::string id;
+        server.sql("SELECT IS_USED_LOCK(" + lock + ")", &id);
+        if (!id.empty() && id != "NULL\n") server.sql("KILL CONNECTION " + id);
     }
 };
 #endif

@@ -60,5 +60,11 @@ using BackendsWithPg = Append<BackendsWithZk, Pg>::type;
 #else
 using BackendsWithPg = BackendsWithZk;
 #endif
+/// The suites MariaDB's backend (under construction) passes already.
+#ifdef DEADBOLT_TEST_MY
+using BackendsWithMy = Append<BackendsWithPg, My>::type;
+#else
+using BackendsWithMy = BackendsWithPg;
+#endif
 
 }  // namespace deadbolt::conformance

@@ -1,0 +1,46 @@
+// MyConn: one connection through MariaDB's Connector/C in its non-blocking mode, i.e. one
+// MariaDB session (sql/session.hpp), so that every statement keeps its deadline.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "backends/mariadb/url.hpp"
+#include "backends/sql/session.hpp"
+
+struct st_mysql;
+
+namespace deadbolt::detail {
+
+class MyConn final : public SqlSession {
+  public:
+    /// Connects as url says until by: the session, or why not (auth_failed, connect_failed,
+    /// server_error naming a missing database, ...).
+    static Status open(const MyUrl& url, Clock::time_point by, std::shared_ptr<MyConn>& out);
+    ~MyConn() override;
+    MyConn(const MyConn&) = delete;
+    MyConn& operator=(const MyConn&) = delete;
+
+    Status run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
+               int wake_fd = -1) override;
+    bool alive() const override { return db_ && !broken_; }
+    void close() noexcept override;
+
+  private:
+    MyConn() = default;
+    // Waits for what a non-blocking call asked (status: MYSQL_WAIT_*) until by or a wake:
+    // the events to continue it with, or 0 when time ran out (woken: a wake).
+    int await(int status, Clock::time_point by, int wake_fd, bool& woken) const;
+    // The server's last error as a Status (and the session marked broken when it ended).
+    Status error(bool sent);
+
+    st_mysql* db_ = nullptr;
+    bool broken_ = false;
+    std::string where_;  // host:port/db, for messages
+};
+
+/// The errc for a server or client error number.
+errc errc_of_mysql(unsigned number);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,29 @@
+// MariaDB's session locks: GET_LOCK on a name (names.hpp). A try and its fence (the
+// deadbolt_fences sequence) go in one round trip; a wait is GET_LOCK with a timeout; the
+// TTL is the session's wait_timeout, in whole seconds. MariaDB has no shared GET_LOCK, so an
+// RWLock is refused.
+#pragma once
+
+#include "backends/sql/dialect.hpp"
+
+namespace deadbolt::detail {
+
+class MyDialect final : public SqlDialect {
+  public:
+    std::vector<std::string> keys(const std::vector<std::string>& names) const override;
+    std::string keep(std::chrono::milliseconds ttl) const override;
+    std::string forget_ttl() const override;
+    std::string try_take(const std::vector<std::string>& keys, bool shared,
+                         bool fenced) const override;
+    std::string wait_for(const std::string& key, bool shared,
+                         std::chrono::milliseconds timeout) const override;
+    bool took(const SqlRows& answer) const override;
+    std::string give_back(const std::vector<std::string>& keys, bool shared) const override;
+    std::string count_held(const std::vector<std::string>& keys) const override;
+};
+
+/// wait_timeout for a TTL: whole seconds, rounded up (the server keeps a lock a little longer
+/// than asked, never shorter).
+long long whole_seconds(std::chrono::milliseconds ttl);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,20 @@
+// How deadbolt names a lock to MariaDB's GET_LOCK, whose names are at most 64 characters and
+// compared without case. Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace deadbolt::detail {
+
+/// The GET_LOCK name of a lock name: the name itself when it is 1 to 64 characters of
+/// lowercase ASCII letters, digits and "-_.:/@#" and does not start with "deadbolt:" (so that
+/// `SELECT GET_LOCK('orders:42', 10)` shares deadbolt's lock); else "deadbolt:" and the first
+/// 55 hex digits of SHA-256(name), so that names differing in case, longer names and binary
+/// names never collide.
+std::string get_lock_name(std::string_view name);
+
+/// A string literal of a GET_LOCK name (which holds no quote or backslash).
+std::string quoted(std::string_view lock_name);
+
+}  // namespace deadbolt::detail

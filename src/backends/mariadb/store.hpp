@@ -1,0 +1,34 @@
+// MyStore: the seam's MariaDB (and MySQL) side, on GET_LOCK (sql/store.hpp says how a
+// session holds a lock; dialect.hpp the statements). What this adds: which shapes MariaDB
+// keeps (no RWLock: GET_LOCK has no shared mode), its schema (a fence sequence and the names
+// in use, in the URL's database), and what a client sees without holding (admin.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/mariadb/url.hpp"
+#include "backends/sql/store.hpp"
+
+namespace deadbolt::detail {
+
+class MyStore final : public SqlStore {
+  public:
+    MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<SqlSession> first);
+
+    Status supports(const LockSpec& spec) const override;
+    Status offers(std::string_view primitive) const override;
+    Status statuses(const std::vector<std::string>& names,
+                    std::vector<std::pair<LockStatus, Status>>& out) override;
+    Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
+    Status force_unlock(const std::string& name, std::string& kind) override;
+
+  protected:
+    std::string record_names(const std::vector<std::string>& fresh) const override;
+};
+
+/// Makes the fence sequence and the names table in the session's database unless they are
+/// there; fails naming the rights that are missing.
+Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by);
+
+}  // namespace deadbolt::detail

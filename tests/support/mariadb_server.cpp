@@ -1,0 +1,127 @@
+#include "mariadb_server.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "redis_server.hpp"  // free_port, run_command, spawn_logged
+
+namespace deadbolt::test {
+namespace {
+
+bool as_root() {
+    return ::getuid() == 0;
+}
+
+}  // namespace
+
+MariaDbServer::MariaDbServer() {
+    std::string tmpl = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm/deadbolt-mariadb-XXXXXX"
+                                                       : "/tmp/deadbolt-mariadb-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
+    dir_ = tmpl;
+    std::filesystem::permissions(dir_, std::filesystem::perms::all);  // the server's user
+    std::vector<std::string> install = {"mariadb-install-db",
+                                        "--no-defaults",
+                                        "--datadir=" + dir_ + "/data",
+                                        "--auth-root-authentication-method=normal",
+                                        "--skip-test-db",
+                                        "--skip-name-resolve"};
+    if (as_root()) install.emplace_back("--user=mysql");
+    std::string out;
+    if (run_command(install, &out) != 0)
+        throw std::runtime_error(
+            "mariadb-install-db failed (is mariadb-server installed? "
+            "scripts/setup.sh installs it): " +
+            out);
+    for (int tries = 0; tries < 3 && pid_ < 0; ++tries) {
+        port_ = free_port();
+        start();
+    }
+    if (pid_ < 0) throw std::runtime_error("mariadbd did not start: see " + dir_ + "/err.log");
+    if (sql(std::string("CREATE USER '") + kUser + "'@'%' IDENTIFIED BY '" + kPassword +
+                "'; CREATE DATABASE " + kDatabase + "; GRANT ALL ON " + kDatabase + ".* TO '" +
+                kUser + "'@'%'",
+            &out, "mysql") != 0) {
+        stop(SIGKILL);
+        throw std::runtime_error("could not create the test user and database: " + out);
+    }
+}
+
+MariaDbServer::~MariaDbServer() {
+    stop(SIGKILL);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+}
+
+MariaDbServer& MariaDbServer::shared() {
+    static MariaDbServer s;
+    return s;
+}
+
+std::string MariaDbServer::url_via(std::uint16_t port, const std::string& suffix) const {
+    return std::string("mysql://") + kUser + ":" + kPassword +
+           "@127.0.0.1:" + std::to_string(port) + "/" + kDatabase + suffix;
+}
+
+int MariaDbServer::sql(const std::string& text, std::string* out, const std::string& db) const {
+    return run_command({"mariadb", "--no-defaults", "-S", dir_ + "/sock", "-u", "root", "-N", "-B",
+                        "-D", db, "-e", text},
+                       out);
+}
+
+bool MariaDbServer::ready() const {
+    std::string out;
+    return sql("SELECT 1", &out, "mysql") == 0;
+}
+
+void MariaDbServer::start() {
+    if (pid_ > 0) return;
+    // Durability off: the tests' data is thrown away, and disks here are slow and shared.
+    std::vector<std::string> args = {"mariadbd",
+                                     "--no-defaults",
+                                     "--datadir=" + dir_ + "/data",
+                                     "--socket=" + dir_ + "/sock",
+                                     "--port=" + std::to_string(port_),
+                                     "--bind-address=127.0.0.1",
+                                     "--skip-name-resolve",
+                                     "--pid-file=" + dir_ + "/mariadbd.pid",
+                                     "--log-error=" + dir_ + "/err.log",
+                                     "--innodb-flush-method=fsync",
+                                     "--innodb-flush-log-at-trx-commit=0",
+                                     "--innodb-buffer-pool-size=32M",
+                                     "--innodb-log-file-size=16M",
+                                     "--max-connections=400",
+                                     "--skip-log-bin"};
+    if (as_root()) args.emplace_back("--user=mysql");
+    pid_ = spawn_logged(args, dir_ + "/out.log");
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!ready()) {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            return;
+        }
+        if (std::chrono::steady_clock::now() > until) {
+            stop(SIGKILL);
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+void MariaDbServer::stop(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+}
+
+}  // namespace deadbolt::test
