@@ -17,7 +17,7 @@ std::string state_of(const std::string& n) {
     return fmt::format(
         "SELECT IS_USED_LOCK({0}), (SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = "
         "IS_USED_LOCK({0})), (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = "
-        "'User lock' AND INFO LIKE CONCAT('%GET_LOCK(', {0}, '%'))",
+        "'User lock' AND INFO LIKE CONCAT('%GET_LOCK(''', {0}, '''%'))",
         n);
 }
 

@@ -1,0 +1,197 @@
+// deadbolt's MariaDB locks seen from the server and from the mariadb client: the GET_LOCK
+// name a lock name maps to, the client holding the same lock, waiting that runs no
+// statements, status, list and force-unlock; faults (a holder cut off past its TTL, a
+// restart) and bad input.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <future>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "mariadb_server.hpp"
+#include "tcp_proxy.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::eventually;
+using deadbolt::test::MariaDbServer;
+using deadbolt::test::TcpProxy;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The documented SQL for the GET_LOCK name of name (README, "Databases").
+std::string lock_name_sql(const std::string& name) {
+    std::string n = "'" + name + "'";
+    return "IF(" + n + " REGEXP BINARY '^[a-z0-9._:/@#-]{1,64}$' AND " + n +
+           " NOT LIKE 'deadbolt:%', " + n + ", CONCAT('deadbolt:', LEFT(SHA2(" + n +
+           ", 256), 55)))";
+}
+
+std::string ask(const MariaDbServer& db, const std::string& sql) {
+    std::string out;
+    db.sql(sql, &out);
+    return out;
+}
+
+template <class E>
+std::string refusal(const std::string& url) {
+    try {
+        Client::connect(url);
+    } catch (const E& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(MyInterop, APlainNameIsSharedWithTheMariadbClientsGetLock) {
+    auto& db = MariaDbServer::shared();
+    auto c = Client::connect(db.url());
+    // One client session holds 'orders:42' for 1.5 s, as another service would, and ends.
+    auto other = std::async(std::launch::async, [&] {
+        return db.sql("SELECT GET_LOCK('orders:42', 10); SELECT SLEEP(1.5)");
+    });
+    ASSERT_TRUE(
+        eventually([&] { return ask(db, "SELECT IS_USED_LOCK('orders:42')") != "NULL\n"; }));
+    EXPECT_THROW(c.acquire("orders:42", {}, {.deadline = Clock::now()}), deadbolt::LockError);
+    auto got = c.acquire("orders:42", {}, {.deadline = Clock::now() + 20s});
+    EXPECT_EQ(other.get(), 0);
+    EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK('orders:42')"), "0\n") << "deadbolt holds it now";
+}
+
+TEST(MyInterop, OtherNamesMapToTheDocumentedHashAndNeverCollide) {
+    auto& db = MariaDbServer::shared();
+    auto c = Client::connect(db.url());
+    for (const std::string& name :
+         std::vector<std::string>{"Orders:42", "orders:42:" + std::string(60, 'x'), "deadbolt:x"}) {
+        auto held = c.acquire(name);
+        auto mapped = ask(db, "SELECT " + lock_name_sql(name));
+        mapped.pop_back();
+        EXPECT_EQ(mapped.size(), 64u) << name;
+        EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK('" + mapped + "')"), "0\n") << name;
+    }
+    // 'Orders:42' and 'orders:42' are two locks for deadbolt, though GET_LOCK is case-blind.
+    auto upper = c.acquire("Orders:42");
+    EXPECT_TRUE(c.acquire("orders:42", {}, {.deadline = Clock::now()}).valid());
+}
+
+TEST(MyWaiting, AWaiterRunsNoStatementWhileItWaitsAndGetsTheLockAtTheRelease) {
+    auto& db = MariaDbServer::shared();
+    auto a = Client::connect(db.url()), b = Client::connect(db.url());
+    auto held = a.acquire("waiting:quiet", {.ttl = 60s});
+    auto waiter = std::async(std::launch::async, [&] {
+        return b.acquire("waiting:quiet", {}, {.deadline = Clock::now() + 30s});
+    });
+    auto waiting = [&] {
+        return ask(db,
+                   "SELECT ID FROM information_schema.PROCESSLIST WHERE STATE = 'User lock' "
+                   "AND INFO LIKE '%GET_LOCK(''waiting:quiet''%'");
+    };
+    ASSERT_TRUE(eventually([&] { return !waiting().empty(); }));
+    auto id = waiting();
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(waiting(), id) << "the same GET_LOCK statement still waits, none ran after it";
+    held.release();
+    EXPECT_TRUE(waiter.get().valid());
+}
+
+TEST(MyAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
+    auto& db = MariaDbServer::shared();
+    auto a = Client::connect(db.url()), b = Client::connect(db.url());
+    const std::string name = std::string("admin:Held\0bin", 14);
+    auto held = a.acquire(name, {.ttl = 1s});  // an evicted holder hears at its next renewal
+    auto s = b.status(name);
+    EXPECT_TRUE(s.held);
+    EXPECT_EQ(s.kind, "mutex");
+    auto waiter = std::async(std::launch::async,
+                             [&] { return b.acquire(name, {}, {.deadline = Clock::now() + 30s}); });
+    ASSERT_TRUE(eventually([&] { return b.status(name).waiters == 1; }));
+    bool found = false;
+    for (const auto& l : b.list("*")) found |= l.name == name;
+    EXPECT_TRUE(found) << "a binary name is listed as it was given";
+    EXPECT_EQ(b.force_unlock(name), "mutex");
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }));
+    EXPECT_GT(waiter.get().fence(), held.fence());
+    EXPECT_EQ(b.force_unlock("admin:never"), "free");
+}
+
+TEST(MyFaults, AHolderCutOffPastItsTtlLosesTheLockToAWaiter) {
+    auto& db = MariaDbServer::shared();
+    TcpProxy proxy(db.port());
+    auto cut_off = Client::connect(db.url_via(proxy.port()));
+    auto other = Client::connect(db.url());
+    auto held = cut_off.acquire("faults:cut-off", {.ttl = 1s});
+    proxy.stall_requests(true);
+    proxy.stall_replies(true);
+    // The server ends the silent session after its 1 s wait_timeout and hands the lock over.
+    auto next = other.acquire("faults:cut-off", {}, {.deadline = Clock::now() + 30s});
+    EXPECT_GT(next.fence(), held.fence());
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }));
+    proxy.stall_requests(false);
+    proxy.stall_replies(false);
+}
+
+TEST(MyFaults, ARestartedServerEndsEveryHoldingAndTheClientCarriesOn) {
+    MariaDbServer db;  // of its own: it is restarted
+    auto c = Client::connect(db.url());
+    auto held = c.acquire("faults:restart", {.ttl = 2s});
+    db.stop(SIGKILL);
+    db.start();
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 20s));
+    auto again = c.acquire("faults:restart", {}, {.deadline = Clock::now() + 20s});
+    EXPECT_GT(again.fence(), held.fence()) << "the fence sequence never goes back";
+}
+
+TEST(MyBadInput, WrongPasswordMissingDatabaseAndBadUrlsSayWhatIsWrong) {
+    auto& db = MariaDbServer::shared();
+    auto port = std::to_string(db.port());
+    auto wrong = refusal<deadbolt::Error>("mysql://deadbolt:nope@127.0.0.1:" + port + "/deadbolt");
+    EXPECT_NE(wrong.find("Access denied"), std::string::npos) << wrong;
+    auto missing =
+        refusal<deadbolt::Error>("mariadb://deadbolt:s3cret@127.0.0.1:" + port + "/nosuchdb");
+    EXPECT_NE(missing.find("nosuchdb"), std::string::npos) << missing;
+    auto nodb = refusal<deadbolt::UsageError>("mysql://u:p@127.0.0.1:" + port);
+    EXPECT_NE(nodb.find("names no database"), std::string::npos) << nodb;
+    auto option = refusal<deadbolt::UsageError>(db.url("?schema=x"));
+    EXPECT_NE(option.find("unknown MariaDB URL option 'schema'"), std::string::npos) << option;
+    auto dead = refusal<deadbolt::ConnectionError>("mysql://u:p@127.0.0.1:1/db");
+    EXPECT_NE(dead.find("cannot connect to MariaDB"), std::string::npos) << dead;
+}
+
+TEST(MyBadInput, AUserWithoutRightsIsToldWhichToGrant) {
+    auto& db = MariaDbServer::shared();
+    ASSERT_EQ(db.sql("CREATE DATABASE empty; CREATE USER 'app'@'%' IDENTIFIED BY 'pw'; GRANT "
+                     "SELECT ON empty.* TO 'app'@'%'"),
+              0);
+    auto why = refusal<deadbolt::Error>("mysql://app:pw@127.0.0.1:" + std::to_string(db.port()) +
+                                        "/empty");
+    EXPECT_NE(why.find("GRANT CREATE, SELECT, INSERT ON empty.* TO 'app'"), std::string::npos)
+        << why;
+    EXPECT_EQ(ask(db,
+                  "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
+                  "'empty'"),
+              "0\n")
+        << "nothing was left behind";
+}
+
+TEST(MyBadInput, WhatMariaDbCannotKeepIsRefusedWithTheReason) {
+    auto& db = MariaDbServer::shared();
+    auto c = Client::connect(db.url());
+    try {
+        c.rwlock("refused:rw").lock_shared();
+        ADD_FAILURE() << "an RWLock on GET_LOCK";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("no shared mode"), std::string::npos) << e.what();
+    }
+    try {
+        c.acquire("refused:ttl", {.ttl = 1500ms});
+        ADD_FAILURE() << "a TTL of 1.5 s on whole-second timeouts";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("whole seconds"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK(" + lock_name_sql("refused:ttl") + ")"), "1\n");
+}
+
+}  // namespace
