@@ -10,7 +10,7 @@ packages=(g++ cmake ninja-build pkg-config libasio-dev libhiredis-dev libssl-dev
           libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
           etcd-server etcd-client zookeeper default-jre-headless libzookeeper-mt-dev
           python3-kazoo postgresql libpq-dev python3-psycopg2 mariadb-server mariadb-client
-          libmariadb-dev)
+          libmariadb-dev python3-pymysql)
 missing=()
 # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
 # (e.g. from NodeSource) keep theirs.

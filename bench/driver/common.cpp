@@ -27,6 +27,8 @@ Args parse(int argc, char** argv) {
             a.etcd = v;
         else if (k == "--zk")
             a.zk = v;
+        else if (k == "--url")
+            a.url = v;
         else if (k == "--cluster")
             a.cluster = v == "1";
         else if (k == "--threads")
@@ -127,6 +129,7 @@ void run_cycles(const Args& a, const std::function<void(int t, std::vector<doubl
 std::string client_url(const Args& a) {
     if (!a.etcd.empty()) return "etcd://" + a.etcd;
     if (!a.zk.empty()) return "zk://" + a.zk;
+    if (!a.url.empty()) return a.url;
     if (a.ports.empty()) return "redis://127.0.0.1:" + std::to_string(a.port);
     std::string url = a.cluster ? "redis-cluster://" : "redlock://", sep;
     for (std::size_t at = 0; at != std::string::npos;) {

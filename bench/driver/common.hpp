@@ -21,6 +21,7 @@ struct Args {
     std::string query;     // appended to the Redlock URL, e.g. "fencing=0"
     std::string etcd;      // "h:p,h:p,...": the lock on these etcd members (etcd://)
     std::string zk;        // "h:p,h:p,...": the lock on these ZooKeeper servers (zk://)
+    std::string url;       // any deadbolt URL (postgresql://, mysql://): overrides the rest
     bool cluster = false;  // --ports are a Redis Cluster's masters (redis-cluster://)
     double seconds = 3;
     std::int64_t start_ns = 0, until_ns = 0;  // CLOCK_MONOTONIC span shared by a run's processes

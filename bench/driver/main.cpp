@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
 #ifdef DEADBOLT_BENCH_ZK
         if (a.scenario == "cycle" && a.contender == "raw-zk") return cycle_raw_zk(a);
 #endif
+#ifdef DEADBOLT_BENCH_SQL
+        if (a.scenario == "cycle" && a.contender == "raw-pg") return cycle_raw_pg(a);
+        if (a.scenario == "cycle" && a.contender == "raw-my") return cycle_raw_my(a);
+#endif
         if (a.scenario == "cycle") return cycle(a);
         if (a.scenario == "contend") return contend(a);
         if (a.scenario == "wait") return wait(a);

@@ -13,6 +13,12 @@ int cycle_raw_etcd(const Args& a);
 /// The same against ZooKeeper (--zk) through its C client with no library logic: one
 /// ephemeral sequential create and its delete per cycle.
 int cycle_raw_zk(const Args& a);
+/// The same against PostgreSQL (--url) through libpq with no library logic:
+/// pg_try_advisory_lock and pg_advisory_unlock, one round trip each, a session per thread.
+int cycle_raw_pg(const Args& a);
+/// The same against MariaDB (--url mysql://user:pw@host:port/db) through Connector/C:
+/// GET_LOCK(name, 0) and RELEASE_LOCK, a session per thread.
+int cycle_raw_my(const Args& a);
 /// The same on the asynchronous API: --threads T loops in flight from one thread.
 int cycle_async(const Args& a);
 /// 3 and 6: one of several processes contending for one key; the critical section is a

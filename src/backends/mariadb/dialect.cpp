@@ -28,21 +28,20 @@ std::string MyDialect::keep(std::chrono::milliseconds ttl) const {
     return fmt::format("SET SESSION wait_timeout = {};", whole_seconds(ttl));
 }
 
-std::string MyDialect::forget_ttl() const {
-    return "SET SESSION wait_timeout = DEFAULT;";
-}
-
 std::string MyDialect::try_take(const std::vector<std::string>& keys, bool /*shared*/,
                                 bool fenced) const {
+    auto fence = fenced ? std::string("NEXTVAL(deadbolt_fences)") : std::string("0");
+    if (keys.empty()) return "SELECT " + fence;
+    if (keys.size() == 1)
+        return fmt::format("SELECT IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, NULL)", keys[0], fence);
     // Nested IFs stop at the first lock refused; a user variable carries the count to the
     // statement that draws the fence.
-    std::string take = "0";
+    std::string take;
     for (std::size_t i = keys.size(); i-- > 0;)
         take = fmt::format("IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, {})", keys[i],
-                           i + 1 == keys.size() ? std::to_string(keys.size()) : take,
-                           std::to_string(i));
-    return fmt::format("SET @deadbolt_n = {}; SELECT @deadbolt_n, IF(@deadbolt_n = {}, {}, NULL)",
-                       take, keys.size(), fenced ? "NEXTVAL(deadbolt_fences)" : "0");
+                           i + 1 == keys.size() ? std::to_string(keys.size()) : take, i);
+    return fmt::format("SET @deadbolt_n = {}; SELECT IF(@deadbolt_n = {}, {}, NULL), @deadbolt_n",
+                       take, keys.size(), fence);
 }
 
 std::string MyDialect::wait_for(const std::string& key, bool /*shared*/,
@@ -60,7 +59,7 @@ std::string MyDialect::give_back(const std::vector<std::string>& keys, bool /*sh
     std::string sum;
     for (const auto& k : keys)
         sum += fmt::format("{}COALESCE(RELEASE_LOCK({}) = 1, 0)", sum.empty() ? "" : " + ", k);
-    return "SELECT " + sum + ";";
+    return "SELECT " + sum;
 }
 
 std::string MyDialect::count_held(const std::vector<std::string>& keys) const {

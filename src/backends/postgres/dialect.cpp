@@ -27,23 +27,16 @@ std::string PgDialect::keep(std::chrono::milliseconds ttl) const {
     return fmt::format("SET idle_session_timeout = {};", ttl.count());
 }
 
-std::string PgDialect::forget_ttl() const {
-    return "SET idle_session_timeout = 0;";
-}
-
 std::string PgDialect::try_take(const std::vector<std::string>& keys, bool shared,
                                 bool fenced) const {
-    // MATERIALIZED: the try runs once, whatever the planner would inline.
-    std::string take = keys.empty() ? "0"
-                       : keys.size() == 1
-                           ? fmt::format(
-                                 "CASE WHEN pg_try_advisory_lock{}({}) "
-                                 "THEN 1 ELSE 0 END",
-                                 suffix(shared), keys[0])
-                           : fmt::format("{}.try_locks({}, {})", schema_, array_of(keys), shared);
-    return fmt::format(
-        "WITH t AS MATERIALIZED (SELECT {} AS n) SELECT n, CASE WHEN n = {} THEN {} END FROM t",
-        take, keys.size(), fenced ? fmt::format("nextval('{}.fences')", schema_) : "0");
+    auto fence = fenced ? fmt::format("nextval('{}.fences')", schema_) : std::string("0");
+    if (keys.empty()) return "SELECT " + fence;
+    if (keys.size() == 1)
+        return fmt::format("SELECT CASE WHEN pg_try_advisory_lock{}({}) THEN {} END",
+                           suffix(shared), keys[0], fence);
+    // In FROM, the try runs once, whatever the select list says.
+    return fmt::format("SELECT CASE WHEN n = {} THEN {} END, n FROM {}.try_locks({}, {}) n",
+                       keys.size(), fence, schema_, array_of(keys), shared);
 }
 
 std::string PgDialect::wait_for(const std::string& key, bool shared,
@@ -57,7 +50,9 @@ bool PgDialect::took(const SqlRows& /*answer*/) const {
 }
 
 std::string PgDialect::give_back(const std::vector<std::string>& keys, bool shared) const {
-    return fmt::format("SELECT count(*) FILTER (WHERE pg_advisory_unlock{}(k)) FROM unnest({}) k;",
+    if (keys.size() == 1)
+        return fmt::format("SELECT pg_advisory_unlock{}({})::int", suffix(shared), keys[0]);
+    return fmt::format("SELECT count(*) FILTER (WHERE pg_advisory_unlock{}(k)) FROM unnest({}) k",
                        suffix(shared), array_of(keys));
 }
 

@@ -14,7 +14,6 @@ class PgDialect final : public SqlDialect {
     explicit PgDialect(std::string schema) : schema_(std::move(schema)) {}
     std::vector<std::string> keys(const std::vector<std::string>& names) const override;
     std::string keep(std::chrono::milliseconds ttl) const override;
-    std::string forget_ttl() const override;
     std::string try_take(const std::vector<std::string>& keys, bool shared,
                          bool fenced) const override;
     std::string wait_for(const std::string& key, bool shared,

@@ -105,8 +105,13 @@ PgUrl parse_pg_url(std::string_view url, const ClientOptions& base) {
             return fail(fmt::format("'{}': a database name cannot hold '/'", url));
         rest = rest.substr(0, slash);
     }
-    if (auto why =
-            parse_authority(rest, url, kPgPort, u.servers, u.options.username, u.options.password);
+    // libpq's URLs may name a user without a password (trust, peer or .pgpass auth).
+    std::string authority(rest);
+    if (auto at = authority.rfind('@');
+        at != std::string::npos && authority.substr(0, at).find(':') == std::string::npos)
+        authority.insert(at, ":");
+    if (auto why = parse_authority(authority, url, kPgPort, u.servers, u.options.username,
+                                   u.options.password);
         !why.empty())
         return fail(std::move(why));
     if (auto err = each_query_option(

@@ -50,6 +50,8 @@ void SqlClaim::hand_over(const std::string& token) {
 void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
                        Fences& f) {
     if (session_ && !session_->alive()) session_.reset(), held_ = 0;  // ended: held nothing
+    // Pooled sessions keep the last idle timeout set (clearing it would cost a statement per
+    // release): one idle for most of it is not borrowed again (SqlStore::borrow).
     if (!session_ && (a.status = store_.borrow(session_), !a.status.ok())) return;
     auto s = session_;
     std::lock_guard lock(s->m);
@@ -72,13 +74,14 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     s->idle_timeout = keep;
     store_.noted(names_);
     const auto& row = out.back();
-    held_ += static_cast<std::size_t>(std::stoll(row.at(0, 0)));
-    if (held_ < keys_.size()) {
+    auto tried = keys_.size() - held_;
+    if (row.null(0, 0)) {
+        held_ += tried > 1 ? static_cast<std::size_t>(std::stoll(row.at(0, 1))) : 0;
         a.pttl = std::chrono::milliseconds(-1);  // the server wakes us; no expiry to wait for
         return;
     }
     a.acquired = true;
-    f.fence = shared_ ? 0 : std::stoull(row.at(0, 1));
+    f.fence = shared_ ? 0 : std::stoull(row.at(0, 0));
     if (spec_.shape == Shape::multi) f.each.assign(spec_.names.size(), f.fence);
     hand_over(token);
 }

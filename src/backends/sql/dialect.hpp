@@ -1,7 +1,7 @@
 // SqlDialect: the statements a database's session locks are taken, waited for, kept and
 // given back with. A lock's keys are SQL literals the dialect made (PostgreSQL: a bigint,
 // MariaDB: a quoted name), in the order they are taken. Each statement's last result's first
-// row answers it.
+// row answers it. One statement where the engine allows: each costs the server a parse.
 #pragma once
 
 #include <chrono>
@@ -22,11 +22,9 @@ class SqlDialect {
     /// Sets the session's idle timeout to ttl (the holding's TTL: the server ends a session
     /// silent for longer, and frees its locks). A statement of its own, ';'-terminated.
     virtual std::string keep(std::chrono::milliseconds ttl) const = 0;
-    /// The idle timeout back to the server's default (a session back in the pool).
-    virtual std::string forget_ttl() const = 0;
-    /// Tries keys in order without waiting, stopping at the first refused; answers how many
-    /// it took (column 0) and, when it took all of them, a fresh fence (column 1; 0 when
-    /// !fenced).
+    /// Tries keys in order without waiting, stopping at the first refused. Answers, when it
+    /// took all of them, a fresh fence in column 0 (0 when !fenced), else NULL there; and
+    /// when there were several, how many it took in column 1.
     virtual std::string try_take(const std::vector<std::string>& keys, bool shared,
                                  bool fenced) const = 0;
     /// Waits inside the server for key for at most timeout (0: without end).

@@ -104,13 +104,11 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         }
         std::unique_lock lock(s->m);
         std::vector<SqlRows> rows;
-        auto st =
-            s->run(dialect_->give_back(held.keys, held.shared) + dialect_->forget_ttl(), by, rows);
+        auto st = s->run(dialect_->give_back(held.keys, held.shared), by, rows);
         auto v = verdict_of(st);
         if (st.ok() && rows.front().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
         lock.unlock();
         if (v.is == Verdict::Is::yes) {
-            s->idle_timeout = std::chrono::milliseconds(0);
             give_back(std::move(s));
         } else {
             s->close();  // whatever it held goes with the session

@@ -1,0 +1,81 @@
+// Scenarios 1-2 against the databases with no library logic: the engine's own try-lock and
+// unlock, one round trip each, on a session per thread (the least a lock there can cost).
+#include <libpq-fe.h>
+#include <mysql.h>
+
+#include <regex>
+#include <stdexcept>
+#include <string>
+
+#include "scenarios.hpp"
+
+namespace deadbolt::bench {
+namespace {
+
+std::string pg_value(PGconn* c, const std::string& sql) {
+    PGresult* r = PQexec(c, sql.c_str());
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        std::string why = PQerrorMessage(c);
+        PQclear(r);
+        throw std::runtime_error("bench: postgres: " + why);
+    }
+    std::string v = PQgetvalue(r, 0, 0);
+    PQclear(r);
+    return v;
+}
+
+std::string my_value(MYSQL* m, const std::string& sql) {
+    if (mysql_real_query(m, sql.data(), sql.size()) != 0)
+        throw std::runtime_error(std::string("bench: mariadb: ") + mysql_error(m));
+    MYSQL_RES* res = mysql_store_result(m);
+    MYSQL_ROW row = res ? mysql_fetch_row(res) : nullptr;
+    std::string v = row && row[0] ? row[0] : "";
+    if (res) mysql_free_result(res);
+    return v;
+}
+
+}  // namespace
+
+int cycle_raw_pg(const Args& a) {
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        PGconn* c = PQconnectdb(a.url.c_str());
+        if (PQstatus(c) != CONNECTION_OK)
+            throw std::runtime_error(std::string("bench: postgres: ") + PQerrorMessage(c));
+        auto key = std::to_string(1'000'000 * (a.id + 1) + t);
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            if (pg_value(c, "SELECT pg_try_advisory_lock(" + key + ")") != "t")
+                throw std::runtime_error("bench: postgres: the raw lock was refused");
+            pg_value(c, "SELECT pg_advisory_unlock(" + key + ")");
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+        PQfinish(c);
+    });
+    return 0;
+}
+
+int cycle_raw_my(const Args& a) {
+    static const std::regex form(R"(^(mysql|mariadb)://([^:@/]+):([^@/]*)@([^:/]+):(\d+)/(\w+)$)");
+    std::smatch m;
+    if (!std::regex_match(a.url, m, form))
+        throw std::runtime_error("bench: --url must be mysql://user:pw@host:port/db");
+    mysql_library_init(0, nullptr, nullptr);
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        MYSQL* db = mysql_init(nullptr);
+        if (!mysql_real_connect(db, m[4].str().c_str(), m[2].str().c_str(), m[3].str().c_str(),
+                                m[6].str().c_str(), std::stoi(m[5].str()), nullptr, 0))
+            throw std::runtime_error(std::string("bench: mariadb: ") + mysql_error(db));
+        auto name = "'" + a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t) + "'";
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            if (my_value(db, "SELECT GET_LOCK(" + name + ", 0)") != "1")
+                throw std::runtime_error("bench: mariadb: the raw lock was refused");
+            my_value(db, "SELECT RELEASE_LOCK(" + name + ")");
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+        mysql_close(db);
+    });
+    return 0;
+}
+
+}  // namespace deadbolt::bench
