@@ -87,12 +87,14 @@ class Lease {
     /// lock, so a holder that lost it writes nothing: the engines' advice for data kept in
     /// them. On etcd key is the engine's own key (no prefix), written by one Txn comparing the
     /// lock key's create revision (the fence); on ZooKeeper key is a path under the chroot
-    /// (escaped as lock names are), written by one multi that checks the lock's node exists.
-    /// Returns false, with nothing written and the lease marked lost, when the lock is no
-    /// longer ours. Throws UsageError on Redis (guard data by fence(): Client::fenced_set), for
-    /// an empty key, or on etcd one inside a held lock's directory (it would queue as a
-    /// contender); LockError(not_owner) after release(); ConnectionError when it cannot tell
-    /// (unknown_outcome: it may be written).
+    /// (escaped as lock names are), written by one multi that checks the lock's node exists;
+    /// on PostgreSQL key is a key of the schema's `fenced` table (read it with fenced_get),
+    /// written on the very session that holds the lock. Returns false, with nothing written
+    /// and the lease marked lost, when the lock is no longer ours. Throws UsageError on Redis
+    /// and MariaDB (guard data by fence(): Client::fenced_set), for an empty key, or on etcd
+    /// one inside a held lock's directory (it would queue as a contender); LockError(not_owner)
+    /// after release(); ConnectionError when it cannot tell (unknown_outcome: it may be
+    /// written).
     bool put_if_current(std::string_view key, std::string_view value);
     /// As put_if_current(); returns false and sets ec instead of throwing.
     bool put_if_current(std::string_view key, std::string_view value, std::error_code& ec) noexcept;

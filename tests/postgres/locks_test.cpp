@@ -164,4 +164,22 @@ TEST(PgFenced, AStaleFenceAndAMovedVersionWriteNothing) {
     EXPECT_EQ(rows, "8|6|2\n");
 }
 
+TEST(PgGuarded, AWriteGuardedByTheLockLandsOnlyWhileItsSessionHoldsIt) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto held = a.acquire("guarded:lock", {.ttl = 1s});
+    EXPECT_TRUE(held.put_if_current("guarded:data", "first"));
+    EXPECT_EQ(b.fenced_get("guarded:data").value, "first");
+    // An operator ends the holder's session: its next guarded write lands nowhere.
+    pg.psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+        "granted AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = "
+        "deadbolt.key('guarded:lock')");
+    EXPECT_TRUE(eventually([&] { return !held.put_if_current("guarded:data", "late"); }));
+    EXPECT_TRUE(held.lost());
+    auto next = b.acquire("guarded:lock", {}, {.deadline = Clock::now() + 10s});
+    EXPECT_TRUE(next.put_if_current("guarded:data", "second"));
+    EXPECT_EQ(b.fenced_get("guarded:data").value, "second");
+}
+
 }  // namespace

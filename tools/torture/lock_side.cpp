@@ -1,6 +1,8 @@
 #include "lock_side.hpp"
 
 #include "etcd_cluster.hpp"
+#include "mariadb_server.hpp"
+#include "pg_server.hpp"
 #include "zk_ensemble.hpp"
 
 #include <algorithm>
@@ -14,6 +16,16 @@ LockSide::LockSide(const std::string& dir, int workers, const SideSpec& spec)
     : nodes_(static_cast<std::size_t>(std::max(1, spec.etcd || spec.zk ? 3 : spec.nodes))),
       session_(spec.session) {
     const bool aof = spec.aof, standby = spec.standby, sentinels = spec.sentinels;
+    if (!spec.database.empty()) {
+        std::uint16_t port = 0;
+        if (spec.database == "pg")
+            pg_ = std::make_unique<test::PgServer>(), port = pg_->port();
+        else
+            mariadb_ = std::make_unique<test::MariaDbServer>(), port = mariadb_->port();
+        for (int w = 0; w < workers; ++w)
+            proxies_.push_back(std::make_unique<test::TcpProxy>(port));
+        return;
+    }
     if (spec.zk) {
 #ifdef DEADBOLT_TORTURE_ZK
         zk_ = std::make_unique<test::ZkEnsemble>(static_cast<int>(nodes_));
@@ -105,6 +117,8 @@ std::string LockSide::url_for(int worker) const {
             url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels_[i]->port());
         return url + "/torture";
     }
+    if (pg_) return pg_->url_via(proxies_[worker]->port());
+    if (mariadb_) return mariadb_->url_via(proxies_[worker]->port());
     if (nodes_ == 1) return proxies_[worker]->url();
     std::string url = etcd_ ? "etcd://" : zk_ ? "zk://" : "redlock://";
     for (std::size_t i = 0; i < nodes_; ++i)
@@ -172,6 +186,13 @@ void LockSide::point_proxies(std::uint16_t port) {
 }
 
 void LockSide::restart_primary(std::chrono::milliseconds down, std::size_t node) {
+    if (pg_ || mariadb_) {  // every session ends, and with it every lock
+        pg_ ? pg_->stop() : mariadb_->stop();
+        std::this_thread::sleep_for(down);
+        pg_ ? pg_->start() : mariadb_->start();
+        for (auto& p : proxies_) p->cut_all();
+        return;
+    }
     if (nodes_ > 1) {
         auto& n = *servers_[node % nodes_];
         n.stop();

@@ -3,7 +3,7 @@
 // per worker, so a fault can hit one worker's connections or move all of them. For Redlock,
 // N independent masters instead, each on its own steerable clock (a clock fault hits one
 // node), and one proxy per worker per node. For etcd, three members and one proxy per worker
-// per member.
+// per member. For a database (PostgreSQL, MariaDB), one server and one proxy per worker.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,8 @@
 namespace deadbolt::test {
 class EtcdCluster;
 class ZkEnsemble;
+class PgServer;
+class MariaDbServer;
 }  // namespace deadbolt::test
 
 namespace deadbolt::torture {
@@ -33,6 +35,7 @@ struct SideSpec {
     bool etcd = false;       // a 3-member etcd cluster
     bool zk = false;         // a 3-server ZooKeeper ensemble
     std::chrono::milliseconds session{0};  // zk: the session timeout workers ask for
+    std::string database;                  // "pg" or "mariadb": one such server
 };
 
 class LockSide {
@@ -91,6 +94,8 @@ class LockSide {
     std::unique_ptr<test::RedisCluster> cluster_;
     std::unique_ptr<test::EtcdCluster> etcd_;
     std::unique_ptr<test::ZkEnsemble> zk_;
+    std::unique_ptr<test::PgServer> pg_;
+    std::unique_ptr<test::MariaDbServer> mariadb_;
     std::chrono::milliseconds session_{0};
 };
 

@@ -244,6 +244,11 @@ bool uses_zk(const std::string& k) {
     return kind_parts(k).backend == "zk";
 }
 
+std::string uses_database(const std::string& k) {
+    auto b = kind_parts(k).backend;
+    return b == "pg" || b == "mariadb" ? b : std::string();
+}
+
 bool uses_consensus(const std::string& k) {
     return uses_etcd(k) || uses_zk(k);
 }
@@ -267,6 +272,10 @@ bool known_lock(const std::string& k) {
     if (backend.empty() || backend == "sentinel" || backend == "cluster" || backend == "etcd")
         return true;
     if (backend == "zk") return true;
+    // Databases keep Mutex, FairMutex, MultiLock; PostgreSQL RWLock too.
+    if (backend == "pg" || backend == "mariadb")
+        return p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-multi" ||
+               (p == "deadbolt-write" && backend == "pg");
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }

@@ -42,7 +42,7 @@ std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::strin
 /// deadbolt-redlock:N, deadbolt-sentinel and deadbolt-cluster name a Mutex there.
 struct KindParts {
     std::string primitive;
-    std::string backend;  // "", "redlock:N", "sentinel", "cluster", "etcd" or "zk"
+    std::string backend;  // "", "redlock:N", "sentinel", "cluster", "etcd", "zk", "pg", "mariadb"
 };
 KindParts kind_parts(const std::string& kind);
 bool known_lock(const std::string& kind);
@@ -54,6 +54,8 @@ bool uses_cluster(const std::string& kind);
 bool uses_etcd(const std::string& kind);
 /// Whether the kind lives on ZooKeeper (3 servers).
 bool uses_zk(const std::string& kind);
+/// "pg" or "mariadb" for a lock on that database, else "".
+std::string uses_database(const std::string& kind);
 /// Whether the kind lives on a consensus engine (etcd or ZooKeeper).
 bool uses_consensus(const std::string& kind);
 /// N for a kind over redlock:N (0 if N is not a number); 1 for every other kind.

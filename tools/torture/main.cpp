@@ -57,7 +57,8 @@ nlohmann::json run_one(const RunConfig& rc) {
                    .cluster = uses_cluster(rc.lock),
                    .etcd = uses_etcd(rc.lock),
                    .zk = uses_zk(rc.lock),
-                   .session = rc.ttl});
+                   .session = rc.ttl,
+                   .database = uses_database(rc.lock)});
     deadbolt::test::RedisServer data_srv;
     int w = rc.workers;
     auto* holding = static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>) * w,
@@ -175,7 +176,8 @@ int main(int argc, char** argv) {
         "--lock", lock,
         "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-reentrant | "
         "deadbolt-multi | deadbolt-leader | deadbolt-semaphore:N, each optionally @redlock:N, "
-        "@sentinel, @cluster, @etcd or @zk (e.g. deadbolt-reentrant@redlock:3; deadbolt-redlock:N "
+        "@sentinel, @cluster, @etcd, @zk, @pg or @mariadb (e.g. deadbolt-reentrant@redlock:3; "
+        "deadbolt-redlock:N "
         "= "
         "deadbolt@redlock:N) | setnx-del | incr-expire | setnx-getset | setnx-nottl");
     app.add_option("--mode", modes, "plain | fenced | plain,fenced (writes carry the fence)");

@@ -55,6 +55,8 @@ std::vector<std::string> nemeses_for(const std::string& lock) {
     if (uses_sentinel(lock)) return {"pause", "kill", "clock-skew", "sentinel-failover"};
     if (uses_cluster(lock)) return {"pause", "kill", "cluster-failover"};
     if (uses_consensus(lock)) return etcd_nemeses();
+    // A database: one server without the clock shim; a restart ends every session.
+    if (!uses_database(lock).empty()) return {"pause", "kill", "stall", "cut", "restart"};
     auto all = nemesis_kinds();
     std::erase(all, std::string("member-restart"));
     std::erase(all, std::string("leader-kill"));

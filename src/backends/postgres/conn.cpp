@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
 
@@ -139,6 +140,15 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         return Status::error(sent ? errc::unknown_outcome : errc::timeout,
                              fmt::format("no answer from PostgreSQL at {} in time", where_));
     };
+    // An idle session has nothing to say unless the server ended it (an operator, the idle
+    // timeout, a shutdown: a FATAL, then EOF). Heard before sending, that is a session lost
+    // with nothing of this statement done, not an unknown outcome.
+    for (int reads = 0; reads < 4; ++reads) {
+        pollfd pending{PQsocket(c_), POLLIN, 0};
+        if (::poll(&pending, 1, 0) <= 0) break;
+        if (!PQconsumeInput(c_) || PQstatus(c_) != CONNECTION_OK)
+            return broke("the server ended the session with");
+    }
     if (!PQsendQuery(c_, text.c_str())) return broke("lost the connection to");
     sent = true;
     for (int f; (f = PQflush(c_)) != 0;) {

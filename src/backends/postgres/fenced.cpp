@@ -1,11 +1,14 @@
 // Fenced values on PostgreSQL: schema.fenced holds each key's value, the highest fence that
 // wrote it and its version; schema.fenced_write applies a write only when its fence is not
 // older and (when asked) the version did not move, under the row's lock. Users' own tables
-// follow the same rule in their UPDATE (README, "Databases").
+// follow the same rule in their UPDATE (README, "Databases"). A write guarded by the lock
+// runs on the holding's own session: while that session lives it holds the lock, so the
+// write cannot land once the lock is lost.
 #include <fmt/format.h>
 
 #include "backends/postgres/keys.hpp"
 #include "backends/postgres/store.hpp"
+#include "backends/sql/holding.hpp"
 
 namespace deadbolt::detail {
 
@@ -49,6 +52,23 @@ Status PgStore::fenced_write(std::string_view key, std::string_view value, std::
     out.version = std::stoull(r.at(0, 2));
     out.stale_fence = !out.accepted && out.highest > fence;
     return {};
+}
+
+Status PgStore::put_if_held(const Holding& h, std::string_view key, std::string_view value,
+                            Clock::time_point by, bool& put) {
+    put = false;
+    auto s = static_cast<const SqlHolding&>(h).session();
+    if (!s || !s->alive()) return {};  // released, or its session ended: not ours
+    std::lock_guard lock(s->m);
+    std::vector<SqlRows> rows;
+    auto st = s->run(fmt::format("INSERT INTO {0}.fenced AS f VALUES ({1}, {2}, 0, 1) ON CONFLICT "
+                                 "(key) DO UPDATE SET value = EXCLUDED.value, version = f.version "
+                                 "+ 1",
+                                 schema(), bytea_literal(key), bytea_literal(value)),
+                     by, rows);
+    if (st.ec == make_error_code(errc::connection_lost)) return {};  // the session ended first
+    put = st.ok();
+    return st;
 }
 
 }  // namespace deadbolt::detail

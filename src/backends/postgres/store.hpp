@@ -26,6 +26,8 @@ class PgStore final : public SqlStore {
     Status fenced_get(std::string_view key, FencedValue& out) override;
     Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                         std::string_view version, FencedResult& out) override;
+    Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
+                       Clock::time_point by, bool& put) override;
 
   protected:
     std::string record_names(const std::vector<std::string>& fresh) const override;

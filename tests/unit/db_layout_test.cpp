@@ -1,0 +1,100 @@
+// How deadbolt names locks to the databases and reads their URLs: pure, no server.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/mariadb/dialect.hpp"
+#include "backends/mariadb/names.hpp"
+#include "backends/mariadb/url.hpp"
+#include "backends/postgres/dialect.hpp"
+#include "backends/postgres/keys.hpp"
+#include "backends/postgres/url.hpp"
+
+using namespace deadbolt::detail;
+using namespace std::chrono_literals;
+
+// The expected keys are Python's: int.from_bytes(sha256(b"deadbolt:" + name)[:8], "big",
+// signed=True), the README's rule computed by another implementation.
+TEST(PgKeys, AKeyIsTheFirstEightBytesOfTheNamesSha256AsASignedBigint) {
+    EXPECT_EQ(advisory_key("orders:42"), -8256888524835933954);
+    EXPECT_EQ(advisory_key("x"), 8366237579830091847);
+    EXPECT_EQ(advisory_key(""), -190124769951723721);
+}
+
+TEST(PgKeys, AMultiLocksKeysAreSortedOnceEach) {
+    auto keys = sorted_keys({"x", "orders:42", "x"});
+    ASSERT_EQ(keys.size(), 2u);
+    EXPECT_LT(keys[0], keys[1]);
+    EXPECT_EQ(bytea_value(bytea_literal(std::string("a\0\xff'", 4)).substr(1, 10)),
+              std::string("a\0\xff'", 4));
+}
+
+TEST(PgDialect, ATryDrawsItsFenceOnlyWhenItTookEveryKey) {
+    PgDialect d("deadbolt");
+    EXPECT_EQ(d.try_take({"7"}, false, true),
+              "SELECT CASE WHEN pg_try_advisory_lock(7) THEN nextval('deadbolt.fences') END");
+    EXPECT_EQ(d.try_take({"7"}, true, false),
+              "SELECT CASE WHEN pg_try_advisory_lock_shared(7) THEN 0 END");
+    EXPECT_NE(d.try_take({"1", "2"}, false, true).find("deadbolt.try_locks('{1,2}'::bigint[]"),
+              std::string::npos);
+}
+
+TEST(MyNames, PlainLowercaseNamesStayAndTheRestAreHashedTo64Characters) {
+    EXPECT_EQ(get_lock_name("orders:42"), "orders:42");
+    EXPECT_EQ(get_lock_name("a-b_c.d/e@f#1"), "a-b_c.d/e@f#1");
+    // Python: "deadbolt:" + sha256(b"Orders:42").hexdigest()[:55]
+    EXPECT_EQ(get_lock_name("Orders:42"),
+              "deadbolt:1fb9dd31012503f1a01819dccf3933776b0bc2e6db96a3ae4a66b7a");
+    for (std::string n : {std::string(65, 'a'), std::string("deadbolt:x"), std::string("it's"),
+                          std::string("a\0b", 3), std::string()})
+        EXPECT_EQ(get_lock_name(n).size(), 64u) << n;
+    EXPECT_NE(get_lock_name("ORDERS"), get_lock_name("Orders"));
+}
+
+TEST(MyDialect, TtlsAreWholeSecondsRoundedUp) {
+    EXPECT_EQ(whole_seconds(1000ms), 1);
+    EXPECT_EQ(whole_seconds(1001ms), 2);
+    EXPECT_EQ(whole_seconds(1ms), 1);
+    MyDialect d;
+    EXPECT_EQ(d.try_take({"'a'"}, false, true),
+              "SELECT IF(COALESCE(GET_LOCK('a', 0), 0) = 1, NEXTVAL(deadbolt_fences), NULL)");
+    // Several: nested IFs stop at the first refused, counted into a variable.
+    auto two = d.try_take({"'a'", "'b'"}, false, true);
+    EXPECT_NE(two.find("IF(COALESCE(GET_LOCK('a', 0), 0) = 1, IF(COALESCE(GET_LOCK('b', 0), 0) = "
+                       "1, 2, 1), 0)"),
+              std::string::npos)
+        << two;
+}
+
+TEST(DbUrl, PostgresUrlsSayWhatTheyNameAndRefuseWhatIsWrong) {
+    auto u = parse_pg_url(
+        "postgresql://app:p%40ss@db1:5433,db2/orders?schema=locks&sslmode=require", {});
+    ASSERT_TRUE(u.ok) << u.error;
+    EXPECT_EQ(u.servers.size(), 2u);
+    EXPECT_EQ(u.servers[1].port, 5432);
+    EXPECT_EQ(u.options.password, "p@ss");
+    EXPECT_EQ(u.database, "orders");
+    EXPECT_EQ(u.schema, "locks");
+    auto kw = u.keywords();
+    EXPECT_NE(
+        std::find(kw.begin(), kw.end(), std::pair<std::string, std::string>{"host", "db1,db2"}),
+        kw.end());
+    EXPECT_TRUE(parse_pg_url("postgres://app@db/x", {}).ok) << "a user without a password";
+    EXPECT_FALSE(parse_pg_url("postgresql://db/x?schema=Bad", {}).ok);
+    EXPECT_FALSE(parse_pg_url("postgresql://db/x?nope=1", {}).ok);
+    EXPECT_FALSE(parse_pg_url("pg://db/x", {}).ok);
+}
+
+TEST(DbUrl, MariaDbUrlsNeedOneServerAndADatabase) {
+    auto u = parse_my_url("mariadb://app:pw@db:3307/locks?command_timeout=2s", {});
+    ASSERT_TRUE(u.ok) << u.error;
+    EXPECT_EQ(u.server.port, 3307);
+    EXPECT_EQ(u.database, "locks");
+    EXPECT_EQ(u.options.command_timeout, 2s);
+    EXPECT_EQ(
+        parse_my_url("mysql://app:pw@db", {}).error.find("names no database") != std::string::npos,
+        true);
+    EXPECT_FALSE(parse_my_url("mysql://app:pw@a,b/x", {}).ok);
+    EXPECT_FALSE(parse_my_url("mysql://app:pw@db/x`y", {}).ok);
+}
