@@ -3,12 +3,15 @@
 # server's limit and the peers in one run. Writes bench/results/. Not part of the tests.
 #   scripts/bench.sh [--reps N] [--out DIR]
 #   scripts/bench.sh --etcd [--reps N] [--out DIR]   the etcd backend's (bench/etcd.py)
+#   scripts/bench.sh --zk [--reps N] [--out DIR]     ZooKeeper's (bench/zk.py)
+#   scripts/bench.sh --db [--reps N] [--out DIR]     PostgreSQL's and MariaDB's (bench/db.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-if [ "${1:-}" = "--etcd" ]; then
-  shift
-  exec /usr/bin/python3 bench/etcd.py "$@"
-fi
+case "${1:-}" in
+  --etcd) shift; exec /usr/bin/python3 bench/etcd.py "$@" ;;
+  --zk) shift; exec /usr/bin/python3 bench/zk.py "$@" ;;
+  --db) shift; exec /usr/bin/python3 bench/db.py "$@" ;;
+esac
 (cd bench/peers && npm ci --no-audit --no-fund --silent)
 exec /usr/bin/python3 bench/run.py "$@"

@@ -41,7 +41,7 @@ for stage in "${stages[@]}"; do
             -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
             -DDEADBOLT_SANITIZE=address,undefined -DDEADBOLT_BUILD_BENCH=OFF >/dev/null
       cmake --build build-asan -j"$(nproc)" --target unit_tests integration_tests conformance_tests etcd_tests zk_tests \
-            rmw_worker deadbolt-cli deadbolt_clock_shim
+            pg_tests mariadb_tests rmw_worker deadbolt-cli deadbolt_clock_shim
       (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
          ctest -L 'unit|integration' -E InstallAndConsume --output-on-failure -j2 --timeout 300)

@@ -133,4 +133,14 @@ std::string each_query_option(
     return {};
 }
 
+bool common_option(std::string_view key, const std::string& v, ClientOptions& o, std::string& err) {
+    if (key == "connect_timeout")
+        return err = positive_duration_option(key, v, o.connect_timeout), true;
+    if (key == "command_timeout")
+        return err = positive_duration_option(key, v, o.command_timeout), true;
+    if (key == "user") return o.username = v, err.clear(), true;
+    if (key == "password") return o.password = v, err.clear(), true;
+    return false;
+}
+
 }  // namespace deadbolt::detail

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "deadbolt/options.hpp"
+
 namespace deadbolt::detail {
 
 /// Decodes %XX escapes; false on a malformed escape.
@@ -33,6 +35,11 @@ std::string parse_authority(std::string_view authority, std::string_view url,
 /// what is wrong with option key.
 std::string positive_duration_option(std::string_view key, const std::string& v,
                                      std::chrono::milliseconds& out);
+
+/// The options every engine's URL takes (connect_timeout, command_timeout, user, password):
+/// when key is one of them, sets it in o and returns true, with what is wrong in err ("" when
+/// nothing); false for any other key.
+bool common_option(std::string_view key, const std::string& v, ClientOptions& o, std::string& err);
 
 /// Hands each k=v of a URL's query (v decoded) to apply, which returns "" or what is wrong;
 /// returns the first thing wrong, or "".

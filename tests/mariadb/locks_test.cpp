@@ -11,12 +11,14 @@
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "mariadb_server.hpp"
+#include "refusal.hpp"
 #include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::eventually;
 using deadbolt::test::MariaDbServer;
+using deadbolt::test::refusal;
 using deadbolt::test::TcpProxy;
 using Clock = std::chrono::steady_clock;
 
@@ -34,16 +36,6 @@ std::string ask(const MariaDbServer& db, const std::string& sql) {
     std::string out;
     db.sql(sql, &out);
     return out;
-}
-
-template <class E>
-std::string refusal(const std::string& url) {
-    try {
-        Client::connect(url);
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "";
 }
 
 TEST(MyInterop, APlainNameIsSharedWithTheMariadbClientsGetLock) {
@@ -129,6 +121,34 @@ TEST(MyFaults, AHolderCutOffPastItsTtlLosesTheLockToAWaiter) {
     auto next = other.acquire("faults:cut-off", {}, {.deadline = Clock::now() + 30s});
     EXPECT_GT(next.fence(), held.fence());
     EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }));
+    proxy.stall_requests(false);
+    proxy.stall_replies(false);
+}
+
+TEST(MyFaults, TheDocumentedFencedUpdateOfAUsersRowRefusesAStaleHolder) {
+    auto& db = MariaDbServer::shared();
+    ASSERT_EQ(db.sql("CREATE TABLE stock (sku VARCHAR(8) PRIMARY KEY, qty INT, fence BIGINT, "
+                     "version BIGINT); INSERT INTO stock VALUES ('a', 10, 0, 0)"),
+              0);
+    TcpProxy proxy(db.port());
+    auto cut_off = Client::connect(db.url_via(proxy.port()));
+    auto other = Client::connect(db.url());
+    auto stale = cut_off.acquire("stock:a", {.ttl = 1s});
+    proxy.stall_requests(true);
+    proxy.stall_replies(true);
+    auto next = other.acquire("stock:a", {}, {.deadline = Clock::now() + 30s});
+    // README, "Databases": the fence and the version read go into the UPDATE itself.
+    auto update = [&](std::uint64_t fence, const std::string& version) {
+        return ask(db, "UPDATE stock SET qty = qty - 1, fence = " + std::to_string(fence) +
+                           ", version = version + 1 WHERE sku = 'a' AND fence <= " +
+                           std::to_string(fence) + " AND version = " + version +
+                           "; SELECT ROW_COUNT()");
+    };
+    EXPECT_EQ(update(next.fence(), "0"), "1\n") << "the holder's write lands";
+    EXPECT_EQ(update(stale.fence(), "1"), "0\n") << "the stale holder's write updates 0 rows";
+    EXPECT_EQ(update(next.fence(), "0"), "0\n") << "a moved version updates 0 rows";
+    EXPECT_EQ(ask(db, "SELECT qty, fence, version FROM stock"),
+              "9\t" + std::to_string(next.fence()) + "\t1\n");
     proxy.stall_requests(false);
     proxy.stall_replies(false);
 }

@@ -9,27 +9,18 @@
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "pg_server.hpp"
+#include "refusal.hpp"
 #include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::eventually;
 using deadbolt::test::PgServer;
+using deadbolt::test::refusal;
 using deadbolt::test::TcpProxy;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// What connecting to url throws: its message, or "" when it connects.
-template <class E>
-std::string refusal(const std::string& url) {
-    try {
-        Client::connect(url);
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "";
-}
 
 TEST(PgFaults, AHolderCutOffPastItsTtlLosesTheLockToAWaiterAndItsFencedWriteIsRefused) {
     auto& pg = PgServer::shared();
@@ -65,6 +56,39 @@ TEST(PgFaults, ARestartedServerEndsEveryHoldingAndTheClientCarriesOn) {
     EXPECT_TRUE(held.lost());
     auto again = c.acquire("faults:restart", {}, {.deadline = Clock::now() + 20s});
     EXPECT_GT(again.fence(), held.fence()) << "the fence sequence never goes back";
+}
+
+TEST(PgFaults, TheDocumentedFencedUpdateOfAUsersRowRefusesAStaleHolder) {
+    auto& pg = PgServer::shared();
+    ASSERT_EQ(pg.psql("CREATE TABLE stock (sku text PRIMARY KEY, qty int, fence bigint, version "
+                      "bigint); INSERT INTO stock VALUES ('a', 10, 0, 0); GRANT ALL ON stock TO "
+                      "deadbolt"),
+              0);
+    TcpProxy proxy(pg.port());
+    auto cut_off = Client::connect(pg.url_via(proxy.port()));
+    auto other = Client::connect(pg.url());
+    auto stale = cut_off.acquire("stock:a", {.ttl = 1s});
+    proxy.stall_requests(true);
+    proxy.stall_replies(true);
+    auto next = other.acquire("stock:a", {}, {.deadline = Clock::now() + 20s});
+    // README, "Databases": the fence and the version read go into the UPDATE itself.
+    auto update = [&](std::uint64_t fence, const std::string& version) {
+        std::string rows;
+        pg.psql(
+            "WITH u AS (UPDATE stock SET qty = qty - 1, fence = " + std::to_string(fence) +
+                ", version = version + 1 WHERE sku = 'a' AND fence <= " + std::to_string(fence) +
+                " AND version = " + version + " RETURNING 1) SELECT count(*) FROM u",
+            &rows);
+        return rows;
+    };
+    EXPECT_EQ(update(next.fence(), "0"), "1\n") << "the holder's write lands";
+    EXPECT_EQ(update(stale.fence(), "1"), "0\n") << "the stale holder's write updates 0 rows";
+    EXPECT_EQ(update(next.fence(), "0"), "0\n") << "a moved version updates 0 rows";
+    std::string row;
+    pg.psql("SELECT qty, fence, version FROM stock", &row);
+    EXPECT_EQ(row, "9|" + std::to_string(next.fence()) + "|1\n");
+    proxy.stall_requests(false);
+    proxy.stall_replies(false);
 }
 
 TEST(PgBadInput, WrongPasswordMissingDatabaseAndBadUrlsSayWhatIsWrong) {

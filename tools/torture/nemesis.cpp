@@ -69,7 +69,8 @@ std::vector<std::string> nemeses_for(const std::string& lock) {
 bool nemesis_fits(const std::string& lock, const std::string& nemesis) {
     auto fit = nemeses_for(lock);
     return nemesis == "none" || std::find(fit.begin(), fit.end(), nemesis) != fit.end() ||
-           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock));
+           (nemesis == "mixed" && !uses_sentinel(lock) && !uses_cluster(lock) &&
+            uses_database(lock).empty());
 }
 
 bool known_nemesis(const std::string& kind) {
@@ -91,7 +92,12 @@ Promise promised(const std::string& lock, const std::string& nemesis) {
                           nemesis != "sentinel-failover" && nemesis != "cluster-failover" &&
                           nemesis != "clock-jump" && nemesis != "clock-rate" &&
                           nemesis != "clock-skew" && (nemesis != "mixed" || uses_consensus(lock));
-    return {state_survives, hands_out_fences(lock), capacity(lock)};
+    // A database frees a session's locks the moment its connection ends: a killed holder's
+    // lock, or a cut one's, is handed on at once, before a live holder hears of it (at its
+    // next statement). Fences keep such a holder's writes out.
+    bool freed_with_connection =
+        !uses_database(lock).empty() && (nemesis == "kill" || nemesis == "cut");
+    return {state_survives && !freed_with_connection, hands_out_fences(lock), capacity(lock)};
 }
 
 std::string inject(const std::string& kind, Targets& t) {

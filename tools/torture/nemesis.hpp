@@ -34,7 +34,8 @@ struct Promise {
 };
 /// What `lock` promises under `nemesis`. deadbolt keeps exclusion unless the lock's state is
 /// lost or its expiry runs early (restart without persistence, failover to an async replica,
-/// a server clock that jumps or runs fast), and keeps fences increasing under all of them,
+/// a server clock that jumps or runs fast; on a database, a connection that ends: a killed
+/// holder's, a cut one's, or any at a restart), and keeps fences increasing under all of them,
 /// because a fence is floored by the server's time, which these nemeses never move back.
 Promise promised(const std::string& lock, const std::string& nemesis);
 

@@ -1,8 +1,7 @@
 #include "backends/etcd/store.hpp"
+#include "core/name_pattern.hpp"
 
 #include <fmt/format.h>
-
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <set>
@@ -357,7 +356,6 @@ Status EtcdStore::lock_names(std::string_view pattern, std::vector<std::string>&
     etcdserverpb::RangeResponse r;
     if (Status st = ch_->range(req, r, deadline(), "listing locks"); !st.ok()) return st;
     std::set<std::string> found;
-    const std::string pat(pattern);
     for (const auto& kv : r.kvs()) {
         // <prefix><name>/[read-]<lease id in hex>: anything else under the prefix is no lock.
         std::string_view key(kv.key());
@@ -368,9 +366,7 @@ Status EtcdStore::lock_names(std::string_view pattern, std::vector<std::string>&
         if (id.empty() || id.find_first_not_of("0123456789abcdef") != std::string_view::npos)
             continue;
         std::string name(key.substr(prefix.size(), slash - prefix.size()));
-        bool plain = name.find('\0') == std::string::npos;
-        if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
-            found.insert(std::move(name));
+        if (name_matches(pattern, name)) found.insert(std::move(name));
     }
     names.assign(found.begin(), found.end());
     return {};

@@ -18,12 +18,8 @@ EtcdUrl fail(std::string why) {
 }
 
 std::string apply_option(std::string_view k, const std::string& v, ClientOptions& o) {
-    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
-    if (k == "connect_timeout") return dur(o.connect_timeout);
-    if (k == "command_timeout") return dur(o.command_timeout);
+    if (std::string err; common_option(k, v, o, err)) return err;
     if (k == "prefix") return o.key_prefix = v, "";
-    if (k == "user") return o.username = v, "";
-    if (k == "password") return o.password = v, "";
     if (k == "ca") return o.tls.ca_file = v, "";
     if (k == "cert") return o.tls.cert_file = v, "";
     if (k == "key") return o.tls.key_file = v, "";

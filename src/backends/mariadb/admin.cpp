@@ -2,12 +2,12 @@
 // process list for where from and who waits), the names in use, and force-unlock, which
 // ends the holder's connection (the only way to free another session's GET_LOCK).
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 
 #include "backends/mariadb/names.hpp"
 #include "backends/mariadb/store.hpp"
+#include "core/name_pattern.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -57,13 +57,10 @@ Status MyStore::lock_names(std::string_view pattern, std::vector<std::string>& n
                            rows);
         !st.ok())
         return st;
-    const std::string pat(pattern);
     names.clear();
     for (std::size_t i = 0; i < rows.back().rows.size(); ++i) {
         auto name = rows.back().at(i, 0);
-        bool plain = name.find('\0') == std::string::npos;
-        if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
-            names.push_back(std::move(name));
+        if (name_matches(pattern, name)) names.push_back(std::move(name));
     }
     std::ranges::sort(names);
     return {};

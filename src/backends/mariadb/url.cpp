@@ -17,11 +17,7 @@ MyUrl fail(std::string why) {
 }
 
 std::string apply_option(std::string_view k, const std::string& v, MyUrl& u) {
-    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
-    if (k == "connect_timeout") return dur(u.options.connect_timeout);
-    if (k == "command_timeout") return dur(u.options.command_timeout);
-    if (k == "user") return u.options.username = v, "";
-    if (k == "password") return u.options.password = v, "";
+    if (std::string err; common_option(k, v, u.options, err)) return err;
     return fmt::format(
         "unknown MariaDB URL option '{}': known options are connect_timeout, command_timeout, "
         "user, password",

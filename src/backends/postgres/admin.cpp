@@ -2,12 +2,12 @@
 // own table of who holds and who waits), the names in use, and force-unlock, which ends the
 // holders' sessions (the only way to take a session's advisory lock from outside).
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 
 #include "backends/postgres/keys.hpp"
 #include "backends/postgres/store.hpp"
+#include "core/name_pattern.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -79,13 +79,10 @@ Status PgStore::lock_names(std::string_view pattern, std::vector<std::string>& n
                     schema()),
         rows);
     if (!st.ok()) return st;
-    const std::string pat(pattern);
     names.clear();
     for (std::size_t i = 0; i < rows.front().rows.size(); ++i) {
         auto name = bytea_value(rows.front().at(i, 0));
-        bool plain = name.find('\0') == std::string::npos;
-        if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
-            names.push_back(std::move(name));
+        if (name_matches(pattern, name)) names.push_back(std::move(name));
     }
     std::ranges::sort(names);
     return {};

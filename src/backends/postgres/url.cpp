@@ -30,11 +30,7 @@ bool plain_identifier(const std::string& s) {
 }
 
 std::string apply_option(std::string_view k, const std::string& v, PgUrl& u) {
-    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
-    if (k == "connect_timeout") return dur(u.options.connect_timeout);
-    if (k == "command_timeout") return dur(u.options.command_timeout);
-    if (k == "user") return u.options.username = v, "";
-    if (k == "password") return u.options.password = v, "";
+    if (std::string err; common_option(k, v, u.options, err)) return err;
     if (k == "schema") {
         if (!plain_identifier(v))
             return fmt::format(

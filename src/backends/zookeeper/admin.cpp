@@ -1,7 +1,6 @@
 // What a client sees and does without holding on ZooKeeper: listing the locks under the
 // chroot, and freeing one whatever holds it.
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <deque>
@@ -10,6 +9,7 @@
 
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/store.hpp"
+#include "core/name_pattern.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -24,7 +24,6 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
     if (Status st = session(s); !st.ok()) return st;
     // A lock is a znode with contenders among its children: a walk of the tree, leaving
     // ZooKeeper's own /zookeeper alone.
-    const std::string pat(pattern);
     std::deque<std::string> todo{"/"};
     std::set<std::string> semaphores;  // znodes with "leases" among their children
     std::size_t visited = 0;
@@ -60,9 +59,7 @@ Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& n
         if ((last == kLeases || last == kGate) && semaphores.contains(path.substr(0, slash)))
             path.resize(slash);
         auto name = name_of_znode(path);
-        bool plain = name.find('\0') == std::string::npos;
-        if (pat == "*" || (plain && ::fnmatch(pat.c_str(), name.c_str(), 0) == 0))
-            names.push_back(std::move(name));
+        if (name_matches(pattern, name)) names.push_back(std::move(name));
     }
     std::ranges::sort(names);
     names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -17,12 +17,8 @@ ZkUrl fail(std::string why) {
 }
 
 std::string apply_option(std::string_view k, const std::string& v, ZkUrl& u) {
-    auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
-    if (k == "connect_timeout") return dur(u.options.connect_timeout);
-    if (k == "command_timeout") return dur(u.options.command_timeout);
-    if (k == "session_timeout") return dur(u.session_timeout);
-    if (k == "user") return u.options.username = v, "";
-    if (k == "password") return u.options.password = v, "";
+    if (std::string err; common_option(k, v, u.options, err)) return err;
+    if (k == "session_timeout") return positive_duration_option(k, v, u.session_timeout);
     if (k == "prefix")
         return "a ZooKeeper URL names its prefix as a path (the chroot): zk://host/prefix";
     return fmt::format(

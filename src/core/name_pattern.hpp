@@ -1,0 +1,13 @@
+// Which lock names a `list` pattern selects. Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace deadbolt::detail {
+
+/// Whether name matches the glob pattern (fnmatch): "*" matches every name, and a name with a
+/// NUL byte (which a pattern cannot spell) matches nothing else.
+bool name_matches(std::string_view pattern, const std::string& name);
+
+}  // namespace deadbolt::detail
