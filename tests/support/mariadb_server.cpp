@@ -26,13 +26,18 @@ MariaDbServer::MariaDbServer() {
                                                        : "/tmp/deadbolt-mariadb-XXXXXX";
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
     dir_ = tmpl;
-    std::filesystem::permissions(dir_, std::filesystem::perms::all);  // the server's user
+    // The server's user writes here; its temporary files stay inside too (bootstraps running
+    // side by side in one /tmp have collided).
+    std::filesystem::create_directories(dir_ + "/tmp");
+    std::filesystem::permissions(dir_, std::filesystem::perms::all);
+    std::filesystem::permissions(dir_ + "/tmp", std::filesystem::perms::all);
     std::vector<std::string> install = {"mariadb-install-db",
                                         "--no-defaults",
                                         "--datadir=" + dir_ + "/data",
                                         "--auth-root-authentication-method=normal",
                                         "--skip-test-db",
-                                        "--skip-name-resolve"};
+                                        "--skip-name-resolve",
+                                        "--tmpdir=" + dir_ + "/tmp"};
     if (as_root()) install.emplace_back("--user=mysql");
     std::string out;
     if (run_command(install, &out) != 0)
@@ -93,6 +98,7 @@ void MariaDbServer::start() {
                                      "--bind-address=127.0.0.1",
                                      "--skip-name-resolve",
                                      "--pid-file=" + dir_ + "/mariadbd.pid",
+                                     "--tmpdir=" + dir_ + "/tmp",
                                      "--log-error=" + dir_ + "/err.log",
                                      "--innodb-flush-method=fsync",
 

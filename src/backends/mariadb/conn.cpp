@@ -146,6 +146,15 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to MariaDB at {} is closed", where_));
+    // An idle session hears from the server only when it ends it (KILL, wait_timeout, a
+    // shutdown: an error packet, then EOF). Heard before sending, that is a session lost with
+    // nothing of this statement done, not an unknown outcome.
+    if (pollfd pending{mysql_get_socket(db_), POLLIN, 0}; ::poll(&pending, 1, 0) > 0) {
+        broken_ = true;
+        close();
+        return Status::error(errc::connection_lost,
+                             fmt::format("MariaDB at {} ended the session", where_));
+    }
     bool woken = false;
     // Drives one non-blocking call to its end; false when time ran out or a wake came (the
     // connection is then closed: the server ends the session and frees what it held).
