@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <utility>
 
 namespace deadbolt::detail {
 
@@ -33,12 +34,30 @@ SqlClaim::~SqlClaim() {
 
 void SqlClaim::drop_session() noexcept {
     if (!session_) return;
-    if (held_ == 0)
-        store_.give_back(std::move(session_));
-    else
-        session_->close();  // the server frees what it held
+    auto s = std::move(session_);
     session_.reset();
-    held_ = 0;
+    auto held = std::exchange(held_, 0);
+    if (held > 0) {
+        // A waiter that gives up with part of a MultiLock (or a grant it never reported) gives
+        // those keys back now: closing the session frees them too, but only once the server
+        // notices, and the caller may look at them at once.
+        bool freed = false;
+        try {
+            std::lock_guard lock(s->m);
+            std::vector<SqlRows> out;
+            std::vector<std::string> taken(keys_.begin(),
+                                           keys_.begin() + static_cast<std::ptrdiff_t>(held));
+            freed =
+                s->run(store_.dialect().give_back(taken, shared_), store_.deadline(), out).ok() &&
+                out.back().at(0, 0) == std::to_string(held);
+        } catch (...) {  // a destructor's work: the close below frees them anyway
+        }
+        if (!freed) {
+            s->close();
+            return;
+        }
+    }
+    store_.give_back(std::move(s));
 }
 
 void SqlClaim::hand_over(const std::string& token) {
