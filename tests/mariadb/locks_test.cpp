@@ -153,6 +153,29 @@ TEST(MyFaults, TheDocumentedFencedUpdateOfAUsersRowRefusesAStaleHolder) {
     proxy.stall_replies(false);
 }
 
+TEST(MyFenced, AStaleFenceAndAMovedVersionWriteNothing) {
+    auto& db = MariaDbServer::shared();
+    auto c = Client::connect(db.url());
+    const std::string key = std::string("fenced:stock\0", 13);
+    EXPECT_FALSE(c.fenced_get(key).value.has_value());
+    EXPECT_TRUE(c.fenced_set(key, "10", 5).accepted);
+    auto stale = c.fenced_set(key, "9", 4);
+    EXPECT_FALSE(stale.accepted);
+    EXPECT_TRUE(stale.stale_fence);
+    EXPECT_EQ(stale.highest, 5u);
+    auto v = c.fenced_get(key);
+    EXPECT_EQ(v.value, "10");
+    EXPECT_TRUE(c.fenced_cas(key, "8", 6, v.version).accepted);
+    auto moved = c.fenced_cas(key, "7", 6, v.version);
+    EXPECT_FALSE(moved.accepted);
+    EXPECT_FALSE(moved.stale_fence);
+    EXPECT_EQ(c.fenced_get(key).value, "8");
+    EXPECT_EQ(ask(db,
+                  "SELECT value, fence, version FROM deadbolt_fenced WHERE k = "
+                  "'fenced:stock\\0'"),
+              "8\t6\t2\n");
+}
+
 TEST(MyFaults, ARestartedServerEndsEveryHoldingAndTheClientCarriesOn) {
     MariaDbServer db;  // of its own: it is restarted
     auto c = Client::connect(db.url());

@@ -81,23 +81,26 @@ Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by) {
     std::vector<SqlRows> out;
     auto st = s.run(
         "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
-        "DATABASE() AND table_name IN ('deadbolt_fences', 'deadbolt_names')",
+        "DATABASE() AND table_name IN ('deadbolt_fences', 'deadbolt_names', 'deadbolt_fenced')",
         by, out);
     if (!st.ok()) return st;
-    if (out.back().at(0, 0) == "2") return {};
+    if (out.back().at(0, 0) == "3") return {};
+    // Fenced values are keyed by their key's SHA-256: keys of any length and bytes.
     st = s.run(
         "CREATE SEQUENCE IF NOT EXISTS deadbolt_fences NOCYCLE; CREATE TABLE IF NOT "
         "EXISTS deadbolt_names (lock_name VARCHAR(64) CHARACTER SET ascii COLLATE "
-        "ascii_bin PRIMARY KEY, name BLOB NOT NULL) ENGINE = InnoDB",
+        "ascii_bin PRIMARY KEY, name BLOB NOT NULL) ENGINE = InnoDB; CREATE TABLE IF NOT EXISTS "
+        "deadbolt_fenced (key_hash BINARY(32) PRIMARY KEY, k LONGBLOB NOT NULL, value LONGBLOB, "
+        "fence BIGINT UNSIGNED NOT NULL, version BIGINT UNSIGNED NOT NULL) ENGINE = InnoDB",
         by, out);
     if (st.ec == make_error_code(errc::permission_denied))
         return Status::error(
             errc::permission_denied,
-            fmt::format("deadbolt keeps its fence sequence (deadbolt_fences) and the names in "
-                        "use (deadbolt_names) in database {0}, and user '{1}' may not make them "
-                        "({2}). GRANT CREATE, SELECT, INSERT ON {0}.* TO '{1}', or have a user "
-                        "who may connect once with this URL and GRANT SELECT, INSERT ON "
-                        "{0}.deadbolt_fences and {0}.deadbolt_names to '{1}'",
+            fmt::format("deadbolt keeps its fence sequence (deadbolt_fences), the names in use "
+                        "(deadbolt_names) and fenced values (deadbolt_fenced) in database {0}, "
+                        "and user '{1}' may not make them ({2}). GRANT CREATE, SELECT, INSERT, "
+                        "UPDATE ON {0}.* TO '{1}', or have a user who may connect once with this "
+                        "URL and GRANT SELECT, INSERT, UPDATE ON those three to '{1}'",
                         url.database, url.options.username, st.detail));
     return st;
 }

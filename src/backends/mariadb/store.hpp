@@ -22,13 +22,16 @@ class MyStore final : public SqlStore {
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
     Status force_unlock(const std::string& name, std::string& kind) override;
+    Status fenced_get(std::string_view key, FencedValue& out) override;
+    Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
+                        std::string_view version, FencedResult& out) override;
 
   protected:
     std::string record_names(const std::vector<std::string>& fresh) const override;
 };
 
-/// Makes the fence sequence and the names table in the session's database unless they are
-/// there; fails naming the rights that are missing.
+/// Makes the fence sequence, the names table and the fenced values' table in the session's
+/// database unless they are there; fails naming the rights that are missing.
 Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by);
 
 }  // namespace deadbolt::detail
