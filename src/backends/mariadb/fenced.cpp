@@ -5,17 +5,11 @@
 // "Databases").
 #include <fmt/format.h>
 
+#include "backends/mariadb/names.hpp"
 #include "backends/mariadb/store.hpp"
 
 namespace deadbolt::detail {
 namespace {
-
-std::string hex_literal(std::string_view bytes) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out = "X'";
-    for (unsigned char c : bytes) out += kHex[c >> 4], out += kHex[c & 15];
-    return out + "'";
-}
 
 std::string hash_of(std::string_view key) {
     return fmt::format("UNHEX(SHA2({}, 256))", hex_literal(key));

@@ -26,6 +26,13 @@ std::string get_lock_name(std::string_view name) {
     return out;
 }
 
+std::string hex_literal(std::string_view bytes) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "X'";
+    for (unsigned char c : bytes) out += kHex[c >> 4], out += kHex[c & 15];
+    return out + "'";
+}
+
 std::string quoted(std::string_view lock_name) {
     return "'" + std::string(lock_name) + "'";
 }

@@ -14,6 +14,9 @@ namespace deadbolt::detail {
 /// names never collide.
 std::string get_lock_name(std::string_view name);
 
+/// A binary string literal holding bytes exactly: X'...'.
+std::string hex_literal(std::string_view bytes);
+
 /// A string literal of a GET_LOCK name (which holds no quote or backslash).
 std::string quoted(std::string_view lock_name);
 

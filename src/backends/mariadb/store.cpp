@@ -12,13 +12,6 @@ namespace {
 constexpr const char* kBuilt =
     "(Mutex, FairMutex and MultiLock are built): use it on Redis, etcd or ZooKeeper";
 
-std::string hex_literal(std::string_view bytes) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out = "X'";
-    for (unsigned char c : bytes) out += kHex[c >> 4], out += kHex[c & 15];
-    return out + "'";
-}
-
 }  // namespace
 
 MyStore::MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<SqlSession> first)
