@@ -120,7 +120,9 @@ TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     auto& pg = PgServer::shared();
     auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
     const std::string name = std::string("admin:held\0bin\xff", 15);
-    auto held = a.acquire(name, {.ttl = 1s});  // an evicted holder hears at its next renewal
+    // Renewals come every 10 s: an evicted holder hears sooner only from the watch on its
+    // session's socket.
+    auto held = a.acquire(name, {.ttl = 30s});
     auto s = b.status(name);
     EXPECT_TRUE(s.held);
     EXPECT_EQ(s.kind, "mutex");
@@ -134,7 +136,8 @@ TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     for (const auto& l : listed) found |= l.name == name;
     EXPECT_TRUE(found) << "a binary name is listed as it was given";
     EXPECT_EQ(b.force_unlock(name), "mutex");
-    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }));
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 5s))
+        << "the holder heard of its ended session only at its renewal";
     auto got = waiter.get();
     EXPECT_GT(got.fence(), held.fence());
     EXPECT_FALSE(b.status("admin:never").held);

@@ -83,6 +83,7 @@ Status MyConn::open(const MyUrl& url, Clock::time_point by, std::shared_ptr<MyCo
             e = errc::connect_failed;
         return Status::error(e, fmt::format("cannot connect to MariaDB at {}: {}", c->where_, msg));
     }
+    c->fd_.store(static_cast<int>(mysql_get_socket(c->db_)));
     c->last_used = Clock::now();
     out = std::move(c);
     return {};
@@ -93,8 +94,23 @@ MyConn::~MyConn() {
 }
 
 void MyConn::close() noexcept {
+    fd_.store(-1);
     if (db_) mysql_close(db_);
     db_ = nullptr;
+}
+
+int MyConn::socket() const {
+    return fd_.load();
+}
+
+bool MyConn::ended_while_idle() {
+    // An idle session hears from the server only when it ends it (KILL, wait_timeout, a
+    // shutdown: an error packet, then EOF).
+    if (!db_) return false;
+    pollfd pending{mysql_get_socket(db_), POLLIN, 0};
+    if (::poll(&pending, 1, 0) <= 0) return false;
+    close();
+    return true;
 }
 
 int MyConn::await(int status, Clock::time_point by, int wake_fd, bool& woken) const {
@@ -131,13 +147,12 @@ int MyConn::await(int status, Clock::time_point by, int wake_fd, bool& woken) co
 Status MyConn::error(bool sent) {
     unsigned n = mysql_errno(db_);
     auto e = errc_of_mysql(n);
-    if (ends_session(n)) {
-        broken_ = true;
-        // Lost mid-statement: it may have run (its locks went with the session, though).
-        if (sent && (n == 2013 || n == 2055)) e = errc::unknown_outcome;
-    }
-    return Status::error(e,
-                         fmt::format("MariaDB at {}: {} (error {})", where_, mysql_error(db_), n));
+    // Lost mid-statement: it may have run (its locks went with the session, though).
+    if (ends_session(n) && sent && (n == 2013 || n == 2055)) e = errc::unknown_outcome;
+    auto st =
+        Status::error(e, fmt::format("MariaDB at {}: {} (error {})", where_, mysql_error(db_), n));
+    if (ends_session(n)) close();
+    return st;
 }
 
 Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
@@ -146,15 +161,9 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to MariaDB at {} is closed", where_));
-    // An idle session hears from the server only when it ends it (KILL, wait_timeout, a
-    // shutdown: an error packet, then EOF). Heard before sending, that is a session lost with
-    // nothing of this statement done, not an unknown outcome.
-    if (pollfd pending{mysql_get_socket(db_), POLLIN, 0}; ::poll(&pending, 1, 0) > 0) {
-        broken_ = true;
-        close();
+    if (ended_while_idle())
         return Status::error(errc::connection_lost,
                              fmt::format("MariaDB at {} ended the session", where_));
-    }
     bool woken = false;
     // Drives one non-blocking call to its end; false when time ran out or a wake came (the
     // connection is then closed: the server ends the session and frees what it held).

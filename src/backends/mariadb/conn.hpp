@@ -24,19 +24,20 @@ class MyConn final : public SqlSession {
 
     Status run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
                int wake_fd = -1) override;
-    bool alive() const override { return db_ && !broken_; }
+    bool alive() const override { return fd_.load() >= 0; }
     void close() noexcept override;
+    int socket() const override;
+    bool ended_while_idle() override;
 
   private:
     MyConn() = default;
     // Waits for what a non-blocking call asked (status: MYSQL_WAIT_*) until by or a wake:
     // the events to continue it with, or 0 when time ran out (woken: a wake).
     int await(int status, Clock::time_point by, int wake_fd, bool& woken) const;
-    // The server's last error as a Status (and the session marked broken when it ended).
+    // The server's last error as a Status (and the connection closed when it ended the session).
     Status error(bool sent);
 
     st_mysql* db_ = nullptr;
-    bool broken_ = false;
     std::string where_;  // host:port/db, for messages
 };
 

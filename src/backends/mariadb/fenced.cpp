@@ -57,11 +57,10 @@ Status MyStore::fenced_write(std::string_view key, std::string_view value, std::
     {
         std::lock_guard lock(s->m);
         st = s->run(sql, deadline(), rows);
+        // A statement failed inside the transaction: the session takes it along.
+        if (!st.ok()) s->close();
     }
-    if (!st.ok()) {
-        s->close();  // a statement failed inside the transaction: the session takes it along
-        return st;
-    }
+    if (!st.ok()) return st;
     give_back(std::move(s));
     const auto& r = rows.back();
     out.accepted = r.at(0, 0) == "1";

@@ -99,6 +99,7 @@ Status PgConn::open(const PgUrl& url, Clock::time_point by, std::shared_ptr<PgCo
                                              conn->where_));
     }
     PQsetnonblocking(conn->c_, 1);
+    conn->fd_.store(PQsocket(conn->c_));
     conn->last_used = Clock::now();
     out = std::move(conn);
     return {};
@@ -108,11 +109,30 @@ PgConn::~PgConn() {
     close();
 }
 
+int PgConn::socket() const {
+    return fd_.load();
+}
+
+bool PgConn::ended_while_idle() {
+    // An idle session has nothing to say unless the server ended it (a FATAL, then EOF), or
+    // reports a setting (ParameterStatus), which consuming takes in.
+    for (int reads = 0; c_ && reads < 4; ++reads) {
+        pollfd pending{PQsocket(c_), POLLIN, 0};
+        if (::poll(&pending, 1, 0) <= 0) return false;
+        if (!PQconsumeInput(c_) || PQstatus(c_) != CONNECTION_OK) {
+            close();
+            return true;
+        }
+    }
+    return false;
+}
+
 bool PgConn::alive() const {
-    return c_ && PQstatus(c_) == CONNECTION_OK;
+    return fd_.load() >= 0;
 }
 
 void PgConn::close() noexcept {
+    fd_.store(-1);
     if (c_) PQfinish(c_);
     c_ = nullptr;
 }
@@ -140,15 +160,9 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         return Status::error(sent ? errc::unknown_outcome : errc::timeout,
                              fmt::format("no answer from PostgreSQL at {} in time", where_));
     };
-    // An idle session has nothing to say unless the server ended it (an operator, the idle
-    // timeout, a shutdown: a FATAL, then EOF). Heard before sending, that is a session lost
-    // with nothing of this statement done, not an unknown outcome.
-    for (int reads = 0; reads < 4; ++reads) {
-        pollfd pending{PQsocket(c_), POLLIN, 0};
-        if (::poll(&pending, 1, 0) <= 0) break;
-        if (!PQconsumeInput(c_) || PQstatus(c_) != CONNECTION_OK)
-            return broke("the server ended the session with");
-    }
+    if (ended_while_idle())
+        return Status::error(errc::connection_lost,
+                             fmt::format("PostgreSQL at {} ended the session", where_));
     if (!PQsendQuery(c_, text.c_str())) return broke("lost the connection to");
     sent = true;
     for (int f; (f = PQflush(c_)) != 0;) {
@@ -191,7 +205,7 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         PQclear(r);
     }
     last_used = Clock::now();
-    if (!alive()) close();
+    if (PQstatus(c_) != CONNECTION_OK) close();  // a FATAL ended the session
     return first_error;
 }
 

@@ -25,6 +25,8 @@ class PgConn final : public SqlSession {
                int wake_fd = -1) override;
     bool alive() const override;
     void close() noexcept override;
+    int socket() const override;
+    bool ended_while_idle() override;
 
   private:
     PgConn() = default;

@@ -53,6 +53,7 @@ void SqlClaim::drop_session() noexcept {
         } catch (...) {  // a destructor's work: the close below frees them anyway
         }
         if (!freed) {
+            std::lock_guard lock(s->m);
             s->close();
             return;
         }
@@ -102,6 +103,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     a.acquired = true;
     f.fence = shared_ ? 0 : std::stoull(row.at(0, 0));
     if (spec_.shape == Shape::multi) f.each.assign(spec_.names.size(), f.fence);
+    store_.watch(s);
     hand_over(token);
 }
 

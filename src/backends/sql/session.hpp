@@ -5,6 +5,7 @@
 // to guess about.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -36,17 +37,31 @@ class SqlSession {
     /// connection: unknown_outcome once anything was sent, cancelled for a wake.
     virtual Status run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
                        int wake_fd = -1) = 0;
-    /// False once the connection broke or was closed: it holds nothing any more.
+    /// False once the connection broke or was closed: it holds nothing any more. Safe from
+    /// any thread (the watch reads it without m).
     virtual bool alive() const = 0;
-    /// Closes the connection; the server ends the session and frees its locks. Never throws.
+    /// Closes the connection; the server ends the session and frees its locks. Called with m
+    /// held (or by the destructor). Never throws.
     virtual void close() noexcept = 0;
+    /// The connection's socket (-1 once closed), for a watch while the session is idle. Safe
+    /// from any thread.
+    virtual int socket() const = 0;
+    /// Reads what the server sent an idle session (called with m held, no statement
+    /// running): true when it ended the session (an operator, the idle timeout, a shutdown),
+    /// which closes the connection. Heard before a statement is sent, that is a session lost
+    /// with nothing of the statement done, not an unknown outcome.
+    virtual bool ended_while_idle() = 0;
 
-    /// Serializes statements from the holder's thread and the renewer.
+    /// Serializes statements from the holder's thread, the renewer and the watch.
     std::mutex m;
     /// The idle timeout set on the session now (0: the server's default), and when it was
     /// last used: a pooled session idle past it is dead.
     std::chrono::milliseconds idle_timeout{0};
     Clock::time_point last_used{};
+
+  protected:
+    /// The connection's socket while it is open; -1 once closed (alive() and socket()).
+    std::atomic<int> fd_{-1};
 };
 
 /// Waits until fd is ready for reading (or writing) or by; false at by or when wake_fd

@@ -4,8 +4,10 @@
 // timeout: a holder that stops talking for longer (paused, cut off) is ended by the server,
 // and its waiters get the lock; a renewal is one statement that proves the session alive
 // and sets the timeout again. Waiters wait inside the server (no polling, no herd). Sessions
-// are pooled between holdings. The engine's store adds what it sees without holding
-// (status, list, fenced data).
+// are pooled between holdings. A watch on the holdings' idle sockets hears at once when the
+// server ends one (an operator, a cut link, a restart), so its holder learns it then and not
+// at its next renewal. The engine's store adds what it sees without holding (status, list,
+// fenced data).
 #pragma once
 
 #include <functional>
@@ -17,6 +19,7 @@
 
 #include "backends/sql/dialect.hpp"
 #include "backends/sql/session.hpp"
+#include "core/background.hpp"
 #include "core/client_impl.hpp"
 #include "core/store.hpp"
 
@@ -28,6 +31,9 @@ class SqlStore : public Store {
     using Opener = std::function<Status(Clock::time_point, std::shared_ptr<SqlSession>&)>;
     SqlStore(ClientImpl& c, std::unique_ptr<const SqlDialect> dialect, Opener opener,
              std::shared_ptr<SqlSession> first);
+    ~SqlStore() override;
+    SqlStore(const SqlStore&) = delete;
+    SqlStore& operator=(const SqlStore&) = delete;
 
     std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
     std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) override;
@@ -41,6 +47,7 @@ class SqlStore : public Store {
     }
     bool late_yes_is_lost() const override { return false; }
     Status ping() override;
+    void stop() noexcept override;
 
     // For claims.
     /// A session that holds nothing: a pooled one, or a new one.
@@ -51,6 +58,9 @@ class SqlStore : public Store {
     /// them ("" after); noted() once it ran.
     std::string naming(const std::vector<std::string>& names);
     void noted(const std::vector<std::string>& names);
+    /// Watches a holding's session from now until it is released or ends: when the server
+    /// ends it, every holding is checked at once (on_doubt).
+    void watch(const std::shared_ptr<SqlSession>& s);
     const SqlDialect& dialect() const { return *dialect_; }
     ClientImpl& client() { return client_; }
 
@@ -61,12 +71,23 @@ class SqlStore : public Store {
     Status run_once(const std::string& sql, std::vector<SqlRows>& out);
 
   private:
+    // The watcher's loop: poll the watched idle sockets; one that speaks while nobody runs a
+    // statement on it was ended by the server.
+    void watch_loop();
+    void unwatch(const SqlSession* s);
+    void wake_watcher() noexcept;
+
     ClientImpl& client_;
     const std::unique_ptr<const SqlDialect> dialect_;
     const Opener opener_;
     std::mutex m_;
     std::vector<std::shared_ptr<SqlSession>> idle_;
     std::set<std::string> named_;
+    std::mutex watch_m_;
+    std::vector<std::weak_ptr<SqlSession>> watched_;
+    bool watch_stop_ = false;
+    int watch_wake_ = -1;  // an eventfd: the watched set changed, or stop
+    Background watcher_;
 };
 
 }  // namespace deadbolt::detail
