@@ -46,8 +46,8 @@ TEST(MyNames, PlainLowercaseNamesStayAndTheRestAreHashedTo64Characters) {
     // Python: "deadbolt:" + sha256(b"Orders:42").hexdigest()[:55]
     EXPECT_EQ(get_lock_name("Orders:42"),
               "deadbolt:1fb9dd31012503f1a01819dccf3933776b0bc2e6db96a3ae4a66b7a");
-    for (std::string n : {std::string(65, 'a'), std::string("deadbolt:x"), std::string("it's"),
-                          std::string("a\0b", 3), std::string()})
+    for (const std::string& n : {std::string(65, 'a'), std::string("deadbolt:x"),
+                                 std::string("it's"), std::string("a\0b", 3), std::string()})
         EXPECT_EQ(get_lock_name(n).size(), 64u) << n;
     EXPECT_NE(get_lock_name("ORDERS"), get_lock_name("Orders"));
 }

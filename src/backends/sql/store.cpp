@@ -39,11 +39,15 @@ SqlStore::SqlStore(ClientImpl& c, std::unique_ptr<const SqlDialect> dialect, Ope
 }
 
 SqlStore::~SqlStore() {
-    stop();
+    stop_watch();
     if (watch_wake_ >= 0) ::close(watch_wake_);
 }
 
 void SqlStore::stop() noexcept {
+    stop_watch();
+}
+
+void SqlStore::stop_watch() noexcept {
     {
         std::lock_guard lock(watch_m_);
         watch_stop_ = true;

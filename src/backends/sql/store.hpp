@@ -76,6 +76,8 @@ class SqlStore : public Store {
     void watch_loop();
     void unwatch(const SqlSession* s);
     void wake_watcher() noexcept;
+    // Ends the watch (stop(), and the destructor, which must not call a virtual).
+    void stop_watch() noexcept;
 
     ClientImpl& client_;
     const std::unique_ptr<const SqlDialect> dialect_;
