@@ -287,6 +287,7 @@ TEST(Errors, ServerKilledMidCommandIsUnknownThenRecovers) {
     auto c = deadbolt::Client::connect(srv.url() + "?command_timeout=5s");
     c.acquire("warm", {}, no_wait()).release();
     srv.pause();  // the request will be written but not answered
+    const auto port = srv.port();
     std::thread killer([&] {
         std::this_thread::sleep_for(300ms);
         srv.restart();  // kill -9 while the command is in flight, then start afresh
@@ -296,6 +297,9 @@ TEST(Errors, ServerKilledMidCommandIsUnknownThenRecovers) {
     killer.join();
     EXPECT_EQ(ec, errc::unknown_outcome) << ec.message();
     EXPECT_TRUE(deadbolt::is_retryable(ec));
+    // Another test's process may take the free port while the server is down; the fixture then
+    // starts it on another, where this client cannot follow.
+    if (srv.port() != port) GTEST_SKIP() << "the port was taken during the restart";
     auto l2 = c.acquire("mid", {}, no_wait(), ec);
     EXPECT_FALSE(ec) << ec.message();
     EXPECT_TRUE(l2.valid());
