@@ -23,6 +23,10 @@ void EventLoop::post(std::function<void()> fn) {
     asio::post(state_->io, std::move(fn));
 }
 
+std::function<void(std::function<void()>)> EventLoop::poster() const {
+    return [s = state_](std::function<void()> fn) { asio::post(s->io, std::move(fn)); };
+}
+
 void EventLoop::run(const std::shared_ptr<State>& s, std::chrono::microseconds spin) {
     using Steady = std::chrono::steady_clock;
     auto work = asio::make_work_guard(s->io);

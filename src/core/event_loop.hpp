@@ -33,6 +33,9 @@ class EventLoop {
     asio::io_context& io() { return state_->io; }
     /// Runs fn on the loop's thread.
     void post(std::function<void()> fn);
+    /// A post() that stays safe once this loop is gone (what it posts then never runs), for
+    /// completions on other libraries' threads that may come after the client died.
+    std::function<void(std::function<void()>)> poster() const;
     /// Runs start(deliver) on the loop and returns what it delivers, blocking the caller (a
     /// blocking call served by the loop). On the loop's own thread (a blocking call from a
     /// completion handler) it runs the loop's handlers meanwhile instead of deadlocking.

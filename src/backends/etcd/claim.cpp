@@ -214,13 +214,13 @@ void EtcdClaim::async_attempt(const std::string& token, std::chrono::millisecond
         done();
         return;
     }
-    auto* loop = &store_.client().loop();
+    auto post = store_.client().loop().poster();
     store_.channel().async_txn(
         look_txn(*p), store_.deadline(), fmt::format("acquiring '{}'", spec_.name), Sent::write,
-        [this, loop, token, keep, &a, &f, done = std::move(done)](
+        [this, post, token, keep, &a, &f, done = std::move(done)](
             Status st, std::shared_ptr<etcdserverpb::TxnResponse> r) mutable {
-            loop->post([this, token, keep, &a, &f, st = std::move(st), r = std::move(r),
-                        done = std::move(done)]() mutable {
+            post([this, token, keep, &a, &f, st = std::move(st), r = std::move(r),
+                  done = std::move(done)]() mutable {
                 auto it = places_.find(token);
                 if (!st.ok() || it == places_.end()) {
                     a.status = std::move(st);

@@ -241,12 +241,14 @@ void EtcdStore::async_release(std::shared_ptr<const Holding> h, Clock::time_poin
         return;
     }
     e.releasing = true;
-    auto* loop = &client_.loop();
+    // The reply may come after the client died (its loop with it): post through a handle
+    // that outlives the loop.
+    auto post = client_.loop().poster();
     ch_->async_txn(drop_txn(e), by, "releasing a lock", Sent::write,
-                   [loop, h = std::move(h), done = std::move(done)](
+                   [post, h = std::move(h), done = std::move(done)](
                        Status st, std::shared_ptr<etcdserverpb::TxnResponse> r) mutable {
-                       loop->post([h = std::move(h), st = std::move(st), r = std::move(r),
-                                   done = std::move(done)]() mutable {
+                       post([h = std::move(h), st = std::move(st), r = std::move(r),
+                             done = std::move(done)]() mutable {
                            done(st.ok() ? dropped(*r) : Verdict::unknown(std::move(st)));
                        });
                    });
