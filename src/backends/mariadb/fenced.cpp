@@ -50,18 +50,8 @@ Status MyStore::fenced_write(std::string_view key, std::string_view value, std::
         "version + 1 WHERE key_hash = {0} AND @deadbolt_ok; COMMIT; SELECT @deadbolt_ok, "
         "IF(@deadbolt_ok, {3}, @deadbolt_f), IF(@deadbolt_ok, @deadbolt_v + 1, @deadbolt_v)",
         h, hex_literal(key), hex_literal(value), fence, expected);
-    std::shared_ptr<SqlSession> s;
-    if (auto st = borrow(s); !st.ok()) return st;
     std::vector<SqlRows> rows;
-    Status st;
-    {
-        std::lock_guard lock(s->m);
-        st = s->run(sql, deadline(), rows);
-        // A statement failed inside the transaction: the session takes it along.
-        if (!st.ok()) s->close();
-    }
-    if (!st.ok()) return st;
-    give_back(std::move(s));
+    if (auto st = run_once(sql, rows); !st.ok()) return st;
     const auto& r = rows.back();
     out.accepted = r.at(0, 0) == "1";
     out.highest = std::stoull(r.at(0, 1));

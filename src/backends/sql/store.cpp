@@ -240,6 +240,9 @@ Status SqlStore::run_once(const std::string& sql, std::vector<SqlRows>& out) {
     {
         std::lock_guard lock(s->m);
         st = s->run(sql, deadline(), out);
+        // A statement that failed part way may leave state on the session (a transaction a
+        // later statement never committed): it goes, rather than back to the pool.
+        if (!st.ok()) s->close();
     }
     give_back(std::move(s));
     return st;

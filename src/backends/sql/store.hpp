@@ -67,7 +67,8 @@ class SqlStore : public Store {
   protected:
     /// The statement that records fresh (names not recorded by this client yet), ';'-ended.
     virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
-    /// Runs sql on a pooled session (status, list, fenced data).
+    /// Runs sql on a pooled session (status, list, fenced data); a session whose statement
+    /// failed is closed, not pooled.
     Status run_once(const std::string& sql, std::vector<SqlRows>& out);
 
   private:
