@@ -239,6 +239,12 @@ TEST(MyBadInput, WhatMariaDbCannotKeepIsRefusedWithTheReason) {
         EXPECT_NE(std::string(e.what()).find("whole seconds"), std::string::npos) << e.what();
     }
     EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK(" + lock_name_sql("refused:ttl") + ")"), "1\n");
+    try {
+        c.permit_semaphore("refused:sem", 2);
+        ADD_FAILURE() << "a Semaphore without a wake-up for any of its permits";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("no LISTEN/NOTIFY"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

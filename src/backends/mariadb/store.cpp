@@ -9,6 +9,11 @@
 namespace deadbolt::detail {
 namespace {
 
+constexpr const char* kNoSemaphore =
+    "deadbolt offers no Semaphore on MariaDB: a waiter must wake when any of its permits frees, "
+    "and MariaDB can wake a waiter only from one named lock's queue (no LISTEN/NOTIFY), so it "
+    "would have to poll or hold a connection per permit: use a Semaphore on PostgreSQL, Redis, "
+    "etcd or ZooKeeper";
 constexpr const char* kBuilt =
     "(Mutex, FairMutex and MultiLock are built): use it on Redis, etcd or ZooKeeper";
 
@@ -31,6 +36,8 @@ Status MyStore::supports(const LockSpec& spec) const {
         case Shape::fair:
         case Shape::multi:
             break;
+        case Shape::permits:
+            return Status::error(errc::invalid_argument, kNoSemaphore);
         case Shape::read:
         case Shape::write:
             return Status::error(errc::invalid_argument,
@@ -57,6 +64,8 @@ Status MyStore::supports(const LockSpec& spec) const {
 
 Status MyStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex" || primitive == "force_unlock") return {};
+    if (primitive == "Semaphore" || primitive == "PermitExpirableSemaphore")
+        return Status::error(errc::invalid_argument, kNoSemaphore);
     return Status::error(
         errc::invalid_argument,
         fmt::format("deadbolt's MariaDB backend does not offer {} yet {}", primitive, kBuilt));

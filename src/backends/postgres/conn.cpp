@@ -127,6 +127,29 @@ bool PgConn::ended_while_idle() {
     return false;
 }
 
+Status PgConn::await_notice(Clock::time_point by, int wake_fd, bool& heard) {
+    heard = false;
+    for (;;) {
+        if (!c_)
+            return Status::error(
+                errc::connection_lost,
+                fmt::format("the connection to PostgreSQL at {} is closed", where_));
+        // Every notification is a wake-up of the same kind: all are taken at once.
+        while (PGnotify* n = PQnotifies(c_)) {
+            PQfreemem(n);
+            heard = true;
+        }
+        if (heard) return {};
+        bool woken = false;
+        if (!wait_socket(PQsocket(c_), false, by, wake_fd, woken)) return {};
+        if (!PQconsumeInput(c_) || PQstatus(c_) != CONNECTION_OK) {
+            close();
+            return Status::error(errc::connection_lost,
+                                 fmt::format("PostgreSQL at {} ended the session", where_));
+        }
+    }
+}
+
 bool PgConn::alive() const {
     return fd_.load() >= 0;
 }

@@ -28,6 +28,12 @@ class PgConn final : public SqlSession {
     int socket() const override;
     bool ended_while_idle() override;
 
+    /// Waits until a notification comes on a channel the session listens on (heard; one
+    /// that came earlier counts and is taken), by passes or wake_fd (when >= 0) is readable.
+    /// Fails with connection_lost when the session ended. Called with m held, no statement
+    /// running.
+    Status await_notice(Clock::time_point by, int wake_fd, bool& heard);
+
   private:
     PgConn() = default;
     pg_conn* c_ = nullptr;

@@ -58,6 +58,37 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
+CREATE TABLE IF NOT EXISTS {1}.permits (key bigint NOT NULL, id bytea NOT NULL,
+  expires timestamptz NOT NULL, PRIMARY KEY (key, id));
+CREATE OR REPLACE FUNCTION {1}.take_permit(p_key bigint, p_permits integer, p_id bytea,
+  p_ttl_ms bigint, p_at_gate boolean, p_fenced boolean,
+  OUT fence bigint, OUT wait_ms bigint, OUT at_gate boolean) LANGUAGE plpgsql AS $$
+DECLARE used integer; first timestamptz;
+BEGIN
+  at_gate := p_at_gate OR pg_try_advisory_lock(p_key);
+  IF NOT at_gate THEN RETURN; END IF;
+  DELETE FROM {1}.permits WHERE key = p_key AND expires <= clock_timestamp();
+  SELECT count(*), min(expires) INTO used, first FROM {1}.permits WHERE key = p_key;
+  IF used >= p_permits THEN
+    wait_ms := greatest(0, ceil(extract(epoch FROM first - clock_timestamp()) * 1000));
+    RETURN;
+  END IF;
+  INSERT INTO {1}.permits VALUES (p_key, p_id,
+    clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+    ON CONFLICT (key, id) DO UPDATE SET expires = EXCLUDED.expires;
+  fence := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  PERFORM pg_advisory_unlock(p_key);
+  at_gate := false;
+END $$;
+CREATE OR REPLACE FUNCTION {1}.release_permit(p_key bigint, p_id bytea) RETURNS boolean
+  LANGUAGE plpgsql AS $$
+DECLARE n integer;
+BEGIN
+  DELETE FROM {1}.permits WHERE key = p_key AND id = p_id AND expires > clock_timestamp();
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF n > 0 THEN PERFORM pg_notify('deadbolt_' || p_key, ''); END IF;
+  RETURN n > 0;
+END $$;
 COMMIT;)",
                        kSetupKey, s);
 }
@@ -74,7 +105,9 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                           "to_regclass('{0}.names') IS NOT NULL AND "
                           "to_regprocedure('{0}.try_locks(bigint[],boolean)') IS NOT NULL AND "
                           "to_regprocedure('{0}.fenced_write(bytea,bytea,bigint,bigint)') "
-                          "IS NOT NULL, "
+                          "IS NOT NULL AND to_regprocedure('{0}.take_permit(bigint,integer,bytea,"
+                          "bigint,boolean,boolean)') IS NOT NULL AND "
+                          "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL, "
                           "current_database()",
                           schema),
               by, out);
@@ -94,13 +127,15 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
     if (st.ec == make_error_code(errc::permission_denied))
         return Status::error(
             errc::permission_denied,
-            fmt::format("deadbolt keeps its fences in schema '{0}', which is missing or "
-                        "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
-                        "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
-                        "this URL once and GRANT USAGE ON SCHEMA {0}, USAGE ON SEQUENCE "
-                        "{0}.fences, SELECT, INSERT, UPDATE ON {0}.names, {0}.fenced TO {1} "
-                        "(functions run for everyone)",
-                        schema, user, st.detail, db));
+            fmt::format(
+                "deadbolt keeps its fences in schema '{0}', which is missing or "
+                "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
+                "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
+                "this URL once and GRANT USAGE ON SCHEMA {0}, USAGE ON SEQUENCE "
+                "{0}.fences, SELECT, INSERT, UPDATE ON {0}.names, {0}.fenced, SELECT, INSERT, "
+                "UPDATE, DELETE ON {0}.permits TO {1} "
+                "(functions run for everyone)",
+                schema, user, st.detail, db));
     if (st.ec == make_error_code(errc::readonly))
         return Status::error(errc::readonly,
                              fmt::format("{}: locks need the primary; name it, or add "

@@ -25,13 +25,14 @@ Status PgStore::supports(const LockSpec& spec) const {
         case Shape::write:
         case Shape::read:
         case Shape::multi:
+        case Shape::permits:
             break;
         default:
             return Status::error(
                 errc::invalid_argument,
                 fmt::format("deadbolt's PostgreSQL backend does not offer {} yet (Mutex, "
-                            "FairMutex, RWLock and MultiLock are built): use it on Redis, etcd "
-                            "or ZooKeeper",
+                            "FairMutex, RWLock, MultiLock and Semaphore are built): use it on "
+                            "Redis, etcd or ZooKeeper",
                             primitive_of(spec.shape)));
     }
     if (spec.options.lock_delay.count() > 0)
@@ -42,11 +43,13 @@ Status PgStore::supports(const LockSpec& spec) const {
 }
 
 Status PgStore::offers(std::string_view primitive) const {
-    if (primitive == "FairMutex" || primitive == "force_unlock") return {};
+    if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
+        primitive == "PermitExpirableSemaphore")
+        return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("deadbolt's PostgreSQL backend does not offer {} yet (Mutex, "
-                                     "FairMutex, RWLock and MultiLock are built): use it on "
-                                     "Redis, etcd or ZooKeeper",
+                                     "FairMutex, RWLock, MultiLock and Semaphore are built): use "
+                                     "it on Redis, etcd or ZooKeeper",
                                      primitive));
 }
 

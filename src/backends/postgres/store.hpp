@@ -1,7 +1,8 @@
 // PgStore: the seam's PostgreSQL side (DESIGN section 12), on session advisory locks
 // (sql/store.hpp says how a session holds a lock; dialect.hpp the statements). What this adds:
 // which shapes PostgreSQL keeps, and what a client sees without holding: a lock's state from
-// pg_locks, the names in use, force-unlock, fenced values (admin.cpp, fenced.cpp).
+// pg_locks, the names in use, force-unlock, fenced values (admin.cpp, fenced.cpp); and a
+// Semaphore's permits, rows with an expiry (permit_claim.hpp, permits.cpp).
 #pragma once
 
 #include <string>
@@ -18,6 +19,7 @@ class PgStore final : public SqlStore {
     PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> first);
 
     Status supports(const LockSpec& spec) const override;
+    std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
     Status offers(std::string_view primitive) const override;
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
@@ -28,8 +30,14 @@ class PgStore final : public SqlStore {
                         std::string_view version, FencedResult& out) override;
     Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
                        Clock::time_point by, bool& put) override;
+    Status permit_release(const std::string& name, std::string_view id, bool& released) override;
+    Status permit_extend(const std::string& name, std::string_view id,
+                         std::chrono::milliseconds keep, bool& extended) override;
+    Status permits_in_use(const std::string& name, int permits, int& in_use) override;
 
   protected:
+    Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
+                   Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;
 
   private:

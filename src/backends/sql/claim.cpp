@@ -1,15 +1,12 @@
 #include "backends/sql/claim.hpp"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <utility>
 
 namespace deadbolt::detail {
 
 SqlClaim::SqlClaim(SqlStore& store, const LockSpec& spec, std::stop_token cancel)
-    : store_(store), spec_(spec), cancel_(std::move(cancel)) {
+    : store_(store), spec_(spec), cancel_(std::move(cancel)), wake_(cancel_) {
     names_ = spec.shape == Shape::multi ? spec.names : std::vector{spec.name};
     keys_ = store.dialect().keys(names_);
     shared_ = spec.shape == Shape::read;
@@ -18,18 +15,10 @@ SqlClaim::SqlClaim(SqlStore& store, const LockSpec& spec, std::stop_token cancel
     if (spec.shape != Shape::read && spec.shape != Shape::multi)
         traits_.local_line = "sql:" + keys_.front();
     traits_.expiry_wakes = true;  // the server hands a lock on when its holder's session ends
-    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ >= 0)
-        on_cancel_.emplace(cancel_, [fd = wake_fd_] {
-            std::uint64_t one = 1;
-            [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
-        });
 }
 
 SqlClaim::~SqlClaim() {
-    on_cancel_.reset();
     drop_session();
-    if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 void SqlClaim::drop_session() noexcept {
@@ -111,19 +100,11 @@ void SqlClaim::wait(Clock::time_point until) {
     if (!session_ || held_ == keys_.size() || cancel_.stop_requested()) return;
     auto s = session_;
     std::lock_guard lock(s->m);
-    auto now = Clock::now();
-    if (until <= now) return;
-    // The server ends the wait at until; the client's own deadline is a command timeout
-    // later, for a server that does not answer at all.
-    std::chrono::milliseconds timeout{0};
-    auto by = Clock::time_point::max();
-    if (until != Clock::time_point::max()) {
-        timeout = std::max(std::chrono::milliseconds(1),
-                           std::chrono::ceil<std::chrono::milliseconds>(until - now));
-        by = until + store_.client().options.command_timeout;
-    }
+    if (until <= Clock::now()) return;
+    auto w = server_wait(until, store_.client().options.command_timeout);
     std::vector<SqlRows> out;
-    if (s->run(store_.dialect().wait_for(keys_[held_], shared_, timeout), by, out, wake_fd_).ok()) {
+    if (s->run(store_.dialect().wait_for(keys_[held_], shared_, w.timeout), w.by, out, wake_.fd())
+            .ok()) {
         if (store_.dialect().took(out.back())) ++held_;  // the next attempt takes the rest
     } else if (!s->alive()) {
         session_.reset(), held_ = 0;  // cancelled or cut off: the session went, with its keys

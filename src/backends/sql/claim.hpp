@@ -7,14 +7,13 @@
 // closes the waiting session: the server drops its place in the queue.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
 
+#include "backends/sql/cancel_fd.hpp"
 #include "backends/sql/holding.hpp"
 #include "backends/sql/store.hpp"
 #include "core/lock_spec.hpp"
@@ -59,8 +58,7 @@ class SqlClaim final : public Claim {
     std::shared_ptr<SqlSession> session_;  // the one the attempts and waits run on
     std::size_t held_ = 0;                 // keys_[0, held_) are held on it
     std::map<std::string, std::shared_ptr<SqlHolding>> places_;  // by token
-    int wake_fd_ = -1;  // readable once cancel is requested
-    std::optional<std::stop_callback<std::function<void()>>> on_cancel_;
+    CancelFd wake_;  // a wait in the server ends at cancel
 };
 
 }  // namespace deadbolt::detail

@@ -1,5 +1,6 @@
-// What a database holding is: the session that holds its locks, and their keys. One session
-// per holding, so that a release frees exactly this holding.
+// What a database holding is: the session that holds its locks, and their keys (one session
+// per holding, so that a release frees exactly this holding); or a row with an expiry in the
+// server's clock (a semaphore's permit), which outlives no TTL and needs no session.
 #pragma once
 
 #include <memory>
@@ -34,6 +35,14 @@ struct SqlHolding final : Holding {
   private:
     mutable std::mutex m_;
     mutable std::shared_ptr<SqlSession> session_;
+};
+
+/// A holding kept as a row with an expiry: the engine's store extends, releases and checks
+/// it by key and id (SqlStore::on_row).
+struct SqlRow final : Holding {
+    SqlRow(std::string k, std::string i) : key(std::move(k)), id(std::move(i)) {}
+    const std::string key;  // the lock's key, as the dialect writes it
+    const std::string id;   // the row's own: the holder's token
 };
 
 }  // namespace deadbolt::detail

@@ -174,6 +174,10 @@ std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_p
     std::vector<Verdict> out;
     out.reserve(rs.size());
     for (const auto& r : rs) {
+        if (const auto* row = dynamic_cast<const SqlRow*>(r.holding)) {
+            out.push_back(on_row(RowOp::extend, *row, r.keep, by));
+            continue;
+        }
         auto s = sql(r.holding).session();
         if (!s) {
             out.push_back(Verdict::no());
@@ -193,6 +197,10 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
     std::vector<Verdict> out;
     out.reserve(hs.size());
     for (const auto* h : hs) {
+        if (const auto* row = dynamic_cast<const SqlRow*>(h)) {
+            out.push_back(on_row(RowOp::release, *row, {}, by));
+            continue;
+        }
         const auto& held = sql(h);
         auto s = held.take();
         if (s) unwatch(s.get());
@@ -217,6 +225,10 @@ std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::
     std::vector<Verdict> out;
     out.reserve(hs.size());
     for (const auto* h : hs) {
+        if (const auto* row = dynamic_cast<const SqlRow*>(h)) {
+            out.push_back(on_row(RowOp::check, *row, {}, by));
+            continue;
+        }
         const auto& held = sql(h);
         auto s = held.session();
         if (!s || !s->alive()) {
@@ -233,13 +245,19 @@ std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::
     return out;
 }
 
-Status SqlStore::run_once(const std::string& sql, std::vector<SqlRows>& out) {
+Verdict SqlStore::on_row(RowOp /*op*/, const SqlRow& /*row*/, std::chrono::milliseconds /*keep*/,
+                         Clock::time_point /*by*/) {
+    return Verdict::unknown(
+        Status::error(errc::invalid_argument, "this engine keeps no holding as a row"));
+}
+
+Status SqlStore::run_once(const std::string& sql, std::vector<SqlRows>& out, Clock::time_point by) {
     std::shared_ptr<SqlSession> s;
     if (auto st = borrow(s); !st.ok()) return st;
     Status st;
     {
         std::lock_guard lock(s->m);
-        st = s->run(sql, deadline(), out);
+        st = s->run(sql, by == Clock::time_point{} ? deadline() : by, out);
         // A statement that failed part way may leave state on the session (a transaction a
         // later statement never committed): it goes, rather than back to the pool.
         if (!st.ok()) s->close();

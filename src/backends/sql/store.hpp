@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/sql/dialect.hpp"
+#include "backends/sql/holding.hpp"
 #include "backends/sql/session.hpp"
 #include "core/background.hpp"
 #include "core/client_impl.hpp"
@@ -65,11 +66,16 @@ class SqlStore : public Store {
     ClientImpl& client() { return client_; }
 
   protected:
+    enum class RowOp : unsigned char { extend, release, check };
+    /// Extends (by keep), releases or checks a holding kept as a row; the default answers
+    /// unknown (an engine without row holdings never makes one).
+    virtual Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
+                           Clock::time_point by);
     /// The statement that records fresh (names not recorded by this client yet), ';'-ended.
     virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
-    /// Runs sql on a pooled session (status, list, fenced data); a session whose statement
-    /// failed is closed, not pooled.
-    Status run_once(const std::string& sql, std::vector<SqlRows>& out);
+    /// Runs sql on a pooled session (status, list, fenced data) by by (default: a command
+    /// timeout from now); a session whose statement failed is closed, not pooled.
+    Status run_once(const std::string& sql, std::vector<SqlRows>& out, Clock::time_point by = {});
 
   private:
     // The watcher's loop: poll the watched idle sockets; one that speaks while nobody runs a

@@ -1,0 +1,123 @@
+#include "backends/postgres/permit_claim.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "backends/postgres/keys.hpp"
+
+namespace deadbolt::detail {
+
+PgPermitClaim::PgPermitClaim(SqlStore& store, const LockSpec& spec, std::string schema,
+                             std::stop_token cancel)
+    : store_(store),
+      spec_(spec),
+      schema_(std::move(schema)),
+      key_(std::to_string(advisory_key(spec.name))),
+      cancel_(std::move(cancel)),
+      wake_(cancel_) {
+    // No line of this process's threads: a holder of a permit must not keep others of its
+    // process from the next; each waits at the gate in the server's queue.
+    traits_.abandons = true;      // a row an attempt whose answer was lost made goes
+    traits_.expiry_wakes = true;  // the gate's queue and the LISTEN wake; a row's expiry is pttl
+}
+
+PgPermitClaim::~PgPermitClaim() {
+    drop_session();
+}
+
+void PgPermitClaim::drop_session() noexcept {
+    if (!session_) return;
+    auto s = std::move(session_);
+    session_.reset();
+    bool clean = !at_gate_ && !listening_;
+    if (!clean) {
+        // The next waiter's turn at the gate now, not when the server notices a close.
+        try {
+            std::lock_guard lock(s->m);
+            std::vector<SqlRows> out;
+            std::string sql = listening_ ? "UNLISTEN *;" : "";
+            sql += at_gate_ ? fmt::format("SELECT pg_advisory_unlock({})", key_) : "SELECT true";
+            clean = s->run(sql, store_.deadline(), out).ok() && out.back().at(0, 0) == "t";
+            if (!clean) s->close();  // whatever it held goes with the session
+        } catch (...) {              // a destructor's work: the close frees the gate anyway
+        }
+    }
+    at_gate_ = listening_ = false;
+    if (clean) store_.give_back(std::move(s));
+}
+
+void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
+                            Fences& f) {
+    if (session_ && !session_->alive()) session_.reset(), at_gate_ = listening_ = false;
+    if (!session_) {
+        std::shared_ptr<SqlSession> s;
+        if (a.status = store_.borrow(s); !a.status.ok()) return;
+        session_ = std::static_pointer_cast<PgConn>(std::move(s));
+    }
+    auto s = session_;
+    std::unique_lock lock(s->m);
+    // The gate's holder listens before it counts: a release after the count then wakes it.
+    bool listen = at_gate_ && !listening_;
+    std::string sql = s->idle_timeout != keep ? store_.dialect().keep(keep) : std::string();
+    sql += store_.naming({spec_.name});
+    if (listen) sql += fmt::format("LISTEN \"deadbolt_{}\";", key_);
+    // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15).
+    sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {})", schema_, key_,
+                       spec_.permits, bytea_literal(token), keep.count(), at_gate_,
+                       spec_.permits == 1);
+    std::vector<SqlRows> out;
+    a.status = s->run(sql, store_.deadline(), out);
+    if (!a.status.ok()) {
+        // The gate, and a row if the answer was lost, may be ours: the session goes with the
+        // gate, and the cleanup of an unknown outcome deletes the row by our token.
+        s->close();
+        session_.reset(), at_gate_ = listening_ = false;
+        return;
+    }
+    s->idle_timeout = keep;
+    store_.noted({spec_.name});
+    listening_ = listening_ || listen;
+    const auto& row = out.back();
+    if (!row.null(0, 0)) {
+        a.acquired = true;
+        f.fence = std::stoull(row.at(0, 0));
+        at_gate_ = false;  // take_permit left the gate
+        lock.unlock();
+        drop_session();
+        return;
+    }
+    at_gate_ = row.at(0, 2) == "t";
+    a.pttl = std::chrono::milliseconds(-1);  // at the gate: the server lets us in
+    // Past it, the earliest row's expiry frees a permit without a word; and the gate's
+    // session must speak within its idle timeout, or the server ends it.
+    if (at_gate_) a.pttl = std::min(std::chrono::milliseconds(std::stoll(row.at(0, 1))), keep / 3);
+}
+
+void PgPermitClaim::wait(Clock::time_point until) {
+    if (!session_ || cancel_.stop_requested() || until <= Clock::now()) return;
+    auto s = session_;
+    std::lock_guard lock(s->m);
+    if (at_gate_) {
+        if (!listening_) return;  // the next attempt listens, then counts
+        bool heard = false;
+        if (!s->await_notice(until, wake_.fd(), heard).ok())
+            session_.reset(), at_gate_ = listening_ = false;
+        return;
+    }
+    auto w = server_wait(until, store_.client().options.command_timeout);
+    std::vector<SqlRows> out;
+    if (s->run(store_.dialect().wait_for(key_, false, w.timeout), w.by, out, wake_.fd()).ok())
+        at_gate_ = true;
+    else if (!s->alive())
+        session_.reset();  // cancelled or cut off: its place in the line went with it
+}
+
+std::shared_ptr<Holding> PgPermitClaim::holding(const std::string& token,
+                                                std::chrono::milliseconds /*keep*/) const {
+    return std::make_shared<SqlRow>(key_, token);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,24 @@
+#include "backends/sql/cancel_fd.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace deadbolt::detail {
+
+CancelFd::CancelFd(const std::stop_token& cancel) {
+    fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd_ >= 0)
+        on_cancel_.emplace(cancel, [fd = fd_] {
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+        });
+}
+
+CancelFd::~CancelFd() {
+    on_cancel_.reset();  // before the close: the callback writes to the descriptor
+    if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,137 @@
+// A Semaphore on PostgreSQL, seen from the server: permits are rows of deadbolt.permits that
+// psql can read; waiters line up at the gate (an advisory lock) in arrival order, where only
+// the first listens and the rest run nothing but their wait; a waiter that gives up hands
+// the gate on at once; a holder whose process vanished gives its permit back at its TTL.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "pg_server.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::eventually;
+using deadbolt::test::PgServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// How many sessions wait in the server for the gate of name, and how many listen past it.
+struct Line {
+    int at_gate_queue = 0;
+    int listening = 0;
+};
+Line line_of(const PgServer& pg, const std::string& name) {
+    const std::string key = "deadbolt.key('" + name + "')";
+    std::string out;
+    pg.psql(
+        "SELECT (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = " +
+            key +
+            ") || ' ' || (SELECT count(*) FROM pg_stat_activity WHERE state = 'idle' AND "
+            "query LIKE '%LISTEN%take_permit(' || " +
+            key + " || ',%')",
+        &out);
+    Line l;
+    std::sscanf(out.c_str(), "%d %d", &l.at_gate_queue, &l.listening);
+    return l;
+}
+
+}  // namespace
+
+TEST(PgSemaphore, PermitsAreRowsPsqlCanRead) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    auto sem = c.permit_semaphore("sem:rows", 3);
+    auto p1 = sem.acquire(), p2 = sem.acquire();
+    std::string out;
+    pg.psql(
+        "SELECT count(*) FROM deadbolt.permits WHERE key = deadbolt.key('sem:rows') AND "
+        "expires > clock_timestamp()",
+        &out);
+    EXPECT_EQ(out, "2\n");
+    EXPECT_EQ(sem.available(), 1);
+    p1.release();
+    pg.psql(
+        "SELECT convert_from(id, 'UTF8') FROM deadbolt.permits WHERE key = "
+        "deadbolt.key('sem:rows')",
+        &out);
+    EXPECT_EQ(out, p2.token() + "\n");  // the row's id is the permit's id
+}
+
+TEST(PgSemaphore, WaitersAreServedInArrivalOrderAndOnlyTheFirstListens) {
+    auto& pg = PgServer::shared();
+    const std::string name = "sem:order";
+    auto holder = Client::connect(pg.url());
+    auto held = holder.permit_semaphore(name, 1, {.ttl = 60s}).acquire();
+    std::vector<Client> clients;
+    for (int i = 0; i < 3; ++i) clients.push_back(Client::connect(pg.url()));
+    std::mutex m;
+    std::vector<int> order;
+    std::vector<std::future<void>> waiters;
+    for (int i = 0; i < 3; ++i) {
+        waiters.push_back(std::async(std::launch::async, [&, i] {
+            auto p = clients[static_cast<std::size_t>(i)].permit_semaphore(name, 1).acquire(
+                {.deadline = Clock::now() + 30s});
+            {
+                std::lock_guard lock(m);
+                order.push_back(i);
+            }
+            p.release();
+        }));
+        // The next one comes once this one is in line: the first at the gate, listening,
+        // the others in the server's queue for it.
+        ASSERT_TRUE(eventually([&] {
+            auto l = line_of(pg, name);
+            return l.listening == 1 && l.at_gate_queue == i;
+        })) << "waiter "
+            << i;
+    }
+    held.release();
+    for (auto& w : waiters) w.get();
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(PgSemaphore, AWaiterThatGivesUpAtTheGateLetsTheNextIn) {
+    auto& pg = PgServer::shared();
+    const std::string name = "sem:giveup";
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url()),
+         c = Client::connect(pg.url());
+    auto held = a.permit_semaphore(name, 1, {.ttl = 60s}).acquire();
+    // b reaches the gate and gives up there; c waits behind it.
+    auto gives_up = std::async(std::launch::async, [&] {
+        std::error_code ec;
+        return b.permit_semaphore(name, 1).acquire({.deadline = Clock::now() + 1500ms}, ec).valid();
+    });
+    ASSERT_TRUE(eventually([&] { return line_of(pg, name).listening == 1; }));
+    auto deadline = Clock::now() + 20s;
+    auto next = std::async(std::launch::async, [&] {
+        return c.permit_semaphore(name, 1).acquire({.deadline = deadline});
+    });
+    EXPECT_FALSE(gives_up.get());
+    // c is at the gate now; a release wakes it long before its deadline.
+    ASSERT_TRUE(eventually([&] { return line_of(pg, name).listening == 1; }));
+    held.release();
+    auto got = next.get();
+    EXPECT_TRUE(got.valid());
+    EXPECT_LT(Clock::now(), deadline);
+}
+
+TEST(PgSemaphore, APermitOfAVanishedProcessComesBackAtItsTtl) {
+    auto& pg = PgServer::shared();
+    const std::string name = "sem:vanished";
+    auto c = Client::connect(pg.url());
+    // A permit held by no live client: its row, as a killed holder leaves it.
+    pg.psql("INSERT INTO deadbolt.permits VALUES (deadbolt.key('" + name +
+            "'), 'gone', clock_timestamp() + interval '1 second')");
+    auto sem = c.permit_semaphore(name, 1);
+    EXPECT_FALSE(sem.try_acquire());
+    auto got = sem.acquire({.deadline = Clock::now() + 15s});
+    EXPECT_TRUE(got.valid());
+}
