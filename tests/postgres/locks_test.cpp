@@ -116,6 +116,37 @@ TEST(PgWaiting, AWaiterRunsNoStatementWhileItWaitsAndGetsTheLockAtTheRelease) {
     EXPECT_TRUE(waiter.get().valid());
 }
 
+TEST(PgWaiting, AWaitLeavesNoLockTimeoutOnThePooledSession) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto held = a.acquire("waiting:timeout", {.ttl = 60s});
+    auto releaser = std::async(std::launch::async, [&] {
+        std::this_thread::sleep_for(100ms);
+        held.release();
+    });
+    // b waits in the server with 400 ms left, gets the lock, and gives it back.
+    b.acquire("waiting:timeout", {}, {.deadline = Clock::now() + 400ms}).release();
+    releaser.get();
+    // b's next statement runs on the session that waited; a row lock held for a second
+    // must make it wait, not fail after the 400 ms the lock wait had.
+    b.fenced_set("waiting:row", "1", 1);
+    auto row_held = std::async(std::launch::async, [&] {
+        return pg.psql(
+            "BEGIN; SELECT 1 FROM deadbolt.fenced WHERE key = convert_to('waiting:row', 'UTF8') "
+            "FOR UPDATE; SELECT pg_sleep(1.5); COMMIT");
+    });
+    ASSERT_TRUE(eventually([&] {
+        std::string out;
+        pg.psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%FOR UPDATE; SELECT "
+            "pg_sleep%' AND wait_event = 'PgSleep'",
+            &out);
+        return out == "1\n";
+    }));
+    EXPECT_TRUE(b.fenced_set("waiting:row", "2", 2).accepted);
+    EXPECT_EQ(row_held.get(), 0);
+}
+
 TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     auto& pg = PgServer::shared();
     auto a = Client::connect(pg.url()), b = Client::connect(pg.url());

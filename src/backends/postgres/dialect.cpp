@@ -41,8 +41,12 @@ std::string PgDialect::try_take(const std::vector<std::string>& keys, bool share
 
 std::string PgDialect::wait_for(const std::string& key, bool shared,
                                 std::chrono::milliseconds timeout) const {
-    return fmt::format("SET lock_timeout = {}; SELECT pg_advisory_lock{}({})", timeout.count(),
-                       suffix(shared), key);
+    // The timeout holds for this statement only (set_config's is_local): a SET would stay on
+    // the session after a wait that got the lock, and cut short the row locks of whatever
+    // runs on it next (a fenced write). The subquery in FROM runs first.
+    return fmt::format(
+        "SELECT pg_advisory_lock{}({}) FROM (SELECT set_config('lock_timeout', '{}', true)) t",
+        suffix(shared), key, timeout.count());
 }
 
 bool PgDialect::took(const SqlRows& /*answer*/) const {

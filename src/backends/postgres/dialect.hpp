@@ -1,6 +1,6 @@
 // PostgreSQL's session locks: advisory locks on a name's 64-bit key (keys.hpp). A try draws
 // its fence from the schema's sequence in the same statement; a wait is pg_advisory_lock
-// under lock_timeout; the TTL is idle_session_timeout (PostgreSQL 14+).
+// under a lock_timeout local to the wait; the TTL is idle_session_timeout (PostgreSQL 14+).
 #pragma once
 
 #include <string>
