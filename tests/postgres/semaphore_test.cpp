@@ -1,7 +1,8 @@
 // A Semaphore on PostgreSQL, seen from the server: permits are rows of deadbolt.permits that
 // psql can read; waiters line up at the gate (an advisory lock) in arrival order, where only
 // the first listens and the rest run nothing but their wait; a waiter that gives up hands
-// the gate on at once; a holder whose process vanished gives its permit back at its TTL.
+// the gate on at once; a holder whose process vanished gives its permit back at its TTL;
+// clients that disagree on the count are refused.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -129,9 +130,25 @@ TEST(PgSemaphore, APermitOfAVanishedProcessComesBackAtItsTtl) {
     auto c = Client::connect(pg.url());
     // A permit held by no live client: its row, as a killed holder leaves it.
     pg.psql("INSERT INTO deadbolt.permits VALUES (deadbolt.key('" + name +
-            "'), 'gone', clock_timestamp() + interval '1 second')");
+            "'), 'gone', clock_timestamp() + interval '1 second', 1)");
     auto sem = c.permit_semaphore(name, 1);
     EXPECT_FALSE(sem.try_acquire());
     auto got = sem.acquire({.deadline = Clock::now() + 15s});
     EXPECT_TRUE(got.valid());
+}
+
+TEST(PgSemaphore, ClientsThatDisagreeOnThePermitCountAreRefused) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto held = a.permit_semaphore("sem:agree", 3).acquire();
+    try {
+        b.permit_semaphore("sem:agree", 2).try_acquire();
+        ADD_FAILURE() << "a client that asked for 2 permits of a semaphore of 3";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("has 3 permits but this client asked for 2"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(b.permit_semaphore("sem:agree", 3).try_acquire());
+    held.release();
 }

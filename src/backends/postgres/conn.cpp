@@ -54,6 +54,7 @@ std::string application_name() {
 errc errc_of_sqlstate(std::string_view s) {
     if (s == "28P01" || s == "28000") return errc::auth_failed;
     if (s == "42501") return errc::permission_denied;
+    if (s == "22023") return errc::invalid_argument;  // deadbolt's functions refuse a use
     if (s == "25006") return errc::readonly;
     if (s == "55P03" || s == "40P01") return errc::not_acquired;  // lock timeout, deadlock
     if (s == "57014") return errc::cancelled;

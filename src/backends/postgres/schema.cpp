@@ -59,22 +59,28 @@ BEGIN
   END LOOP;
 END $$;
 CREATE TABLE IF NOT EXISTS {1}.permits (key bigint NOT NULL, id bytea NOT NULL,
-  expires timestamptz NOT NULL, PRIMARY KEY (key, id));
+  expires timestamptz NOT NULL, permits integer NOT NULL, PRIMARY KEY (key, id));
 CREATE OR REPLACE FUNCTION {1}.take_permit(p_key bigint, p_permits integer, p_id bytea,
   p_ttl_ms bigint, p_at_gate boolean, p_fenced boolean,
   OUT fence bigint, OUT wait_ms bigint, OUT at_gate boolean) LANGUAGE plpgsql AS $$
-DECLARE used integer; first timestamptz;
+DECLARE used integer; first timestamptz; agreed integer;
 BEGIN
   at_gate := p_at_gate OR pg_try_advisory_lock(p_key);
   IF NOT at_gate THEN RETURN; END IF;
   DELETE FROM {1}.permits WHERE key = p_key AND expires <= clock_timestamp();
-  SELECT count(*), min(expires) INTO used, first FROM {1}.permits WHERE key = p_key;
+  SELECT count(*), min(expires), min(permits) INTO used, first, agreed FROM {1}.permits
+    WHERE key = p_key;
+  IF agreed <> p_permits THEN
+    PERFORM pg_advisory_unlock(p_key);
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('the semaphore has %s permits '
+      'but this client asked for %s: every user of a name must agree', agreed, p_permits);
+  END IF;
   IF used >= p_permits THEN
     wait_ms := greatest(0, ceil(extract(epoch FROM first - clock_timestamp()) * 1000));
     RETURN;
   END IF;
   INSERT INTO {1}.permits VALUES (p_key, p_id,
-    clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+    clock_timestamp() + p_ttl_ms * interval '1 millisecond', p_permits)
     ON CONFLICT (key, id) DO UPDATE SET expires = EXCLUDED.expires;
   fence := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
   PERFORM pg_advisory_unlock(p_key);
