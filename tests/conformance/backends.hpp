@@ -27,15 +27,17 @@
 namespace deadbolt::conformance {
 
 // Each backend says what it keeps: kQueues (a FIFO queue: FairMutex), kCounts (counts
-// that must add up: Semaphore, CountDownLatch) and kExpiresAlone (a holding that is not
-// renewed ends by itself). A backend that cannot keep one refuses it
-// at once with the reason, and the suites check that instead. kShortTtl is the shortest TTL
-// a test may ask for (an engine may refuse shorter ones).
+// that must add up: Semaphore, CountDownLatch), kExpiresAlone (a holding that is not
+// renewed ends by itself) and kRates (a token bucket refilled by the server's clock). A
+// backend that cannot keep one refuses it at once with the reason, and the suites check that
+// instead. kShortTtl is the shortest TTL a test may ask for (an engine may refuse shorter
+// ones).
 
 /// One Redis server (redis://).
 struct OneServer {
     static constexpr const char* kName = "OneServer";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisServer server;
     std::string url() const { return server.url(); }
@@ -46,6 +48,7 @@ struct OneServer {
 struct Sentinel {
     static constexpr const char* kName = "Sentinel";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::SentinelGroup group;
     std::string url() const { return group.url(); }
@@ -56,6 +59,7 @@ struct Sentinel {
 struct Cluster {
     static constexpr const char* kName = "Cluster";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisCluster cluster;
     std::string url() const { return cluster.url(); }
@@ -68,6 +72,7 @@ struct Cluster {
 struct Redlock {
     static constexpr const char* kName = "Redlock";
     static constexpr bool kQueues = false, kCounts = false, kExpiresAlone = true;
+    static constexpr bool kRates = false;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedlockNodes nodes{3};
     std::string url() const { return nodes.url(); }
@@ -81,6 +86,7 @@ struct Redlock {
 struct Etcd {
     static constexpr const char* kName = "Etcd";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = false;
     static constexpr std::chrono::milliseconds kShortTtl{2000};
     test::EtcdCluster cluster{3};
     std::string url() const { return "etcd://" + cluster.endpoints(); }
@@ -94,6 +100,7 @@ struct Etcd {
 struct Zk {
     static constexpr const char* kName = "Zk";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = false;
+    static constexpr bool kRates = false;
     static constexpr std::chrono::milliseconds kShortTtl{1000};
     test::ZkEnsemble ensemble{3};
     std::string url() const { return ensemble.url(); }
@@ -114,6 +121,7 @@ zk = KazooClient(hosts=sys.argv[1]); zk.start(); zk.delete(sys.argv[2], recursiv
 struct Pg {
     static constexpr const char* kName = "Pg";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::PgServer server;
     std::string url() const { return server.url(); }
@@ -136,6 +144,7 @@ struct Pg {
 struct My {
     static constexpr const char* kName = "My";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
     static constexpr std::chrono::milliseconds kShortTtl{1000};
     test::MariaDbServer server;
     std::string url() const { return server.url(); }

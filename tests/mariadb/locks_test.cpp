@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
@@ -177,6 +179,28 @@ TEST(MyFenced, AStaleFenceAndAMovedVersionWriteNothing) {
                   "SELECT value, fence, version FROM deadbolt_fenced WHERE k = "
                   "'fenced:stock\\0'"),
               "8\t6\t2\n");
+}
+
+TEST(MyFenced, WritersOfOneKeyAtOnceNeverDeadlock) {
+    auto& db = MariaDbServer::shared();
+    std::vector<std::thread> writers;
+    std::atomic<int> failed{0}, accepted{0};
+    for (int w = 0; w < 4; ++w)
+        writers.emplace_back([&, w] {
+            auto c = Client::connect(db.url());
+            for (int i = 1; i <= 40; ++i) try {
+                    if (c.fenced_set("fenced:race", std::to_string(w),
+                                     static_cast<std::uint64_t>(i * 4 + w))
+                            .accepted)
+                        ++accepted;
+                } catch (const deadbolt::Error& e) {
+                    ADD_FAILURE() << e.what();
+                    ++failed;
+                }
+        });
+    for (auto& t : writers) t.join();
+    EXPECT_EQ(failed.load(), 0);
+    EXPECT_GT(accepted.load(), 0);
 }
 
 TEST(MyFaults, ARestartedServerEndsEveryHoldingAndTheClientCarriesOn) {

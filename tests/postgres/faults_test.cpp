@@ -116,13 +116,21 @@ TEST(PgBadInput, AUserWithoutRightsIsToldWhichToGrantAndGetsInOnceGranted) {
     Client::connect(pg.url());
     auto why = refusal<deadbolt::Error>(url + "?schema=apps");
     EXPECT_NE(why.find("GRANT CREATE ON DATABASE deadbolt TO app"), std::string::npos) << why;
-    // Rights on the shared schema, as the message says.
-    ASSERT_EQ(pg.psql("GRANT USAGE ON SCHEMA deadbolt TO app; GRANT USAGE ON SEQUENCE "
-                      "deadbolt.fences TO app; GRANT SELECT, INSERT, UPDATE ON deadbolt.names, "
-                      "deadbolt.fenced TO app"),
-              0);
+    // Rights on the shared schema: the message's statements, run as they are.
+    auto from = why.find("then: "), to = why.find(" (functions");
+    ASSERT_TRUE(from != std::string::npos && to != std::string::npos) << why;
+    auto grants = why.substr(from + 6, to - from - 6);
+    for (auto at = grants.find("apps."); at != std::string::npos; at = grants.find("apps."))
+        grants.replace(at, 4, "deadbolt");
+    for (auto at = grants.find("SCHEMA apps"); at != std::string::npos;
+         at = grants.find("SCHEMA apps"))
+        grants.replace(at + 7, 4, "deadbolt");
+    ASSERT_EQ(pg.psql(grants), 0) << grants;
     auto c = Client::connect(url);
     EXPECT_GT(c.acquire("rights:granted").fence(), 0u);
+    EXPECT_TRUE(c.permit_semaphore("rights:sem", 2).try_acquire());
+    EXPECT_TRUE(
+        c.rate_limiter("rights:rate", {.rate = 1, .per = 1s, .burst = 1}).try_acquire().allowed);
     std::string out;
     pg.psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'apps'", &out);
     EXPECT_EQ(out, "0\n") << "nothing was left behind by the refused connect";

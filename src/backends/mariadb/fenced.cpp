@@ -1,8 +1,9 @@
 // Fenced values on MariaDB: deadbolt_fenced holds each key's value, the highest fence that
 // wrote it and its version. A write is one transaction in one round trip: the row is made
 // (empty) when missing, locked, and changed only when the fence is not older and (when asked)
-// the version did not move. Users' own tables follow the same rule in their UPDATE (README,
-// "Databases").
+// the version did not move. The row is locked exclusively from the start (ON DUPLICATE KEY
+// UPDATE): INSERT IGNORE's shared lock, upgraded by two writers at once, deadlocks. Users'
+// own tables follow the same rule in their UPDATE (README, "Databases").
 #include <fmt/format.h>
 
 #include "backends/mariadb/names.hpp"
@@ -43,7 +44,8 @@ Status MyStore::fenced_write(std::string_view key, std::string_view value, std::
     }
     auto h = hash_of(key);
     auto sql = fmt::format(
-        "START TRANSACTION; INSERT IGNORE INTO deadbolt_fenced VALUES ({0}, {1}, NULL, 0, 0); "
+        "START TRANSACTION; INSERT INTO deadbolt_fenced VALUES ({0}, {1}, NULL, 0, 0) ON "
+        "DUPLICATE KEY UPDATE key_hash = key_hash; "
         "SELECT fence, version INTO @deadbolt_f, @deadbolt_v FROM deadbolt_fenced WHERE "
         "key_hash = {0} FOR UPDATE; SET @deadbolt_ok = @deadbolt_f <= {3} AND ({4} IS NULL OR "
         "@deadbolt_v = {4}); UPDATE deadbolt_fenced SET value = {2}, fence = {3}, version = "

@@ -63,7 +63,8 @@ Status MyStore::supports(const LockSpec& spec) const {
 }
 
 Status MyStore::offers(std::string_view primitive) const {
-    if (primitive == "FairMutex" || primitive == "force_unlock") return {};
+    if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "RateLimiter")
+        return {};
     if (primitive == "Semaphore" || primitive == "PermitExpirableSemaphore")
         return Status::error(errc::invalid_argument, kNoSemaphore);
     return Status::error(
@@ -83,26 +84,31 @@ Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by) {
     std::vector<SqlRows> out;
     auto st = s.run(
         "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
-        "DATABASE() AND table_name IN ('deadbolt_fences', 'deadbolt_names', 'deadbolt_fenced')",
+        "DATABASE() AND table_name IN ('deadbolt_fences', 'deadbolt_names', 'deadbolt_fenced', "
+        "'deadbolt_buckets')",
         by, out);
     if (!st.ok()) return st;
-    if (out.back().at(0, 0) == "3") return {};
+    if (out.back().at(0, 0) == "4") return {};
     // Fenced values are keyed by their key's SHA-256: keys of any length and bytes.
     st = s.run(
         "CREATE SEQUENCE IF NOT EXISTS deadbolt_fences NOCYCLE; CREATE TABLE IF NOT "
         "EXISTS deadbolt_names (lock_name VARCHAR(64) CHARACTER SET ascii COLLATE "
         "ascii_bin PRIMARY KEY, name BLOB NOT NULL) ENGINE = InnoDB; CREATE TABLE IF NOT EXISTS "
         "deadbolt_fenced (key_hash BINARY(32) PRIMARY KEY, k LONGBLOB NOT NULL, value LONGBLOB, "
-        "fence BIGINT UNSIGNED NOT NULL, version BIGINT UNSIGNED NOT NULL) ENGINE = InnoDB",
+        "fence BIGINT UNSIGNED NOT NULL, version BIGINT UNSIGNED NOT NULL) ENGINE = InnoDB; "
+        "CREATE TABLE IF NOT EXISTS deadbolt_buckets (key_hash BINARY(32) PRIMARY KEY, tokens "
+        "DOUBLE NOT NULL, ts DOUBLE NOT NULL, rate BIGINT NOT NULL, per_ms BIGINT NOT NULL, "
+        "burst BIGINT NOT NULL) ENGINE = InnoDB",
         by, out);
     if (st.ec == make_error_code(errc::permission_denied))
         return Status::error(
             errc::permission_denied,
             fmt::format("deadbolt keeps its fence sequence (deadbolt_fences), the names in use "
-                        "(deadbolt_names) and fenced values (deadbolt_fenced) in database {0}, "
-                        "and user '{1}' may not make them ({2}). GRANT CREATE, SELECT, INSERT, "
-                        "UPDATE ON {0}.* TO '{1}', or have a user who may connect once with this "
-                        "URL and GRANT SELECT, INSERT, UPDATE ON those three to '{1}'",
+                        "(deadbolt_names), fenced values (deadbolt_fenced) and rate limiters' "
+                        "buckets (deadbolt_buckets) in database {0}, and user '{1}' may not make "
+                        "them ({2}). GRANT CREATE, SELECT, INSERT, UPDATE ON {0}.* TO '{1}', or "
+                        "have a user who may connect once with this URL and GRANT SELECT, "
+                        "INSERT, UPDATE ON those four to '{1}'",
                         url.database, url.options.username, st.detail));
     return st;
 }

@@ -95,6 +95,41 @@ BEGIN
   IF n > 0 THEN PERFORM pg_notify('deadbolt_' || p_key, ''); END IF;
   RETURN n > 0;
 END $$;
+CREATE TABLE IF NOT EXISTS {1}.buckets (key bigint PRIMARY KEY, tokens float8 NOT NULL,
+  ts timestamptz NOT NULL, rate bigint NOT NULL, per_ms bigint NOT NULL, burst bigint NOT NULL);
+CREATE OR REPLACE FUNCTION {1}.rate_take(p_key bigint, p_rate bigint, p_per_ms bigint,
+  p_burst bigint, p_n bigint, OUT allowed boolean, OUT wait_ms bigint, OUT remaining bigint)
+  LANGUAGE plpgsql AS $$
+DECLARE r record; now timestamptz := clock_timestamp(); t float8 := p_burst;
+BEGIN
+  IF p_n > 0 THEN
+    INSERT INTO {1}.buckets VALUES (p_key, p_burst, now, p_rate, p_per_ms, p_burst)
+      ON CONFLICT (key) DO NOTHING;
+    SELECT * INTO r FROM {1}.buckets WHERE key = p_key FOR UPDATE;
+  ELSE
+    SELECT * INTO r FROM {1}.buckets WHERE key = p_key;
+  END IF;
+  IF FOUND THEN
+    t := least(r.burst, r.tokens + greatest(0, extract(epoch FROM now - r.ts) * 1000) *
+      r.rate / r.per_ms);
+    IF (r.rate, r.per_ms, r.burst) <> (p_rate, p_per_ms, p_burst) THEN
+      IF t < r.burst THEN  -- a full bucket is the same as none: its shape may change
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('the rate limiter is used '
+          'with rate/per/burst %s/%sms/%s but this client asked for %s/%sms/%s: every user of '
+          'a name must agree', r.rate, r.per_ms, r.burst, p_rate, p_per_ms, p_burst);
+      END IF;
+      t := p_burst;
+    END IF;
+  END IF;
+  allowed := p_n > 0 AND t >= p_n;
+  wait_ms := CASE WHEN t < p_n THEN ceil((p_n - t) * p_per_ms / p_rate) ELSE 0 END;
+  IF allowed THEN
+    t := t - p_n;
+    UPDATE {1}.buckets SET tokens = t, ts = now, rate = p_rate, per_ms = p_per_ms,
+      burst = p_burst WHERE key = p_key;
+  END IF;
+  remaining := floor(t);
+END $$;
 COMMIT;)",
                        kSetupKey, s);
 }
@@ -113,7 +148,9 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                           "to_regprocedure('{0}.fenced_write(bytea,bytea,bigint,bigint)') "
                           "IS NOT NULL AND to_regprocedure('{0}.take_permit(bigint,integer,bytea,"
                           "bigint,boolean,boolean)') IS NOT NULL AND "
-                          "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL, "
+                          "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL AND "
+                          "to_regprocedure('{0}.rate_take(bigint,bigint,bigint,bigint,bigint)') "
+                          "IS NOT NULL, "
                           "current_database()",
                           schema),
               by, out);
@@ -133,15 +170,14 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
     if (st.ec == make_error_code(errc::permission_denied))
         return Status::error(
             errc::permission_denied,
-            fmt::format(
-                "deadbolt keeps its fences in schema '{0}', which is missing or "
-                "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
-                "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
-                "this URL once and GRANT USAGE ON SCHEMA {0}, USAGE ON SEQUENCE "
-                "{0}.fences, SELECT, INSERT, UPDATE ON {0}.names, {0}.fenced, SELECT, INSERT, "
-                "UPDATE, DELETE ON {0}.permits TO {1} "
-                "(functions run for everyone)",
-                schema, user, st.detail, db));
+            fmt::format("deadbolt keeps its fences in schema '{0}', which is missing or "
+                        "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
+                        "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
+                        "this URL once and then: GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON "
+                        "SEQUENCE {0}.fences TO {1}; GRANT SELECT, INSERT, UPDATE ON {0}.names, "
+                        "{0}.fenced, {0}.buckets TO {1}; GRANT SELECT, INSERT, UPDATE, DELETE ON "
+                        "{0}.permits TO {1}; (functions run for everyone)",
+                        schema, user, st.detail, db));
     if (st.ec == make_error_code(errc::readonly))
         return Status::error(errc::readonly,
                              fmt::format("{}: locks need the primary; name it, or add "

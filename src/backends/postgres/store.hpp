@@ -25,6 +25,8 @@ class PgStore final : public SqlStore {
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
     Status force_unlock(const std::string& name, std::string& kind) override;
+    Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
+                     RateDecision& out) override;
     Status fenced_get(std::string_view key, FencedValue& out) override;
     Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                         std::string_view version, FencedResult& out) override;
