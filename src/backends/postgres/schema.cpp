@@ -130,6 +130,18 @@ BEGIN
   END IF;
   remaining := floor(t);
 END $$;
+CREATE TABLE IF NOT EXISTS {1}.latches (key bigint PRIMARY KEY, count bigint NOT NULL,
+  expires timestamptz NOT NULL);
+CREATE OR REPLACE FUNCTION {1}.latch_down(p_key bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE left_now bigint;
+BEGIN
+  UPDATE {1}.latches SET count = count - 1
+    WHERE key = p_key AND count > 0 AND expires > clock_timestamp() RETURNING count INTO left_now;
+  IF left_now IS DISTINCT FROM 0 THEN RETURN false; END IF;
+  DELETE FROM {1}.latches WHERE key = p_key;
+  PERFORM pg_notify('deadbolt_latch_' || p_key, '');
+  RETURN true;
+END $$;
 COMMIT;)",
                        kSetupKey, s);
 }
@@ -150,7 +162,7 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                           "bigint,boolean,boolean)') IS NOT NULL AND "
                           "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL AND "
                           "to_regprocedure('{0}.rate_take(bigint,bigint,bigint,bigint,bigint)') "
-                          "IS NOT NULL, "
+                          "IS NOT NULL AND to_regprocedure('{0}.latch_down(bigint)') IS NOT NULL, "
                           "current_database()",
                           schema),
               by, out);
@@ -176,7 +188,7 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                         "this URL once and then: GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON "
                         "SEQUENCE {0}.fences TO {1}; GRANT SELECT, INSERT, UPDATE ON {0}.names, "
                         "{0}.fenced, {0}.buckets TO {1}; GRANT SELECT, INSERT, UPDATE, DELETE ON "
-                        "{0}.permits TO {1}; (functions run for everyone)",
+                        "{0}.permits, {0}.latches TO {1}; (functions run for everyone)",
                         schema, user, st.detail, db));
     if (st.ec == make_error_code(errc::readonly))
         return Status::error(errc::readonly,

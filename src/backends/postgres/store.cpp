@@ -44,7 +44,8 @@ Status PgStore::supports(const LockSpec& spec) const {
 
 Status PgStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
-        primitive == "PermitExpirableSemaphore" || primitive == "RateLimiter")
+        primitive == "PermitExpirableSemaphore" || primitive == "RateLimiter" ||
+        primitive == "CountDownLatch")
         return {};
     return Status::error(errc::invalid_argument,
                          fmt::format("deadbolt's PostgreSQL backend does not offer {} yet (Mutex, "

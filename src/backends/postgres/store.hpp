@@ -2,7 +2,8 @@
 // (sql/store.hpp says how a session holds a lock; dialect.hpp the statements). What this adds:
 // which shapes PostgreSQL keeps, and what a client sees without holding: a lock's state from
 // pg_locks, the names in use, force-unlock, fenced values (admin.cpp, fenced.cpp); and a
-// Semaphore's permits, rows with an expiry (permit_claim.hpp, permits.cpp).
+// Semaphore's permits, rows with an expiry (permit_claim.hpp, permits.cpp); rate limiters'
+// buckets and latches, rows too (rate.cpp, latch.cpp).
 #pragma once
 
 #include <string>
@@ -25,6 +26,11 @@ class PgStore final : public SqlStore {
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;
     Status force_unlock(const std::string& name, std::string& kind) override;
+    Status latch_set(const std::string& name, std::int64_t count, std::chrono::milliseconds ttl,
+                     bool& set) override;
+    Status latch_count_down(const std::string& name, bool& opened) override;
+    Status latch_count(const std::string& name, std::int64_t& count) override;
+    bool latch_wait(const std::string& name, const AcquireOptions& how) override;
     Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
                      RateDecision& out) override;
     Status fenced_get(std::string_view key, FencedValue& out) override;

@@ -62,6 +62,9 @@ class SqlStore : public Store {
     /// Watches a holding's session from now until it is released or ends: when the server
     /// ends it, every holding is checked at once (on_doubt).
     void watch(const std::shared_ptr<SqlSession>& s);
+    /// Runs sql on a pooled session (status, list, fenced data, rows) by by (default: a
+    /// command timeout from now); a session whose statement failed is closed, not pooled.
+    Status run_once(const std::string& sql, std::vector<SqlRows>& out, Clock::time_point by = {});
     const SqlDialect& dialect() const { return *dialect_; }
     ClientImpl& client() { return client_; }
 
@@ -73,9 +76,6 @@ class SqlStore : public Store {
                            Clock::time_point by);
     /// The statement that records fresh (names not recorded by this client yet), ';'-ended.
     virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
-    /// Runs sql on a pooled session (status, list, fenced data) by by (default: a command
-    /// timeout from now); a session whose statement failed is closed, not pooled.
-    Status run_once(const std::string& sql, std::vector<SqlRows>& out, Clock::time_point by = {});
 
   private:
     // The watcher's loop: poll the watched idle sockets; one that speaks while nobody runs a

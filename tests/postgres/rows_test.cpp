@@ -1,8 +1,9 @@
-// A Semaphore on PostgreSQL, seen from the server: permits are rows of deadbolt.permits that
-// psql can read; waiters line up at the gate (an advisory lock) in arrival order, where only
-// the first listens and the rest run nothing but their wait; a waiter that gives up hands
-// the gate on at once; a holder whose process vanished gives its permit back at its TTL;
-// clients that disagree on the count are refused.
+// The primitives PostgreSQL keeps as rows, seen from the server. A Semaphore: permits are
+// rows of deadbolt.permits that psql can read; waiters line up at the gate (an advisory lock) in
+// arrival order, where only the first listens and the rest run nothing but their wait; a waiter
+// that gives up hands the gate on at once; a holder whose process vanished gives its permit back at
+// its TTL; clients that disagree on the count are refused. A CountDownLatch: waiters listen and run
+// nothing while they wait; the last count-down wakes them, and so does the latch's TTL.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -151,4 +152,48 @@ TEST(PgSemaphore, ClientsThatDisagreeOnThePermitCountAreRefused) {
     }
     EXPECT_TRUE(b.permit_semaphore("sem:agree", 3).try_acquire());
     held.release();
+}
+
+TEST(PgLatch, WaitersRunNothingUntilTheLastCountDownWakesThem) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto la = a.latch("latch:quiet");
+    ASSERT_TRUE(la.try_set_count(2));
+    std::vector<std::future<bool>> waiters;
+    for (int i = 0; i < 3; ++i)
+        waiters.push_back(
+            std::async(std::launch::async, [&] { return b.latch("latch:quiet").wait_for(30s); }));
+    // Each waiter's session listens, idle since its LISTEN: no statement while it waits.
+    auto listening = [&] {
+        std::string out;
+        pg.psql(
+            "SELECT count(*), max(state_change) FROM pg_stat_activity WHERE state = 'idle' "
+            "AND query LIKE 'LISTEN \"deadbolt_latch_%'",
+            &out);
+        return out;
+    };
+    ASSERT_TRUE(eventually([&] { return listening().starts_with("3|"); }));
+    auto first = listening();
+    std::this_thread::sleep_for(1s);
+    EXPECT_EQ(listening(), first) << "a waiter ran a statement while it waited";
+    EXPECT_FALSE(la.count_down());
+    for (auto& w : waiters) EXPECT_EQ(w.wait_for(200ms), std::future_status::timeout);
+    EXPECT_TRUE(la.count_down());
+    for (auto& w : waiters) EXPECT_TRUE(w.get());
+    std::string rows;
+    pg.psql("SELECT count(*) FROM deadbolt.latches WHERE key = deadbolt.key('latch:quiet')", &rows);
+    EXPECT_EQ(rows, "0\n");
+}
+
+TEST(PgLatch, ALatchOpensByItselfAtItsTtlAndWakesItsWaiters) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url());
+    auto l = c.latch("latch:ttl");
+    ASSERT_TRUE(l.try_set_count(5, 1s));
+    EXPECT_EQ(l.count(), 5);
+    auto t0 = Clock::now();
+    EXPECT_TRUE(l.wait_for(20s));
+    EXPECT_GE(Clock::now() - t0, 500ms);
+    EXPECT_EQ(l.count(), 0);
+    EXPECT_TRUE(l.try_set_count(1)) << "an expired latch is open, and may be set again";
 }
