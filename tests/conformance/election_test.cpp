@@ -13,7 +13,7 @@ namespace deadbolt::conformance {
 template <class B>
 class ElectionContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(ElectionContract, BackendsWithZk, BackendName);
+TYPED_TEST_SUITE(ElectionContract, BackendsWithPg, BackendName);
 
 TYPED_TEST(ElectionContract, OneLeaderAndItsValueAreSeenByAll) {
     auto n = this->name("svc");

@@ -3,7 +3,9 @@
 // arrival order, where only the first listens and the rest run nothing but their wait; a waiter
 // that gives up hands the gate on at once; a holder whose process vanished gives its permit back at
 // its TTL; clients that disagree on the count are refused. A CountDownLatch: waiters listen and run
-// nothing while they wait; the last count-down wakes them, and so does the latch's TTL.
+// nothing while they wait; the last count-down wakes them, and so does the latch's TTL. A
+// LeaderElection: psql reads the leader's row; a leader ended from the server's side with
+// nobody to succeed it wakes its observers at its TTL, and a successor at once.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -196,4 +198,36 @@ TEST(PgLatch, ALatchOpensByItselfAtItsTtlAndWakesItsWaiters) {
     EXPECT_GE(Clock::now() - t0, 500ms);
     EXPECT_EQ(l.count(), 0);
     EXPECT_TRUE(l.try_set_count(1)) << "an expired latch is open, and may be set again";
+}
+
+TEST(PgElection, PsqlReadsTheLeaderAndAnEndedLeaderWakesItsObservers) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto ea = a.election("elect:ended", {.ttl = 2s});
+    auto term = ea.campaign("10.0.0.1:80").fence();
+    std::string out;
+    pg.psql(
+        "SELECT convert_from(value, 'UTF8'), term FROM deadbolt.leaders WHERE key = "
+        "deadbolt.key('elect:ended')",
+        &out);
+    EXPECT_EQ(out, "10.0.0.1:80|" + std::to_string(term) + "\n");
+    auto eb = b.election("elect:ended");
+    auto seen = eb.leader();
+    ASSERT_TRUE(seen.elected);
+    // The leader's session is ended by an operator: nothing is announced, and no candidate
+    // waits; the observer wakes at the leader's TTL and sees nobody leading.
+    auto deadline = Clock::now() + 20s;
+    auto observed =
+        std::async(std::launch::async, [&] { return eb.observe(seen, {.deadline = deadline}); });
+    std::this_thread::sleep_for(200ms);
+    pg.psql(
+        "SELECT pg_terminate_backend(pid) FROM deadbolt.leaders WHERE key = "
+        "deadbolt.key('elect:ended')");
+    auto now = observed.get();
+    EXPECT_LT(Clock::now(), deadline);
+    EXPECT_FALSE(now.elected);
+    // A candidate that waits gets the term at once, with a higher term.
+    auto& mine = eb.campaign("10.0.0.2:80", {.deadline = Clock::now() + 10s});
+    EXPECT_GT(mine.fence(), term);
+    EXPECT_EQ(a.election("elect:ended").leader().value, "10.0.0.2:80");
 }

@@ -142,6 +142,33 @@ BEGIN
   PERFORM pg_notify('deadbolt_latch_' || p_key, '');
   RETURN true;
 END $$;
+CREATE TABLE IF NOT EXISTS {1}.leaders (key bigint PRIMARY KEY, term bigint NOT NULL,
+  value bytea NOT NULL, pid integer NOT NULL, ttl_ms bigint NOT NULL);
+CREATE OR REPLACE FUNCTION {1}.lead(p_key bigint, p_term bigint, p_value bytea,
+  p_ttl_ms bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO {1}.leaders VALUES (p_key, p_term, p_value, pg_backend_pid(), p_ttl_ms)
+    ON CONFLICT (key) DO UPDATE SET term = EXCLUDED.term, value = EXCLUDED.value,
+    pid = EXCLUDED.pid, ttl_ms = EXCLUDED.ttl_ms;
+  PERFORM pg_notify('deadbolt_leader_' || p_key, '');
+END $$;
+CREATE OR REPLACE FUNCTION {1}.proclaim(p_key bigint, p_term bigint, p_value bytea)
+  RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE n integer;
+BEGIN
+  UPDATE {1}.leaders l SET value = p_value WHERE l.key = p_key AND l.term = p_term AND
+    EXISTS (SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted AND
+    k.objsubid = 1 AND (k.classid::bigint << 32 | k.objid::bigint) = p_key AND k.pid = l.pid);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF n > 0 THEN PERFORM pg_notify('deadbolt_leader_' || p_key, ''); END IF;
+  RETURN n > 0;
+END $$;
+CREATE OR REPLACE FUNCTION {1}.resign(p_key bigint, p_term bigint) RETURNS void
+  LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM {1}.leaders WHERE key = p_key AND term = p_term;
+  PERFORM pg_notify('deadbolt_leader_' || p_key, '');
+END $$;
 COMMIT;)",
                        kSetupKey, s);
 }
@@ -162,7 +189,8 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                           "bigint,boolean,boolean)') IS NOT NULL AND "
                           "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL AND "
                           "to_regprocedure('{0}.rate_take(bigint,bigint,bigint,bigint,bigint)') "
-                          "IS NOT NULL AND to_regprocedure('{0}.latch_down(bigint)') IS NOT NULL, "
+                          "IS NOT NULL AND to_regprocedure('{0}.latch_down(bigint)') IS NOT NULL "
+                          "AND to_regprocedure('{0}.resign(bigint,bigint)') IS NOT NULL, "
                           "current_database()",
                           schema),
               by, out);
@@ -188,7 +216,8 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                         "this URL once and then: GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON "
                         "SEQUENCE {0}.fences TO {1}; GRANT SELECT, INSERT, UPDATE ON {0}.names, "
                         "{0}.fenced, {0}.buckets TO {1}; GRANT SELECT, INSERT, UPDATE, DELETE ON "
-                        "{0}.permits, {0}.latches TO {1}; (functions run for everyone)",
+                        "{0}.permits, {0}.latches, {0}.leaders TO {1}; (functions run for "
+                        "everyone)",
                         schema, user, st.detail, db));
     if (st.ec == make_error_code(errc::readonly))
         return Status::error(errc::readonly,

@@ -26,6 +26,7 @@ Status PgStore::supports(const LockSpec& spec) const {
         case Shape::read:
         case Shape::multi:
         case Shape::permits:
+        case Shape::leader:
             break;
         default:
             return Status::error(

@@ -3,10 +3,14 @@
 // which shapes PostgreSQL keeps, and what a client sees without holding: a lock's state from
 // pg_locks, the names in use, force-unlock, fenced values (admin.cpp, fenced.cpp); and a
 // Semaphore's permits, rows with an expiry (permit_claim.hpp, permits.cpp); rate limiters'
-// buckets and latches, rows too (rate.cpp, latch.cpp).
+// buckets and latches, rows too (rate.cpp, latch.cpp); an election's leader, a lock and a row
+// (election.cpp).
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/postgres/dialect.hpp"
@@ -31,6 +35,13 @@ class PgStore final : public SqlStore {
     Status latch_count_down(const std::string& name, bool& opened) override;
     Status latch_count(const std::string& name, std::int64_t& count) override;
     bool latch_wait(const std::string& name, const AcquireOptions& how) override;
+    Status on_grant(SqlSession& s, const LockSpec& spec, const std::string& token,
+                    std::uint64_t fence, std::chrono::milliseconds keep,
+                    std::string& farewell) override;
+    Status proclaim(const std::string& name, const std::string& token, std::string_view value,
+                    bool& ours) override;
+    Status leader(const std::string& name, Leader& out) override;
+    Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how) override;
     Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
                      RateDecision& out) override;
     Status fenced_get(std::string_view key, FencedValue& out) override;
@@ -51,6 +62,8 @@ class PgStore final : public SqlStore {
   private:
     const std::string& schema() const { return schema_; }
     const std::string schema_;
+    std::mutex terms_m_;
+    std::map<std::string, std::pair<std::string, std::uint64_t>> terms_;  // name: token, term
 };
 
 }  // namespace deadbolt::detail

@@ -50,8 +50,9 @@ void SqlClaim::drop_session() noexcept {
     store_.give_back(std::move(s));
 }
 
-void SqlClaim::hand_over(const std::string& token) {
-    places_[token] = std::make_shared<SqlHolding>(std::move(session_), keys_, shared_);
+void SqlClaim::hand_over(const std::string& token, std::string farewell) {
+    places_[token] =
+        std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell));
     session_.reset();
     held_ = 0;
 }
@@ -89,11 +90,17 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
         a.pttl = std::chrono::milliseconds(-1);  // the server wakes us; no expiry to wait for
         return;
     }
-    a.acquired = true;
     f.fence = shared_ ? 0 : std::stoull(row.at(0, 0));
     if (spec_.shape == Shape::multi) f.each.assign(spec_.names.size(), f.fence);
+    std::string farewell;
+    if (a.status = store_.on_grant(*s, spec_, token, f.fence, keep, farewell); !a.status.ok()) {
+        s->close();  // the grant goes with the session: an attempt that failed took nothing
+        hand_over(token);
+        return;
+    }
+    a.acquired = true;
     store_.watch(s);
-    hand_over(token);
+    hand_over(token, std::move(farewell));
 }
 
 void SqlClaim::wait(Clock::time_point until) {

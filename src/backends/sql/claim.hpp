@@ -44,7 +44,7 @@ class SqlClaim final : public Claim {
 
   private:
     // The session leaves the claim: into a holding for token (granted, or unknown).
-    void hand_over(const std::string& token);
+    void hand_over(const std::string& token, std::string farewell = {});
     // The session goes back to the pool when it holds nothing, else it is closed.
     void drop_session() noexcept;
 

@@ -14,11 +14,13 @@
 namespace deadbolt::detail {
 
 struct SqlHolding final : Holding {
-    SqlHolding(std::shared_ptr<SqlSession> s, std::vector<std::string> k, bool sh)
-        : keys(std::move(k)), shared(sh), session_(std::move(s)) {}
+    SqlHolding(std::shared_ptr<SqlSession> s, std::vector<std::string> k, bool sh,
+               std::string bye = {})
+        : keys(std::move(k)), shared(sh), farewell(std::move(bye)), session_(std::move(s)) {}
 
     const std::vector<std::string> keys;  // held on the session, in the order taken
     const bool shared = false;            // a shared lock (an RWLock's reader)
+    const std::string farewell;           // ';'-ended statements a release runs first
 
     /// The session, while the holding has it (null once released or found dead).
     std::shared_ptr<SqlSession> session() const {

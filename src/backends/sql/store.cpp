@@ -210,9 +210,9 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         }
         std::unique_lock lock(s->m);
         std::vector<SqlRows> rows;
-        auto st = s->run(dialect_->give_back(held.keys, held.shared), by, rows);
+        auto st = s->run(held.farewell + dialect_->give_back(held.keys, held.shared), by, rows);
         auto v = verdict_of(st);
-        if (st.ok() && rows.front().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
+        if (st.ok() && rows.back().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
         if (v.is != Verdict::Is::yes) s->close();  // whatever it held goes with the session
         lock.unlock();
         if (v.is == Verdict::Is::yes) give_back(std::move(s));
@@ -243,6 +243,13 @@ std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::
         out.push_back(std::move(v));
     }
     return out;
+}
+
+Status SqlStore::on_grant(SqlSession& /*s*/, const LockSpec& /*spec*/, const std::string& /*token*/,
+                          std::uint64_t /*fence*/, std::chrono::milliseconds /*keep*/,
+                          std::string& farewell) {
+    farewell.clear();
+    return {};
 }
 
 Verdict SqlStore::on_row(RowOp /*op*/, const SqlRow& /*row*/, std::chrono::milliseconds /*keep*/,

@@ -59,6 +59,12 @@ class SqlStore : public Store {
     /// them ("" after); noted() once it ran.
     std::string naming(const std::vector<std::string>& names);
     void noted(const std::vector<std::string>& names);
+    /// What the engine does on the session s (m held) right after it granted spec to token
+    /// with fence, before the grant is reported: an election's leader publishes its value.
+    /// farewell: the statements a release of the holding runs first. Default: nothing.
+    virtual Status on_grant(SqlSession& s, const LockSpec& spec, const std::string& token,
+                            std::uint64_t fence, std::chrono::milliseconds keep,
+                            std::string& farewell);
     /// Watches a holding's session from now until it is released or ends: when the server
     /// ends it, every holding is checked at once (on_doubt).
     void watch(const std::shared_ptr<SqlSession>& s);
