@@ -13,7 +13,7 @@ namespace deadbolt::conformance {
 template <class B>
 class ReentrantContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(ReentrantContract, BackendsWithZk, BackendName);
+TYPED_TEST_SUITE(ReentrantContract, BackendsWithPg, BackendName);
 
 TYPED_TEST(ReentrantContract, AnOwnerReentersAndOthersWaitForTheLastRelease) {
     auto n = this->name("job");

@@ -5,7 +5,9 @@
 // its TTL; clients that disagree on the count are refused. A CountDownLatch: waiters listen and run
 // nothing while they wait; the last count-down wakes them, and so does the latch's TTL. A
 // LeaderElection: psql reads the leader's row; a leader ended from the server's side with
-// nobody to succeed it wakes its observers at its TTL, and a successor at once.
+// nobody to succeed it wakes its observers at its TTL, and a successor at once. A
+// ReentrantMutex: its row counts the owner's holds, and the owner re-enters past a waiter
+// that stands at the gate.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -133,7 +135,7 @@ TEST(PgSemaphore, APermitOfAVanishedProcessComesBackAtItsTtl) {
     auto c = Client::connect(pg.url());
     // A permit held by no live client: its row, as a killed holder leaves it.
     pg.psql("INSERT INTO deadbolt.permits VALUES (deadbolt.key('" + name +
-            "'), 'gone', clock_timestamp() + interval '1 second', 1)");
+            "'), 'gone', clock_timestamp() + interval '1 second', 1, 1, 0)");
     auto sem = c.permit_semaphore(name, 1);
     EXPECT_FALSE(sem.try_acquire());
     auto got = sem.acquire({.deadline = Clock::now() + 15s});
@@ -230,4 +232,25 @@ TEST(PgElection, PsqlReadsTheLeaderAndAnEndedLeaderWakesItsObservers) {
     auto& mine = eb.campaign("10.0.0.2:80", {.deadline = Clock::now() + 10s});
     EXPECT_GT(mine.fence(), term);
     EXPECT_EQ(a.election("elect:ended").leader().value, "10.0.0.2:80");
+}
+
+TEST(PgReentrant, TheOwnerReentersPastAWaiterAtTheGate) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto mine = a.reentrant_mutex("reentrant:gate", {.ttl = 60s}, "owner-a");
+    auto theirs = b.reentrant_mutex("reentrant:gate", {}, "owner-b");
+    mine.lock();
+    auto waiter = std::async(std::launch::async, [&] { return theirs.try_lock_for(20s); });
+    ASSERT_TRUE(eventually([&] { return line_of(pg, "reentrant:gate").listening == 1; }));
+    // The waiter holds the gate; the owner's second lock must not wait for it.
+    EXPECT_TRUE(mine.try_lock());
+    std::string holds;
+    pg.psql("SELECT holds FROM deadbolt.permits WHERE key = deadbolt.key('reentrant:gate')",
+            &holds);
+    EXPECT_EQ(holds, "2\n");
+    mine.unlock();
+    EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << "one hold is left";
+    mine.unlock();
+    EXPECT_TRUE(waiter.get());
+    theirs.unlock();
 }

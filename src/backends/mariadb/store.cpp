@@ -9,13 +9,39 @@
 namespace deadbolt::detail {
 namespace {
 
-constexpr const char* kNoSemaphore =
-    "deadbolt offers no Semaphore on MariaDB: a waiter must wake when any of its permits frees, "
-    "and MariaDB can wake a waiter only from one named lock's queue (no LISTEN/NOTIFY), so it "
-    "would have to poll or hold a connection per permit: use a Semaphore on PostgreSQL, Redis, "
-    "etcd or ZooKeeper";
-constexpr const char* kBuilt =
-    "(Mutex, FairMutex and MultiLock are built): use it on Redis, etcd or ZooKeeper";
+// What MariaDB cannot keep, and why: a waiter can be woken only from the queue of one named
+// lock (GET_LOCK), never by a change announced to it (no LISTEN/NOTIFY).
+Status refused(std::string_view primitive) {
+    std::string why;
+    if (primitive == "Semaphore" || primitive == "PermitExpirableSemaphore")
+        why =
+            "a waiter must wake when any of N permits frees, and one GET_LOCK waits for one "
+            "name: it would take a connection per permit or polling";
+    else if (primitive == "RWLock")
+        return Status::error(errc::invalid_argument,
+                             "MariaDB's GET_LOCK has no shared mode, so deadbolt offers no "
+                             "RWLock on it: use a Mutex, or an RWLock on PostgreSQL, Redis, "
+                             "etcd or ZooKeeper");
+    else if (primitive == "ReentrantMutex")
+        why =
+            "a GET_LOCK belongs to the connection that took it, while a ReentrantMutex's "
+            "owner may hold it from several clients; kept in a table instead, its release "
+            "could wake nobody";
+    else if (primitive == "LeaderElection")
+        why = "observers must wake when the leader changes, which MariaDB cannot announce";
+    else if (primitive == "CountDownLatch")
+        why =
+            "waiters must wake when the count reaches zero, which MariaDB cannot announce, and "
+            "no lock's queue can stand for it (nobody holds a latch)";
+    else
+        why = "it is not built";
+    return Status::error(
+        errc::invalid_argument,
+        fmt::format("deadbolt offers no {} on MariaDB: {} (MariaDB wakes a waiter only from one "
+                    "named lock's queue; it has no LISTEN/NOTIFY). Use it on PostgreSQL, Redis, "
+                    "etcd or ZooKeeper",
+                    primitive, why));
+}
 
 }  // namespace
 
@@ -36,18 +62,15 @@ Status MyStore::supports(const LockSpec& spec) const {
         case Shape::fair:
         case Shape::multi:
             break;
-        case Shape::permits:
-            return Status::error(errc::invalid_argument, kNoSemaphore);
         case Shape::read:
         case Shape::write:
-            return Status::error(errc::invalid_argument,
-                                 "MariaDB's GET_LOCK has no shared mode, so deadbolt offers no "
-                                 "RWLock on it: use a Mutex, or an RWLock on PostgreSQL, Redis, "
-                                 "etcd or ZooKeeper");
-        default:
-            return Status::error(errc::invalid_argument,
-                                 fmt::format("deadbolt's MariaDB backend does not offer {} yet {}",
-                                             primitive_of(spec.shape), kBuilt));
+            return refused("RWLock");
+        case Shape::reentrant:
+            return refused("ReentrantMutex");
+        case Shape::permits:
+            return refused("Semaphore");
+        case Shape::leader:
+            return refused("LeaderElection");
     }
     if (spec.options.lock_delay.count() > 0)
         return Status::error(errc::invalid_argument,
@@ -65,11 +88,7 @@ Status MyStore::supports(const LockSpec& spec) const {
 Status MyStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "RateLimiter")
         return {};
-    if (primitive == "Semaphore" || primitive == "PermitExpirableSemaphore")
-        return Status::error(errc::invalid_argument, kNoSemaphore);
-    return Status::error(
-        errc::invalid_argument,
-        fmt::format("deadbolt's MariaDB backend does not offer {} yet {}", primitive, kBuilt));
+    return refused(primitive);
 }
 
 std::string MyStore::record_names(const std::vector<std::string>& fresh) const {

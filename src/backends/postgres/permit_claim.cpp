@@ -16,11 +16,16 @@ PgPermitClaim::PgPermitClaim(SqlStore& store, const LockSpec& spec, std::string 
       spec_(spec),
       schema_(std::move(schema)),
       key_(std::to_string(advisory_key(spec.name))),
+      permits_(spec.shape == Shape::reentrant ? 1 : spec.permits),
+      // An owner's live holding, wherever it was taken, is re-entered; a leftover of this
+      // client's default owner (a lost reply's grant) is a new holding instead.
+      reenter_(spec.shape == Shape::reentrant && !spec.leftover_is_new),
       cancel_(std::move(cancel)),
       wake_(cancel_) {
     // No line of this process's threads: a holder of a permit must not keep others of its
-    // process from the next; each waits at the gate in the server's queue.
-    traits_.abandons = true;      // a row an attempt whose answer was lost made goes
+    // process from the next; each waits at the gate in the server's queue. A waiter leaves
+    // nothing to abandon: a row is made only by a grant, and the gate goes with the claim.
+    // (A release by a reentrant owner's token would take a hold of its holding elsewhere.)
     traits_.expiry_wakes = true;  // the gate's queue and the LISTEN wake; a row's expiry is pttl
 }
 
@@ -64,10 +69,11 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     std::string sql = s->idle_timeout != keep ? store_.dialect().keep(keep) : std::string();
     sql += store_.naming({spec_.name});
     if (listen) sql += fmt::format("LISTEN \"deadbolt_{}\";", key_);
-    // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15).
-    sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {})", schema_, key_,
-                       spec_.permits, bytea_literal(token), keep.count(), at_gate_,
-                       spec_.permits == 1);
+    // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15). A
+    // re-entry answers its holding's fence.
+    sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {}, {})", schema_, key_,
+                       permits_, bytea_literal(token), keep.count(), at_gate_, permits_ == 1,
+                       reenter_);
     std::vector<SqlRows> out;
     a.status = s->run(sql, store_.deadline(), out);
     if (!a.status.ok()) {

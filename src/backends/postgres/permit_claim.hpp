@@ -5,6 +5,9 @@
 // rows, takes one when fewer than N are live, and otherwise listens: a release notifies it
 // (release_permit), and the earliest row's expiry is its own deadline. So waiters are served
 // first come, first served, and none of them but the first runs a statement while it waits.
+// A ReentrantMutex is a semaphore of one permit whose row counts its owner's holds: the
+// owner's next lock takes one hold more without the gate (where a waiter may stand for the
+// owner's release), and the last release deletes the row.
 #pragma once
 
 #include <memory>
@@ -51,6 +54,8 @@ class PgPermitClaim final : public Claim {
     const LockSpec spec_;
     const std::string schema_;
     const std::string key_;  // the semaphore's advisory key: the gate's, and its rows'
+    const int permits_;      // a ReentrantMutex's: 1
+    const bool reenter_;     // a ReentrantMutex's owner takes one hold more of its holding
     std::stop_token cancel_;
     ClaimTraits traits_;
     std::shared_ptr<PgConn> session_;  // the one the attempts and waits run on

@@ -30,7 +30,7 @@ std::string releasing(const std::string& schema, const std::string& key, std::st
 }  // namespace
 
 std::unique_ptr<Claim> PgStore::open(const LockSpec& spec, std::stop_token cancel) {
-    if (spec.shape == Shape::permits)
+    if (spec.shape == Shape::permits || spec.shape == Shape::reentrant)
         return std::make_unique<PgPermitClaim>(*this, spec, schema_, std::move(cancel));
     return SqlStore::open(spec, std::move(cancel));
 }

@@ -59,41 +59,56 @@ BEGIN
   END LOOP;
 END $$;
 CREATE TABLE IF NOT EXISTS {1}.permits (key bigint NOT NULL, id bytea NOT NULL,
-  expires timestamptz NOT NULL, permits integer NOT NULL, PRIMARY KEY (key, id));
+  expires timestamptz NOT NULL, permits integer NOT NULL, holds integer NOT NULL,
+  fence bigint NOT NULL, PRIMARY KEY (key, id));
 CREATE OR REPLACE FUNCTION {1}.take_permit(p_key bigint, p_permits integer, p_id bytea,
-  p_ttl_ms bigint, p_at_gate boolean, p_fenced boolean,
-  OUT fence bigint, OUT wait_ms bigint, OUT at_gate boolean) LANGUAGE plpgsql AS $$
+  p_ttl_ms bigint, p_at_gate boolean, p_fenced boolean, p_reenter boolean,
+  OUT o_fence bigint, OUT o_wait_ms bigint, OUT o_at_gate boolean) LANGUAGE plpgsql AS $$
 DECLARE used integer; first timestamptz; agreed integer;
+  until timestamptz := clock_timestamp() + p_ttl_ms * interval '1 millisecond';
 BEGIN
-  at_gate := p_at_gate OR pg_try_advisory_lock(p_key);
-  IF NOT at_gate THEN RETURN; END IF;
-  DELETE FROM {1}.permits WHERE key = p_key AND expires <= clock_timestamp();
-  SELECT count(*), min(expires), min(permits) INTO used, first, agreed FROM {1}.permits
-    WHERE key = p_key;
+  o_at_gate := p_at_gate;
+  -- A reentrant owner's live holding takes one hold more, whoever waits at the gate.
+  IF p_reenter THEN
+    UPDATE {1}.permits p SET holds = p.holds + 1, expires = greatest(p.expires, until)
+      WHERE p.key = p_key AND p.id = p_id AND p.expires > clock_timestamp()
+      RETURNING p.fence INTO o_fence;
+    IF FOUND THEN RETURN; END IF;
+  END IF;
+  o_at_gate := o_at_gate OR pg_try_advisory_lock(p_key);
+  IF NOT o_at_gate THEN RETURN; END IF;
+  -- Expired rows go, and a row of our own id: a new holding does not count an old one.
+  DELETE FROM {1}.permits p WHERE p.key = p_key AND
+    (p.expires <= clock_timestamp() OR p.id = p_id);
+  SELECT count(*), min(p.expires), min(p.permits) INTO used, first, agreed
+    FROM {1}.permits p WHERE p.key = p_key;
   IF agreed <> p_permits THEN
     PERFORM pg_advisory_unlock(p_key);
     RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('the semaphore has %s permits '
       'but this client asked for %s: every user of a name must agree', agreed, p_permits);
   END IF;
   IF used >= p_permits THEN
-    wait_ms := greatest(0, ceil(extract(epoch FROM first - clock_timestamp()) * 1000));
+    o_wait_ms := greatest(0, ceil(extract(epoch FROM first - clock_timestamp()) * 1000));
     RETURN;
   END IF;
-  INSERT INTO {1}.permits VALUES (p_key, p_id,
-    clock_timestamp() + p_ttl_ms * interval '1 millisecond', p_permits)
-    ON CONFLICT (key, id) DO UPDATE SET expires = EXCLUDED.expires;
-  fence := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  o_fence := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  INSERT INTO {1}.permits VALUES (p_key, p_id, until, p_permits, 1, o_fence);
   PERFORM pg_advisory_unlock(p_key);
-  at_gate := false;
+  o_at_gate := false;
 END $$;
 CREATE OR REPLACE FUNCTION {1}.release_permit(p_key bigint, p_id bytea) RETURNS boolean
   LANGUAGE plpgsql AS $$
-DECLARE n integer;
+DECLARE left_now integer;
 BEGIN
-  DELETE FROM {1}.permits WHERE key = p_key AND id = p_id AND expires > clock_timestamp();
-  GET DIAGNOSTICS n = ROW_COUNT;
-  IF n > 0 THEN PERFORM pg_notify('deadbolt_' || p_key, ''); END IF;
-  RETURN n > 0;
+  UPDATE {1}.permits p SET holds = p.holds - 1
+    WHERE p.key = p_key AND p.id = p_id AND p.expires > clock_timestamp()
+    RETURNING p.holds INTO left_now;
+  IF NOT FOUND THEN RETURN false; END IF;
+  IF left_now <= 0 THEN
+    DELETE FROM {1}.permits p WHERE p.key = p_key AND p.id = p_id;
+    PERFORM pg_notify('deadbolt_' || p_key, '');
+  END IF;
+  RETURN true;
 END $$;
 CREATE TABLE IF NOT EXISTS {1}.buckets (key bigint PRIMARY KEY, tokens float8 NOT NULL,
   ts timestamptz NOT NULL, rate bigint NOT NULL, per_ms bigint NOT NULL, burst bigint NOT NULL);
@@ -186,7 +201,7 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
                           "to_regprocedure('{0}.try_locks(bigint[],boolean)') IS NOT NULL AND "
                           "to_regprocedure('{0}.fenced_write(bytea,bytea,bigint,bigint)') "
                           "IS NOT NULL AND to_regprocedure('{0}.take_permit(bigint,integer,bytea,"
-                          "bigint,boolean,boolean)') IS NOT NULL AND "
+                          "bigint,boolean,boolean,boolean)') IS NOT NULL AND "
                           "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL AND "
                           "to_regprocedure('{0}.rate_take(bigint,bigint,bigint,bigint,bigint)') "
                           "IS NOT NULL AND to_regprocedure('{0}.latch_down(bigint)') IS NOT NULL "
