@@ -91,6 +91,21 @@ TEST(PgFaults, TheDocumentedFencedUpdateOfAUsersRowRefusesAStaleHolder) {
     proxy.stall_replies(false);
 }
 
+TEST(PgSchema, ASchemaOfAnotherLayoutIsMadeAgain) {
+    auto& pg = PgServer::shared();
+    Client::connect(pg.url());
+    // What an older deadbolt left: a function with another body, and no marker of this
+    // layout.
+    ASSERT_EQ(pg.psql("DROP FUNCTION deadbolt.layout_2(); CREATE OR REPLACE FUNCTION "
+                      "deadbolt.release_permit(p_key bigint, p_id bytea) RETURNS boolean "
+                      "LANGUAGE sql AS $$ SELECT false $$"),
+              0);
+    auto c = Client::connect(pg.url());
+    auto sem = c.permit_semaphore("layout:sem", 1);
+    auto p = sem.acquire();
+    EXPECT_TRUE(sem.release(p.token())) << "release_permit kept the old body";
+}
+
 TEST(PgBadInput, WrongPasswordMissingDatabaseAndBadUrlsSayWhatIsWrong) {
     auto& pg = PgServer::shared();
     auto port = std::to_string(pg.port());

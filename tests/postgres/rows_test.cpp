@@ -9,7 +9,9 @@
 // ReentrantMutex: its row counts the owner's holds, and the owner re-enters past a waiter
 // that stands at the gate.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <future>
 #include <mutex>
@@ -253,4 +255,64 @@ TEST(PgReentrant, TheOwnerReentersPastAWaiterAtTheGate) {
     mine.unlock();
     EXPECT_TRUE(waiter.get());
     theirs.unlock();
+}
+
+TEST(PgRows, StatusAndListSeeSemaphoresReentrantLocksAndLeaders) {
+    auto& pg = PgServer::shared();
+    auto c = Client::connect(pg.url()), other = Client::connect(pg.url());
+    auto p1 = c.permit_semaphore("status:sem", 3, {.ttl = 20s}).acquire();
+    auto p2 = other.permit_semaphore("status:sem", 3, {.ttl = 20s}).acquire();
+    auto sem = other.status("status:sem");
+    EXPECT_EQ(sem.kind, "semaphore");
+    EXPECT_EQ(sem.permits, 3);
+    EXPECT_EQ(sem.holders, 2);
+    ASSERT_EQ(sem.held_by.size(), 2u);
+    EXPECT_EQ(sem.held_by[0].pid, static_cast<int>(::getpid()));
+    EXPECT_GT(sem.ttl, 10s);
+    auto re = c.reentrant_mutex("status:re", {}, "owner-s");
+    re.lock();
+    re.lock();
+    auto rs = other.status("status:re");
+    EXPECT_EQ(rs.kind, "reentrant");
+    EXPECT_EQ(rs.holders, 1);
+    EXPECT_EQ(rs.last_fence, re.lease().fence());
+    auto e = c.election("status:lead");
+    auto term = e.campaign("10.0.0.9:80").fence();
+    auto ls = other.status("status:lead");
+    EXPECT_EQ(ls.kind, "leader");
+    EXPECT_EQ(ls.value, "10.0.0.9:80");
+    EXPECT_EQ(ls.last_fence, term);
+    std::vector<std::string> names;
+    for (const auto& l : other.list("status:*")) names.push_back(l.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"status:lead", "status:re", "status:sem"}));
+    re.unlock();
+    re.unlock();
+}
+
+TEST(PgSemaphore, ManyTakersAtOnceNeverHoldMoreThanN) {
+    auto& pg = PgServer::shared();
+    // The gate hands over to the next taker while the last one's insert may not be
+    // committed yet: the count must still see it.
+    std::atomic<int> holding{0}, peak{0}, taken{0};
+    std::vector<std::thread> takers;
+    auto until = Clock::now() + 3s;
+    for (int i = 0; i < 8; ++i)
+        takers.emplace_back([&] {
+            auto c = Client::connect(pg.url());
+            auto sem = c.permit_semaphore("sem:race", 2);
+            while (Clock::now() < until) {
+                auto p = sem.acquire({.deadline = Clock::now() + 10s});
+                int now = ++holding;
+                for (int seen = peak.load();
+                     now > seen && !peak.compare_exchange_weak(seen, now);) {
+                }
+                ++taken;
+                std::this_thread::sleep_for(2ms);
+                --holding;
+                p.release();
+            }
+        });
+    for (auto& t : takers) t.join();
+    EXPECT_LE(peak.load(), 2) << "of " << taken.load() << " permits taken";
+    EXPECT_GT(taken.load(), 50);
 }

@@ -272,10 +272,10 @@ bool known_lock(const std::string& k) {
     if (backend.empty() || backend == "sentinel" || backend == "cluster" || backend == "etcd")
         return true;
     if (backend == "zk") return true;
-    // Databases keep Mutex, FairMutex, MultiLock; PostgreSQL RWLock too.
-    if (backend == "pg" || backend == "mariadb")
-        return p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-multi" ||
-               (p == "deadbolt-write" && backend == "pg");
+    // PostgreSQL keeps every primitive; MariaDB Mutex, FairMutex and MultiLock.
+    if (backend == "pg") return true;
+    if (backend == "mariadb")
+        return p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-multi";
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }

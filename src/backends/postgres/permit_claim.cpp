@@ -16,7 +16,7 @@ PgPermitClaim::PgPermitClaim(SqlStore& store, const LockSpec& spec, std::string 
       spec_(spec),
       schema_(std::move(schema)),
       key_(std::to_string(advisory_key(spec.name))),
-      permits_(spec.shape == Shape::reentrant ? 1 : spec.permits),
+      permits_(spec.shape == Shape::reentrant ? 0 : spec.permits),
       // An owner's live holding, wherever it was taken, is re-entered; a leftover of this
       // client's default owner (a lost reply's grant) is a new holding instead.
       reenter_(spec.shape == Shape::reentrant && !spec.leftover_is_new),
@@ -72,7 +72,7 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15). A
     // re-entry answers its holding's fence.
     sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {}, {})", schema_, key_,
-                       permits_, bytea_literal(token), keep.count(), at_gate_, permits_ == 1,
+                       permits_, bytea_literal(token), keep.count(), at_gate_, permits_ <= 1,
                        reenter_);
     std::vector<SqlRows> out;
     a.status = s->run(sql, store_.deadline(), out);

@@ -54,7 +54,7 @@ class PgPermitClaim final : public Claim {
     const LockSpec spec_;
     const std::string schema_;
     const std::string key_;  // the semaphore's advisory key: the gate's, and its rows'
-    const int permits_;      // a ReentrantMutex's: 1
+    const int permits_;      // 0: a ReentrantMutex's row (one holder at a time)
     const bool reenter_;     // a ReentrantMutex's owner takes one hold more of its holding
     std::stop_token cancel_;
     ClaimTraits traits_;

@@ -11,6 +11,11 @@ namespace {
 // EXISTS alone can still collide): advisory_key("deadbolt schema setup").
 constexpr std::int64_t kSetupKey = 0x6465616462736574;  // "deadbset"
 
+// The layout of the schema's objects: a schema made by a deadbolt whose layout differs is
+// made again (CREATE OR REPLACE, IF NOT EXISTS), so a function's new body reaches it. Bump
+// it with every change to what creation() makes.
+constexpr int kLayout = 2;
+
 std::string creation(const std::string& s) {
     return fmt::format(R"(BEGIN;
 SELECT pg_advisory_xact_lock({0});
@@ -65,6 +70,7 @@ CREATE OR REPLACE FUNCTION {1}.take_permit(p_key bigint, p_permits integer, p_id
   p_ttl_ms bigint, p_at_gate boolean, p_fenced boolean, p_reenter boolean,
   OUT o_fence bigint, OUT o_wait_ms bigint, OUT o_at_gate boolean) LANGUAGE plpgsql AS $$
 DECLARE used integer; first timestamptz; agreed integer;
+  capacity integer := greatest(p_permits, 1);
   until timestamptz := clock_timestamp() + p_ttl_ms * interval '1 millisecond';
 BEGIN
   o_at_gate := p_at_gate;
@@ -77,17 +83,27 @@ BEGIN
   END IF;
   o_at_gate := o_at_gate OR pg_try_advisory_lock(p_key);
   IF NOT o_at_gate THEN RETURN; END IF;
+  -- The gate (a session lock) is left below before this transaction commits: the next
+  -- holder, let in then, must not count before our row is visible. This transaction lock
+  -- (on the key's halves: another lock space than the gate's) is held until commit.
+  PERFORM pg_advisory_xact_lock((p_key >> 32)::integer,
+    ((p_key & 4294967295) - 2147483648)::integer);
   -- Expired rows go, and a row of our own id: a new holding does not count an old one.
   DELETE FROM {1}.permits p WHERE p.key = p_key AND
     (p.expires <= clock_timestamp() OR p.id = p_id);
   SELECT count(*), min(p.expires), min(p.permits) INTO used, first, agreed
     FROM {1}.permits p WHERE p.key = p_key;
+  -- permits 0 marks a ReentrantMutex's row (one holder).
   IF agreed <> p_permits THEN
     PERFORM pg_advisory_unlock(p_key);
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('the semaphore has %s permits '
-      'but this client asked for %s: every user of a name must agree', agreed, p_permits);
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = CASE
+      WHEN agreed = 0 THEN 'a ReentrantMutex holds this name; this client asked for a Semaphore'
+      WHEN p_permits = 0 THEN format('a Semaphore of %s permits holds this name; this client '
+        'asked for a ReentrantMutex', agreed)
+      ELSE format('the semaphore has %s permits but this client asked for %s: every user of '
+        'a name must agree', agreed, p_permits) END;
   END IF;
-  IF used >= p_permits THEN
+  IF used >= capacity THEN
     o_wait_ms := greatest(0, ceil(extract(epoch FROM first - clock_timestamp()) * 1000));
     RETURN;
   END IF;
@@ -184,8 +200,10 @@ BEGIN
   DELETE FROM {1}.leaders WHERE key = p_key AND term = p_term;
   PERFORM pg_notify('deadbolt_leader_' || p_key, '');
 END $$;
+CREATE OR REPLACE FUNCTION {1}.layout_{2}() RETURNS integer LANGUAGE sql IMMUTABLE
+  AS $$ SELECT {2} $$;
 COMMIT;)",
-                       kSetupKey, s);
+                       kSetupKey, s, kLayout);
 }
 
 }  // namespace
@@ -193,22 +211,11 @@ COMMIT;)",
 Status ensure_schema(PgConn& c, const std::string& schema, const std::string& user,
                      Clock::time_point by) {
     std::vector<SqlRows> out;
-    auto st =
-        c.run(fmt::format("SELECT current_setting('server_version_num')::int, "
-                          "to_regclass('{0}.fences') IS NOT NULL AND "
-                          "to_regclass('{0}.fenced') IS NOT NULL AND "
-                          "to_regclass('{0}.names') IS NOT NULL AND "
-                          "to_regprocedure('{0}.try_locks(bigint[],boolean)') IS NOT NULL AND "
-                          "to_regprocedure('{0}.fenced_write(bytea,bytea,bigint,bigint)') "
-                          "IS NOT NULL AND to_regprocedure('{0}.take_permit(bigint,integer,bytea,"
-                          "bigint,boolean,boolean,boolean)') IS NOT NULL AND "
-                          "to_regprocedure('{0}.release_permit(bigint,bytea)') IS NOT NULL AND "
-                          "to_regprocedure('{0}.rate_take(bigint,bigint,bigint,bigint,bigint)') "
-                          "IS NOT NULL AND to_regprocedure('{0}.latch_down(bigint)') IS NOT NULL "
-                          "AND to_regprocedure('{0}.resign(bigint,bigint)') IS NOT NULL, "
-                          "current_database()",
-                          schema),
-              by, out);
+    auto st = c.run(fmt::format("SELECT current_setting('server_version_num')::int, "
+                                "to_regprocedure('{0}.layout_{1}()') IS NOT NULL, "
+                                "current_database()",
+                                schema, kLayout),
+                    by, out);
     if (!st.ok()) return st;
     if (std::stoi(out.at(0).at(0, 0)) < 140000)
         return Status::error(errc::server_error,
