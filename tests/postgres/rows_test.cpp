@@ -21,6 +21,7 @@
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "pg_server.hpp"
+#include "redis_server.hpp"  // run_command
 
 using namespace std::chrono_literals;
 using deadbolt::Client;
@@ -316,3 +317,21 @@ TEST(PgSemaphore, ManyTakersAtOnceNeverHoldMoreThanN) {
     EXPECT_LE(peak.load(), 2) << "of " << taken.load() << " permits taken";
     EXPECT_GT(taken.load(), 50);
 }
+
+#ifdef DEADBOLT_CLI
+TEST(PgCli, RunTakesAPermitAndHandsTheCommandNoneOfTheClientsDescriptors) {
+    auto& pg = PgServer::shared();
+    std::string without, with;
+    deadbolt::test::run_command({"ls", "/proc/self/fd"}, &without);
+    auto c = Client::connect(pg.url());
+    auto other = c.permit_semaphore("cli:sem", 2).acquire();
+    EXPECT_EQ(deadbolt::test::run_command({DEADBOLT_CLI, "run", "--url", pg.url(), "--permits", "2",
+                                           "--no-wait", "cli:sem", "--", "ls", "/proc/self/fd"},
+                                          &with),
+              0)
+        << with;
+    EXPECT_EQ(with, without) << "a descriptor of deadbolt's leaked into the command";
+    // The second permit is free again: the run gave it back when its command ended.
+    EXPECT_TRUE(c.permit_semaphore("cli:sem", 2).try_acquire());
+}
+#endif
