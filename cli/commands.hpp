@@ -63,6 +63,12 @@ struct FencedGetArgs {
 void add_fenced_get_command(CLI::App& app, FencedGetArgs& a);
 int fenced_get_command(const FencedGetArgs& a);
 
+struct InitArgs {
+    std::string url;
+};
+void add_init_command(CLI::App& app, InitArgs& a);
+int init_command(const InitArgs& a);
+
 struct AclArgs {
     std::string user = "deadbolt", prefix;
 };

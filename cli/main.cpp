@@ -35,7 +35,9 @@ std::string did_you_mean(CLI::App& app, int argc, char** argv) {
 
 int main(int argc, char** argv) {
     using namespace deadbolt::cli;
-    CLI::App app{"deadbolt: distributed locks with fencing tokens on Redis"};
+    CLI::App app{
+        "deadbolt: distributed locks with fencing tokens on Redis, etcd, ZooKeeper, PostgreSQL "
+        "and MariaDB"};
     app.set_version_flag("--version", std::string("deadbolt ") + DEADBOLT_VERSION);
     app.require_subcommand(1);
     app.footer(kExitCodesHelp);
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
     ThrottleArgs throttle;
     FencedSetArgs fenced;
     AclArgs acl;
+    InitArgs init;
     FencedGetArgs fenced_get;
     add_run_command(app, run);
     add_elect_command(app, elect);
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
     add_fenced_set_command(app, fenced);
     add_fenced_get_command(app, fenced_get);
     add_acl_command(app, acl);
+    add_init_command(app, init);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);
         if (app.got_subcommand("fenced-get")) return fenced_get_command(fenced_get);
         if (app.got_subcommand("acl")) return acl_command(acl);
+        if (app.got_subcommand("init")) return init_command(init);
     } catch (const std::exception& e) {
         return report(e);
     }

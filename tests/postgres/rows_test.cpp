@@ -334,4 +334,21 @@ TEST(PgCli, RunTakesAPermitAndHandsTheCommandNoneOfTheClientsDescriptors) {
     // The second permit is free again: the run gave it back when its command ended.
     EXPECT_TRUE(c.permit_semaphore("cli:sem", 2).try_acquire());
 }
+
+TEST(PgCli, InitMakesTheSchemaAndOthersAreToldWhatToGrant) {
+    auto& pg = PgServer::shared();
+    std::string out;
+    EXPECT_EQ(deadbolt::test::run_command(
+                  {DEADBOLT_CLI, "init", "--url", pg.url() + "?schema=made_by_init"}, &out),
+              0)
+        << out;
+    std::string layout;
+    pg.psql("SELECT to_regprocedure('made_by_init.layout_2()') IS NOT NULL", &layout);
+    EXPECT_EQ(layout, "t\n");
+    ASSERT_EQ(pg.psql("CREATE ROLE initless LOGIN PASSWORD 'pw'"), 0);
+    auto url = "postgresql://initless:pw@127.0.0.1:" + std::to_string(pg.port()) +
+               "/deadbolt?schema=not_made";
+    EXPECT_NE(deadbolt::test::run_command({DEADBOLT_CLI, "init", "--url", url}, &out), 0);
+    EXPECT_NE(out.find("GRANT CREATE ON DATABASE deadbolt TO initless"), std::string::npos) << out;
+}
 #endif
