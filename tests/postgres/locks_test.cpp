@@ -100,18 +100,13 @@ TEST(PgWaiting, AWaiterRunsNoStatementWhileItWaitsAndGetsTheLockAtTheRelease) {
     auto waiter = std::async(std::launch::async,
                              [&] { return b.acquire(name, {}, {.deadline = Clock::now() + 30s}); });
     // The waiter's session waits inside the server on the advisory lock, one statement long.
-    auto waiting = [&] {
-        std::string out;
-        pg.psql(
-            "SELECT wait_event, query_start FROM pg_stat_activity WHERE wait_event_type = "
-            "'Lock' AND query LIKE '%pg_advisory_lock(%'",
-            &out);
-        return out;
-    };
-    ASSERT_TRUE(eventually([&] { return waiting().starts_with("advisory|"); }));
-    auto first = waiting();
-    std::this_thread::sleep_for(1500ms);
-    EXPECT_EQ(waiting(), first) << "the waiter ran another statement while it waited";
+    auto quiet = deadbolt::test::quiet_over(
+        pg,
+        "SELECT wait_event, query_start FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+        "AND query LIKE '%pg_advisory_lock(%'",
+        "advisory|", 1500ms);
+    ASSERT_FALSE(quiet.first.empty()) << "the waiter never waited in the server";
+    EXPECT_EQ(quiet.then, quiet.first) << "the waiter ran another statement while it waited";
     held.release();
     EXPECT_TRUE(waiter.get().valid());
 }

@@ -171,18 +171,13 @@ TEST(PgLatch, WaitersRunNothingUntilTheLastCountDownWakesThem) {
         waiters.push_back(
             std::async(std::launch::async, [&] { return b.latch("latch:quiet").wait_for(30s); }));
     // Each waiter's session listens, idle since its LISTEN: no statement while it waits.
-    auto listening = [&] {
-        std::string out;
-        pg.psql(
-            "SELECT count(*), max(state_change) FROM pg_stat_activity WHERE state = 'idle' "
-            "AND query LIKE 'LISTEN \"deadbolt_latch_%'",
-            &out);
-        return out;
-    };
-    ASSERT_TRUE(eventually([&] { return listening().starts_with("3|"); }));
-    auto first = listening();
-    std::this_thread::sleep_for(1s);
-    EXPECT_EQ(listening(), first) << "a waiter ran a statement while it waited";
+    auto quiet = deadbolt::test::quiet_over(
+        pg,
+        "SELECT count(*), max(state_change) FROM pg_stat_activity WHERE state = 'idle' AND "
+        "query LIKE 'LISTEN \"deadbolt_latch_%'",
+        "3|", 1s);
+    ASSERT_FALSE(quiet.first.empty()) << "the waiters never listened";
+    EXPECT_EQ(quiet.then, quiet.first) << "a waiter ran a statement while it waited";
     EXPECT_FALSE(la.count_down());
     for (auto& w : waiters) EXPECT_EQ(w.wait_for(200ms), std::future_status::timeout);
     EXPECT_TRUE(la.count_down());

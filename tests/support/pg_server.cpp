@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.hpp"
 #include "redis_server.hpp"  // free_port, run_command
 
 namespace deadbolt::test {
@@ -161,6 +162,21 @@ void PgServer::stop(int sig) {
     for (int i = 0; i < 200 && ::kill(-pid_, 0) == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(25));
     pid_ = -1;
+}
+
+Quiet quiet_over(const PgServer& pg, const std::string& sql, const std::string& prefix,
+                 std::chrono::milliseconds later) {
+    auto answer = [&] {
+        std::string out;
+        pg.psql(sql, &out);
+        return out;
+    };
+    Quiet q;
+    if (!eventually([&] { return answer().starts_with(prefix); })) return q;
+    q.first = answer();
+    std::this_thread::sleep_for(later);
+    q.then = answer();
+    return q;
 }
 
 }  // namespace deadbolt::test

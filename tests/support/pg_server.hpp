@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -49,5 +50,15 @@ class PgServer {
     uid_t uid_ = 0;  // whom the server runs as
     gid_t gid_ = 0;
 };
+
+/// For "a waiter runs no statement while it waits": once sql's answer (a look at
+/// pg_stat_activity) starts with prefix, the answer then and the answer `later` after it;
+/// they differ when a session it shows ran a statement meanwhile. first is empty when the
+/// prefix never came.
+struct Quiet {
+    std::string first, then;
+};
+Quiet quiet_over(const PgServer& pg, const std::string& sql, const std::string& prefix,
+                 std::chrono::milliseconds later);
 
 }  // namespace deadbolt::test

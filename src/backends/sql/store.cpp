@@ -1,13 +1,8 @@
 #include "backends/sql/store.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <map>
 
 #include "backends/sql/claim.hpp"
 #include "backends/sql/holding.hpp"
@@ -33,98 +28,20 @@ Verdict verdict_of(const Status& st) {
 
 SqlStore::SqlStore(ClientImpl& c, std::unique_ptr<const SqlDialect> dialect, Opener opener,
                    std::shared_ptr<SqlSession> first)
-    : client_(c), dialect_(std::move(dialect)), opener_(std::move(opener)) {
+    : client_(c), dialect_(std::move(dialect)), opener_(std::move(opener)), watch_([this] {
+          if (on_doubt) on_doubt();
+      }) {
     idle_.push_back(std::move(first));
-    watch_wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
-SqlStore::~SqlStore() {
-    stop_watch();
-    if (watch_wake_ >= 0) ::close(watch_wake_);
-}
+SqlStore::~SqlStore() = default;
 
 void SqlStore::stop() noexcept {
-    stop_watch();
-}
-
-void SqlStore::stop_watch() noexcept {
-    {
-        std::lock_guard lock(watch_m_);
-        watch_stop_ = true;
-    }
-    wake_watcher();
-    watcher_.end();
-}
-
-void SqlStore::wake_watcher() noexcept {
-    std::uint64_t one = 1;
-    if (watch_wake_ >= 0) [[maybe_unused]]
-        auto n = ::write(watch_wake_, &one, sizeof one);
+    watch_.stop();
 }
 
 void SqlStore::watch(const std::shared_ptr<SqlSession>& s) {
-    if (watch_wake_ < 0) return;  // no eventfd: the renewals find a lost session
-    {
-        std::lock_guard lock(watch_m_);
-        if (watch_stop_) return;
-        watched_.push_back(s);
-        if (!watcher_.running()) watcher_ = Background([this] { watch_loop(); });
-    }
-    wake_watcher();
-}
-
-void SqlStore::unwatch(const SqlSession* s) {
-    {
-        std::lock_guard lock(watch_m_);
-        std::erase_if(watched_, [&](const auto& w) {
-            auto p = w.lock();
-            return !p || p.get() == s;
-        });
-    }
-    wake_watcher();
-}
-
-void SqlStore::watch_loop() {
-    // A session busy with a statement is readable because of its answer: skipped a moment.
-    constexpr auto kBusy = std::chrono::milliseconds(20);
-    std::map<const SqlSession*, Clock::time_point> busy;
-    for (;;) {
-        std::vector<std::shared_ptr<SqlSession>> live;
-        std::vector<pollfd> fds{{watch_wake_, POLLIN, 0}};
-        auto now = Clock::now();
-        std::erase_if(busy, [&](const auto& b) { return b.second <= now; });
-        {
-            std::lock_guard lock(watch_m_);
-            if (watch_stop_) return;
-            std::erase_if(watched_, [](const auto& w) {
-                auto p = w.lock();
-                return !p || !p->alive();
-            });
-            for (const auto& w : watched_)
-                if (auto p = w.lock(); p && !busy.contains(p.get())) {
-                    fds.push_back({p->socket(), POLLIN, 0});
-                    live.push_back(std::move(p));
-                }
-        }
-        int timeout = busy.empty() ? -1 : static_cast<int>(kBusy.count());
-        if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return;
-        if (fds[0].revents & POLLIN) {
-            std::uint64_t n = 0;
-            [[maybe_unused]] auto r = ::read(watch_wake_, &n, sizeof n);
-        }
-        bool ended = false;
-        for (std::size_t i = 0; i < live.size(); ++i) {
-            if (!fds[i + 1].revents) continue;
-            std::unique_lock lock(live[i]->m, std::try_to_lock);
-            if (!lock.owns_lock()) {
-                busy[live[i].get()] = Clock::now() + kBusy;
-                continue;
-            }
-            ended |= live[i]->ended_while_idle();
-        }
-        live.clear();
-        if (ended && on_doubt) on_doubt();  // the renewer checks every holding now
-    }
+    watch_.watch(s);
 }
 
 std::unique_ptr<Claim> SqlStore::open(const LockSpec& spec, std::stop_token cancel) {
@@ -203,7 +120,7 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         }
         const auto& held = sql(h);
         auto s = held.take();
-        if (s) unwatch(s.get());
+        if (s) watch_.unwatch(*s);
         if (!s || !s->alive()) {
             out.push_back(Verdict::no());  // its session ended, and the server freed its keys
             continue;

@@ -4,10 +4,10 @@
 // timeout: a holder that stops talking for longer (paused, cut off) is ended by the server,
 // and its waiters get the lock; a renewal is one statement that proves the session alive
 // and sets the timeout again. Waiters wait inside the server (no polling, no herd). Sessions
-// are pooled between holdings. A watch on the holdings' idle sockets hears at once when the
-// server ends one (an operator, a cut link, a restart), so its holder learns it then and not
-// at its next renewal. The engine's store adds what it sees without holding (status, list,
-// fenced data).
+// are pooled between holdings. A watch on the holdings' idle sockets (session_watch.hpp)
+// hears at once when the server ends one (an operator, a cut link, a restart), so its holder
+// learns it then and not at its next renewal. The engine's store adds what it sees without
+// holding (status, list, fenced data).
 #pragma once
 
 #include <functional>
@@ -20,7 +20,7 @@
 #include "backends/sql/dialect.hpp"
 #include "backends/sql/holding.hpp"
 #include "backends/sql/session.hpp"
-#include "core/background.hpp"
+#include "backends/sql/session_watch.hpp"
 #include "core/client_impl.hpp"
 #include "core/store.hpp"
 
@@ -84,25 +84,13 @@ class SqlStore : public Store {
     virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
 
   private:
-    // The watcher's loop: poll the watched idle sockets; one that speaks while nobody runs a
-    // statement on it was ended by the server.
-    void watch_loop();
-    void unwatch(const SqlSession* s);
-    void wake_watcher() noexcept;
-    // Ends the watch (stop(), and the destructor, which must not call a virtual).
-    void stop_watch() noexcept;
-
     ClientImpl& client_;
     const std::unique_ptr<const SqlDialect> dialect_;
     const Opener opener_;
     std::mutex m_;
     std::vector<std::shared_ptr<SqlSession>> idle_;
     std::set<std::string> named_;
-    std::mutex watch_m_;
-    std::vector<std::weak_ptr<SqlSession>> watched_;
-    bool watch_stop_ = false;
-    int watch_wake_ = -1;  // an eventfd: the watched set changed, or stop
-    Background watcher_;
+    SessionWatch watch_;  // last: stopped before the rest goes
 };
 
 }  // namespace deadbolt::detail
