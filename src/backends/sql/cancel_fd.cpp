@@ -7,13 +7,16 @@
 
 namespace deadbolt::detail {
 
-CancelFd::CancelFd(const std::stop_token& cancel) {
+int CancelFd::fd() {
+    if (fd_ >= 0 || on_cancel_) return fd_;
     fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    // A stop requested already runs the callback here, so the descriptor is readable at once.
     if (fd_ >= 0)
-        on_cancel_.emplace(cancel, [fd = fd_] {
+        on_cancel_.emplace(cancel_, [fd = fd_] {
             std::uint64_t one = 1;
             [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
         });
+    return fd_;
 }
 
 CancelFd::~CancelFd() {
