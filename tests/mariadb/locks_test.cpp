@@ -190,8 +190,9 @@ TEST(MyFenced, WritersOfOneKeyAtOnceNeverDeadlock) {
         writers.emplace_back([&, w] {
             auto c = Client::connect(db.url());
             for (int i = 1; i <= 40; ++i) try {
-                    if (c.fenced_set("fenced:race", std::to_string(w),
-                                     static_cast<std::uint64_t>(i * 4 + w))
+                    if (c.fenced_set(
+                             "fenced:race", std::to_string(w),
+                             (static_cast<std::uint64_t>(i) * 4) + static_cast<std::uint64_t>(w))
                             .accepted)
                         ++accepted;
                 } catch (const deadbolt::Error& e) {

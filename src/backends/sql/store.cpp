@@ -12,10 +12,6 @@ namespace {
 
 constexpr std::size_t kPooled = 16;  // idle sessions kept for the next holdings
 
-const SqlHolding& sql(const Holding* h) {
-    return static_cast<const SqlHolding&>(*h);
-}
-
 // A statement's verdict on a holding's session: no when the session is gone (and with it
 // the locks), unknown when no answer came.
 Verdict verdict_of(const Status& st) {
@@ -95,7 +91,8 @@ std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_p
             out.push_back(on_row(RowOp::extend, *row, r.keep, by));
             continue;
         }
-        auto s = sql(r.holding).session();
+        const auto* held = dynamic_cast<const SqlHolding*>(r.holding);
+        auto s = held ? held->session() : nullptr;
         if (!s) {
             out.push_back(Verdict::no());
             continue;
@@ -118,18 +115,18 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
             out.push_back(on_row(RowOp::release, *row, {}, by));
             continue;
         }
-        const auto& held = sql(h);
-        auto s = held.take();
+        const auto* held = dynamic_cast<const SqlHolding*>(h);
+        auto s = held ? held->take() : nullptr;
         if (s) watch_.unwatch(*s);
-        if (!s || !s->alive()) {
+        if (!held || !s || !s->alive()) {
             out.push_back(Verdict::no());  // its session ended, and the server freed its keys
             continue;
         }
         std::unique_lock lock(s->m);
         std::vector<SqlRows> rows;
-        auto st = s->run(held.farewell + dialect_->give_back(held.keys, held.shared), by, rows);
+        auto st = s->run(held->farewell + dialect_->give_back(held->keys, held->shared), by, rows);
         auto v = verdict_of(st);
-        if (st.ok() && rows.back().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
+        if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
         if (v.is != Verdict::Is::yes) s->close();  // whatever it held goes with the session
         lock.unlock();
         if (v.is == Verdict::Is::yes) give_back(std::move(s));
@@ -146,17 +143,17 @@ std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::
             out.push_back(on_row(RowOp::check, *row, {}, by));
             continue;
         }
-        const auto& held = sql(h);
-        auto s = held.session();
-        if (!s || !s->alive()) {
+        const auto* held = dynamic_cast<const SqlHolding*>(h);
+        auto s = held ? held->session() : nullptr;
+        if (!held || !s || !s->alive()) {
             out.push_back(Verdict::no());
             continue;
         }
         std::lock_guard lock(s->m);
         std::vector<SqlRows> rows;
-        auto st = s->run(dialect_->count_held(held.keys), by, rows);
+        auto st = s->run(dialect_->count_held(held->keys), by, rows);
         auto v = verdict_of(st);
-        if (st.ok() && rows.back().at(0, 0) != std::to_string(held.keys.size())) v = Verdict::no();
+        if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
         out.push_back(std::move(v));
     }
     return out;
