@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -25,20 +26,43 @@ EtcdCluster::EtcdCluster(int members, Tls tls) : tls_(std::move(tls)) {
                                                        : "/tmp/deadbolt-etcd-XXXXXX";
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
     dir_ = tmpl;
-    for (int i = 0; i < members; ++i) {
-        Member m{"m" + std::to_string(i), free_port(), free_port()};
-        initial_cluster_ += (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer);
-        members_.push_back(m);
-    }
-    for (int i = 0; i < members; ++i) start(i);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (etcdctl({"endpoint", "health"}) != 0) {
-        if (std::chrono::steady_clock::now() > until) {
-            for (int i = 0; i < members; ++i) stop(i);
-            throw std::runtime_error("etcd did not become healthy within 30 s; logs in " + dir_);
+    // A port found free may be taken before a member binds it (tests run two at a time):
+    // a member that exits at once gets the cluster made again on fresh ports, a few times.
+    for (int tries = 0;; ++tries) {
+        members_.clear();
+        initial_cluster_.clear();
+        for (int i = 0; i < members; ++i) {
+            Member m{"m" + std::to_string(i), free_port(), free_port()};
+            initial_cluster_ +=
+                (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer);
+            members_.push_back(m);
         }
+        for (int i = 0; i < members; ++i) start(i);
+        if (healthy_within(std::chrono::seconds(30))) return;
+        bool exited = std::any_of(members_.begin(), members_.end(),
+                                  [](const Member& m) { return m.pid <= 0; });
+        for (int i = 0; i < members; ++i) stop(i);
+        if (!exited || tries == 2)
+            throw std::runtime_error("etcd did not become healthy within 30 s; logs in " + dir_);
+        for (const auto& m : members_) {
+            std::error_code ec;
+            std::filesystem::remove_all(dir_ + "/" + m.name, ec);
+        }
+    }
+}
+
+bool EtcdCluster::healthy_within(std::chrono::seconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (etcdctl({"endpoint", "health"}) != 0) {
+        for (auto& m : members_) {
+            int status = 0;
+            if (m.pid > 0 && ::waitpid(m.pid, &status, WNOHANG) == m.pid) m.pid = -1;
+            if (m.pid <= 0) return false;  // it exited: a port was taken, or worse (its log)
+        }
+        if (std::chrono::steady_clock::now() > until) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    return true;
 }
 
 EtcdCluster::~EtcdCluster() {

@@ -57,6 +57,8 @@ class EtcdCluster {
         pid_t pid = -1;
     };
     std::vector<std::string> ctl_tls() const;  // etcdctl's TLS arguments
+    // True once the members answer healthy; false by limit, or as soon as one exited.
+    bool healthy_within(std::chrono::seconds limit);
     std::string dir_, initial_cluster_;
     Tls tls_;
     std::vector<Member> members_;

@@ -65,16 +65,27 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     auto s = session_;
     std::unique_lock lock(s->m);
     // The gate's holder listens before it counts: a release after the count then wakes it.
-    bool listen = at_gate_ && !listening_;
+    // LISTEN takes effect when its transaction commits, and statements sent together share
+    // one: it goes alone, committed before the count looks (together, a release committed
+    // between the count and that commit woke nobody: PgSemaphore.ManyTakers... waited out
+    // its 10 s under load).
+    std::vector<SqlRows> out;
+    if (at_gate_ && !listening_) {
+        a.status = s->run(fmt::format("LISTEN \"deadbolt_{}\"", key_), store_.deadline(), out);
+        if (!a.status.ok()) {
+            s->close();  // the gate goes with the session
+            session_.reset(), at_gate_ = listening_ = false;
+            return;
+        }
+        listening_ = true;
+    }
     std::string sql = s->idle_timeout != keep ? store_.dialect().keep(keep) : std::string();
     sql += store_.naming({spec_.name});
-    if (listen) sql += fmt::format("LISTEN \"deadbolt_{}\";", key_);
     // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15). A
     // re-entry answers its holding's fence.
     sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {}, {})", schema_, key_,
                        permits_, bytea_literal(token), keep.count(), at_gate_, permits_ <= 1,
                        reenter_);
-    std::vector<SqlRows> out;
     a.status = s->run(sql, store_.deadline(), out);
     if (!a.status.ok()) {
         // The gate, and a row if the answer was lost, may be ours: the session goes with the
@@ -85,17 +96,18 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     }
     s->idle_timeout = keep;
     store_.noted({spec_.name});
-    listening_ = listening_ || listen;
     const auto& row = out.back();
+    // take_permit says whether the session holds the gate now: a grant through the gate
+    // left it, an owner's re-entry did not pass it (and one already at the gate keeps it
+    // until drop_session()).
+    at_gate_ = row.at(0, 2) == "t";
     if (!row.null(0, 0)) {
         a.acquired = true;
         f.fence = std::stoull(row.at(0, 0));
-        at_gate_ = false;  // take_permit left the gate
         lock.unlock();
         drop_session();
         return;
     }
-    at_gate_ = row.at(0, 2) == "t";
     a.pttl = std::chrono::milliseconds(-1);  // at the gate: the server lets us in
     // Past it, the earliest row's expiry frees a permit without a word; and the gate's
     // session must speak within its idle timeout, or the server ends it.
