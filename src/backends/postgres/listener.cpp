@@ -11,16 +11,8 @@ PgListener::PgListener(SqlStore& store, std::string channel, const std::stop_tok
     : store_(store), channel_(std::move(channel)), wake_(cancel) {}
 
 PgListener::~PgListener() {
-    if (!session_) return;
-    bool clean = false;
-    try {
-        std::lock_guard lock(session_->m);
-        std::vector<SqlRows> out;
-        clean = session_->run("UNLISTEN *", store_.deadline(), out).ok();
-        if (!clean) session_->close();
-    } catch (...) {  // a destructor's work: a session that still listens is not pooled
-    }
-    if (clean) store_.give_back(std::move(session_));
+    // A session that still listens is not pooled.
+    store_.give_back_after(std::move(session_), "UNLISTEN *", "");
 }
 
 Status PgListener::arm(Clock::time_point /*until*/) {

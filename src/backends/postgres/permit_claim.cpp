@@ -37,21 +37,18 @@ void PgPermitClaim::drop_session() noexcept {
     if (!session_) return;
     auto s = std::move(session_);
     session_.reset();
-    bool clean = !at_gate_ && !listening_;
-    if (!clean) {
-        // The next waiter's turn at the gate now, not when the server notices a close.
-        try {
-            std::lock_guard lock(s->m);
-            std::vector<SqlRows> out;
-            std::string sql = listening_ ? "UNLISTEN *;" : "";
-            sql += at_gate_ ? fmt::format("SELECT pg_advisory_unlock({})", key_) : "SELECT true";
-            clean = s->run(sql, store_.deadline(), out).ok() && out.back().at(0, 0) == "t";
-            if (!clean) s->close();  // whatever it held goes with the session
-        } catch (...) {              // a destructor's work: the close frees the gate anyway
-        }
+    bool gate = std::exchange(at_gate_, false), listens = std::exchange(listening_, false);
+    if (!gate && !listens) {
+        store_.give_back(std::move(s));
+        return;
     }
-    at_gate_ = listening_ = false;
-    if (clean) store_.give_back(std::move(s));
+    // The next waiter's turn at the gate now, not when the server notices a close.
+    try {
+        std::string sql = listens ? "UNLISTEN *;" : "";
+        sql += gate ? fmt::format("SELECT pg_advisory_unlock({})", key_) : "SELECT true";
+        store_.give_back_after(std::move(s), sql, "t");
+    } catch (...) {  // no memory: s is dropped, and closing it frees the gate
+    }
 }
 
 void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,

@@ -26,28 +26,20 @@ void SqlClaim::drop_session() noexcept {
     auto s = std::move(session_);
     session_.reset();
     auto held = std::exchange(held_, 0);
-    if (held > 0) {
-        // A waiter that gives up with part of a MultiLock (or a grant it never reported) gives
-        // those keys back now: closing the session frees them too, but only once the server
-        // notices, and the caller may look at them at once.
-        bool freed = false;
-        try {
-            std::lock_guard lock(s->m);
-            std::vector<SqlRows> out;
-            std::vector<std::string> taken(keys_.begin(),
-                                           keys_.begin() + static_cast<std::ptrdiff_t>(held));
-            freed =
-                s->run(store_.dialect().give_back(taken, shared_), store_.deadline(), out).ok() &&
-                out.back().at(0, 0) == std::to_string(held);
-        } catch (...) {  // a destructor's work: the close below frees them anyway
-        }
-        if (!freed) {
-            std::lock_guard lock(s->m);
-            s->close();
-            return;
-        }
+    if (held == 0) {
+        store_.give_back(std::move(s));
+        return;
     }
-    store_.give_back(std::move(s));
+    // A waiter that gives up with part of a MultiLock (or a grant it never reported) gives
+    // those keys back now: closing the session frees them too, but only once the server
+    // notices, and the caller may look at them at once.
+    try {
+        std::vector<std::string> taken(keys_.begin(),
+                                       keys_.begin() + static_cast<std::ptrdiff_t>(held));
+        store_.give_back_after(std::move(s), store_.dialect().give_back(taken, shared_),
+                               std::to_string(held));
+    } catch (...) {  // no memory: s is dropped, and closing it frees the keys
+    }
 }
 
 void SqlClaim::hand_over(const std::string& token, std::string farewell) {

@@ -68,6 +68,21 @@ void SqlStore::give_back(std::shared_ptr<SqlSession> s) noexcept {
     if (idle_.size() < kPooled) idle_.push_back(std::move(s));
 }
 
+void SqlStore::give_back_after(std::shared_ptr<SqlSession> s, const std::string& sql,
+                               std::string_view expect) noexcept {
+    if (!s) return;
+    bool clean = false;
+    try {
+        std::lock_guard lock(s->m);
+        std::vector<SqlRows> out;
+        clean =
+            s->run(sql, deadline(), out).ok() && (expect.empty() || out.back().at(0, 0) == expect);
+        if (!clean) s->close();  // what it held goes with the session
+    } catch (...) {              // no memory: s is dropped, and its destructor closes it
+    }
+    if (clean) give_back(std::move(s));
+}
+
 std::string SqlStore::naming(const std::vector<std::string>& names) {
     std::vector<std::string> fresh;
     {

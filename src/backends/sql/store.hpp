@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/sql/dialect.hpp"
@@ -55,6 +56,11 @@ class SqlStore : public Store {
     Status borrow(std::shared_ptr<SqlSession>& out);
     /// Takes back a session that holds nothing (closed when it is dead or the pool full).
     void give_back(std::shared_ptr<SqlSession> s) noexcept;
+    /// Runs sql on s to leave it holding nothing (keys, a gate, a LISTEN), then takes it
+    /// back; when sql fails, or its answer's first value is not expect ("": any answer), closes
+    /// it instead, which frees whatever it held.
+    void give_back_after(std::shared_ptr<SqlSession> s, const std::string& sql,
+                         std::string_view expect) noexcept;
     /// The statement that records names for status and list the first time this client uses
     /// them ("" after); noted() once it ran.
     std::string naming(const std::vector<std::string>& names);
