@@ -50,6 +50,8 @@ TEST(MyNames, PlainLowercaseNamesStayAndTheRestAreHashedTo64Characters) {
                                  std::string("it's"), std::string("a\0b", 3), std::string()})
         EXPECT_EQ(get_lock_name(n).size(), 64u) << n;
     EXPECT_NE(get_lock_name("ORDERS"), get_lock_name("Orders"));
+    // Rows are keyed by the SHA-256 of the bytes, computed by the server.
+    EXPECT_EQ(hash_expression(std::string("a\0'", 3)), "UNHEX(SHA2(X'610027', 256))");
 }
 
 TEST(MyDialect, TtlsAreWholeSecondsRoundedUp) {

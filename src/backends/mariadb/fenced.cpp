@@ -10,19 +10,12 @@
 #include "backends/mariadb/store.hpp"
 
 namespace deadbolt::detail {
-namespace {
-
-std::string hash_of(std::string_view key) {
-    return fmt::format("UNHEX(SHA2({}, 256))", hex_literal(key));
-}
-
-}  // namespace
 
 Status MyStore::fenced_get(std::string_view key, FencedValue& out) {
     std::vector<SqlRows> rows;
-    auto st = run_once(
-        fmt::format("SELECT value, version FROM deadbolt_fenced WHERE key_hash = {}", hash_of(key)),
-        rows);
+    auto st = run_once(fmt::format("SELECT value, version FROM deadbolt_fenced WHERE key_hash = {}",
+                                   hash_expression(key)),
+                       rows);
     if (!st.ok()) return st;
     out = {};
     if (rows.back().rows.empty()) return {};
@@ -42,7 +35,7 @@ Status MyStore::fenced_write(std::string_view key, std::string_view value, std::
                 fmt::format("version '{}' is not a version fenced_get returned", version));
         expected = std::string(version);
     }
-    auto h = hash_of(key);
+    auto h = hash_expression(key);
     auto sql = fmt::format(
         "START TRANSACTION; INSERT INTO deadbolt_fenced VALUES ({0}, {1}, NULL, 0, 0) ON "
         "DUPLICATE KEY UPDATE key_hash = key_hash; "

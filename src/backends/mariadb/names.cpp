@@ -33,6 +33,10 @@ std::string hex_literal(std::string_view bytes) {
     return out + "'";
 }
 
+std::string hash_expression(std::string_view bytes) {
+    return "UNHEX(SHA2(" + hex_literal(bytes) + ", 256))";
+}
+
 std::string quoted(std::string_view lock_name) {
     return "'" + std::string(lock_name) + "'";
 }

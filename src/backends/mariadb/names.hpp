@@ -1,5 +1,5 @@
 // How deadbolt names a lock to MariaDB's GET_LOCK, whose names are at most 64 characters and
-// compared without case. Pure.
+// compared without case, and the keys of the rows it keeps there. Pure.
 #pragma once
 
 #include <string>
@@ -16,6 +16,10 @@ std::string get_lock_name(std::string_view name);
 
 /// A binary string literal holding bytes exactly: X'...'.
 std::string hex_literal(std::string_view bytes);
+
+/// The SQL expression of SHA-256(bytes) as BINARY(32): the primary key of the rows deadbolt
+/// keeps per key or name (fenced values, rate limiters' buckets), of any length and bytes.
+std::string hash_expression(std::string_view bytes);
 
 /// A string literal of a GET_LOCK name (which holds no quote or backslash).
 std::string quoted(std::string_view lock_name);

@@ -14,7 +14,7 @@ namespace deadbolt::detail {
 
 Status MyStore::rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
                           RateDecision& out) {
-    auto h = fmt::format("UNHEX(SHA2({}, 256))", hex_literal(name));
+    auto h = hash_expression(name);
     const auto rate = limit.rate, per = limit.per.count(), burst = limit.burst;
     // @deadbolt_t: the tokens now, or NULL for no row (a full bucket); @deadbolt_agree: the
     // row's shape is ours, or it is full by its own.
