@@ -122,9 +122,7 @@ void PgPermitClaim::wait(Clock::time_point until) {
             session_.reset(), at_gate_ = listening_ = false;
         return;
     }
-    auto w = server_wait(until, store_.client().options.command_timeout);
-    std::vector<SqlRows> out;
-    if (s->run(store_.dialect().wait_for(key_, false, w.timeout), w.by, out, wake_.fd()).ok())
+    if (store_.wait_in_server(*s, key_, false, until, wake_.fd()))
         at_gate_ = true;
     else if (!s->alive())
         session_.reset();  // cancelled or cut off: its place in the line went with it

@@ -100,14 +100,10 @@ void SqlClaim::wait(Clock::time_point until) {
     auto s = session_;
     std::lock_guard lock(s->m);
     if (until <= Clock::now()) return;
-    auto w = server_wait(until, store_.client().options.command_timeout);
-    std::vector<SqlRows> out;
-    if (s->run(store_.dialect().wait_for(keys_[held_], shared_, w.timeout), w.by, out, wake_.fd())
-            .ok()) {
-        if (store_.dialect().took(out.back())) ++held_;  // the next attempt takes the rest
-    } else if (!s->alive()) {
+    if (store_.wait_in_server(*s, keys_[held_], shared_, until, wake_.fd()))
+        ++held_;  // the next attempt takes the rest
+    else if (!s->alive())
         session_.reset(), held_ = 0;  // cancelled or cut off: the session went, with its keys
-    }
 }
 
 std::shared_ptr<Holding> SqlClaim::holding(const std::string& token,

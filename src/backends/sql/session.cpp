@@ -32,13 +32,4 @@ bool wait_socket(int fd, bool write, Clock::time_point by, int wake_fd, bool& wo
     }
 }
 
-ServerWait server_wait(Clock::time_point until, std::chrono::milliseconds command_timeout) {
-    ServerWait w;
-    if (until == Clock::time_point::max()) return w;
-    w.timeout = std::max(std::chrono::milliseconds(1),
-                         std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()));
-    w.by = until + command_timeout;
-    return w;
-}
-
 }  // namespace deadbolt::detail

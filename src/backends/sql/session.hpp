@@ -68,13 +68,4 @@ class SqlSession {
 /// (when >= 0) becomes readable, which sets woken.
 bool wait_socket(int fd, bool write, Clock::time_point by, int wake_fd, bool& woken);
 
-/// How to wait inside the server until until: the timeout the server is given (0: without
-/// end) and the client's own deadline, a command timeout later, for a server that does not
-/// answer at all.
-struct ServerWait {
-    std::chrono::milliseconds timeout{0};
-    Clock::time_point by = Clock::time_point::max();
-};
-ServerWait server_wait(Clock::time_point until, std::chrono::milliseconds command_timeout);
-
 }  // namespace deadbolt::detail

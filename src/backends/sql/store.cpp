@@ -83,6 +83,20 @@ void SqlStore::give_back_after(std::shared_ptr<SqlSession> s, const std::string&
     if (clean) give_back(std::move(s));
 }
 
+bool SqlStore::wait_in_server(SqlSession& s, const std::string& key, bool shared,
+                              Clock::time_point until, int wake_fd) {
+    auto timeout = std::chrono::milliseconds(0);  // without end
+    auto by = Clock::time_point::max();
+    if (until != Clock::time_point::max()) {
+        timeout = std::max(std::chrono::milliseconds(1),
+                           std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()));
+        by = until + client_.options.command_timeout;
+    }
+    std::vector<SqlRows> out;
+    return s.run(dialect_->wait_for(key, shared, timeout), by, out, wake_fd).ok() &&
+           dialect_->took(out.back());
+}
+
 std::string SqlStore::naming(const std::vector<std::string>& names) {
     std::vector<std::string> fresh;
     {

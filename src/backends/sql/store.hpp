@@ -71,6 +71,12 @@ class SqlStore : public Store {
     virtual Status on_grant(SqlSession& s, const LockSpec& spec, const std::string& token,
                             std::uint64_t fence, std::chrono::milliseconds keep,
                             std::string& farewell);
+    /// Waits inside the server on s (m held) for key until until (its lock timeout; the
+    /// client gives up a command timeout later, for a server that does not answer), cut
+    /// short when wake_fd is readable: true when it took key. A failed wait that broke the
+    /// connection, or was cut short, leaves s closed, and what it held with it.
+    bool wait_in_server(SqlSession& s, const std::string& key, bool shared, Clock::time_point until,
+                        int wake_fd);
     /// Watches a holding's session from now until it is released or ends: when the server
     /// ends it, every holding is checked at once (on_doubt).
     void watch(const std::shared_ptr<SqlSession>& s);
