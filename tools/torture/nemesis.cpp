@@ -96,7 +96,7 @@ Promise promised(const std::string& lock, const std::string& nemesis) {
     // lock, or a cut one's, is handed on at once, before a live holder hears of it (at its
     // next statement). Fences keep such a holder's writes out. PostgreSQL's semaphores and
     // reentrant locks are rows that outlive the connection until their TTL.
-    bool row = lock.find("deadbolt-reentrant") == 0 || capacity(lock) > 1;
+    bool row = kind_parts(lock).primitive == "deadbolt-reentrant" || capacity(lock) > 1;
     bool freed_with_connection =
         !uses_database(lock).empty() && !row && (nemesis == "kill" || nemesis == "cut");
     return {state_survives && !freed_with_connection, hands_out_fences(lock), capacity(lock)};
