@@ -64,12 +64,18 @@ std::string parse_host_port(std::string_view text, std::string& host_out, std::u
     return {};
 }
 
-// "user:password", each %-decoded.
+// "user:password", each %-decoded; a lone "user" when the password came apart from the URL
+// (DEADBOLT_PASSWORD, --password-file), so that it stays out of `ps`.
 std::string parse_userinfo(std::string_view userinfo, std::string_view url, std::string& user,
                            std::string& password) {
     auto colon = userinfo.find(':');
-    if (colon == std::string_view::npos)
-        return fmt::format("'{}' needs a user and a password (user:password@)", url);
+    if (colon == std::string_view::npos) {
+        if (!password.empty() && percent_decode(userinfo, user)) return {};
+        return fmt::format(
+            "'{}' needs a user and a password (user:password@, or user@ with the password in "
+            "DEADBOLT_PASSWORD or --password-file)",
+            url);
+    }
     if (!percent_decode(userinfo.substr(0, colon), user) ||
         !percent_decode(userinfo.substr(colon + 1), password))
         return fmt::format("bad %-escape in the user or password of '{}'", url);

@@ -83,6 +83,15 @@ TEST(DbUrl, PostgresUrlsSayWhatTheyNameAndRefuseWhatIsWrong) {
         std::find(kw.begin(), kw.end(), std::pair<std::string, std::string>{"host", "db1,db2"}),
         kw.end());
     EXPECT_TRUE(parse_pg_url("postgres://app@db/x", {}).ok) << "a user without a password";
+    deadbolt::ClientOptions apart;  // the password from DEADBOLT_PASSWORD or a file
+    apart.password = "from-env";
+    auto lone = parse_pg_url("postgres://app@db/x", apart);
+    EXPECT_EQ(lone.options.username, "app");
+    EXPECT_EQ(lone.options.password, "from-env") << "a lone user keeps the password given apart";
+    auto my = parse_my_url("mysql://app@db/x", apart);
+    ASSERT_TRUE(my.ok) << my.error;
+    EXPECT_EQ(my.options.username, "app");
+    EXPECT_EQ(my.options.password, "from-env");
     EXPECT_FALSE(parse_pg_url("postgresql://db/x?schema=Bad", {}).ok);
     EXPECT_FALSE(parse_pg_url("postgresql://db/x?nope=1", {}).ok);
     EXPECT_FALSE(parse_pg_url("pg://db/x", {}).ok);

@@ -86,5 +86,11 @@ TEST(EtcdUrl, MistakesAreNamed) {
     bad("etcd://h?db=1", "unknown etcd URL option 'db'");
     bad("etcd://h?ca=/x", "not etcds://");
     bad("etcd://user@h", "a user and a password");
+    deadbolt::ClientOptions apart;  // the password from DEADBOLT_PASSWORD or a file
+    apart.password = "from-env";
+    auto lone = parse_etcd_url("etcd://user@h", apart);
+    ASSERT_TRUE(lone.ok) << lone.error;
+    EXPECT_EQ(lone.options.username, "user");
+    EXPECT_EQ(lone.options.password, "from-env");
     bad("etcd://h?command_timeout=0s", "greater than 0");
 }

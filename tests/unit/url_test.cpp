@@ -41,6 +41,14 @@ TEST(Url, UserAndPasswordWithEscapes) {
     EXPECT_EQ(p.options.password, "only-pass");
     auto lone = ok("redis://secret@h");
     EXPECT_EQ(lone.options.password, "secret");
+    // With the password given apart (DEADBOLT_PASSWORD, --password-file), a lone userinfo is
+    // the user, as the grammar redis://[user[:password]@]host reads.
+    deadbolt::ClientOptions apart;
+    apart.password = "from-env";
+    auto user = parse_url("redis://u1@h", apart);
+    ASSERT_TRUE(user.ok) << user.error;
+    EXPECT_EQ(user.endpoint.options.username, "u1");
+    EXPECT_EQ(user.endpoint.options.password, "from-env");
     EXPECT_NE(err("redis://u:%zz@h").find("escape"), std::string::npos);
 }
 

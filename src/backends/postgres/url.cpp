@@ -101,10 +101,11 @@ PgUrl parse_pg_url(std::string_view url, const ClientOptions& base) {
             return fail(fmt::format("'{}': a database name cannot hold '/'", url));
         rest = rest.substr(0, slash);
     }
-    // libpq's URLs may name a user without a password (trust, peer or .pgpass auth).
+    // libpq's URLs may name a user without a password (trust, peer or .pgpass auth, or the
+    // password given apart, which a lone user keeps).
     std::string authority(rest);
-    if (auto at = authority.rfind('@');
-        at != std::string::npos && authority.substr(0, at).find(':') == std::string::npos)
+    if (auto at = authority.rfind('@'); at != std::string::npos && u.options.password.empty() &&
+                                        authority.substr(0, at).find(':') == std::string::npos)
         authority.insert(at, ":");
     if (auto why = parse_authority(authority, url, kPgPort, u.servers, u.options.username,
                                    u.options.password);

@@ -6,7 +6,6 @@
 #include <map>
 #include <sstream>
 
-
 namespace deadbolt::detail {
 namespace {
 
@@ -120,6 +119,10 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
             if (has_pass) {
                 ep.options.username = u;
                 ep.options.password = p;
+            } else if (!base.password.empty()) {
+                // The password came apart from the URL (DEADBOLT_PASSWORD, a file): a lone
+                // userinfo is then the user, as the grammar reads.
+                ep.options.username = u;
             } else {
                 // redis://secret@host: a lone userinfo is the password (redis-cli convention).
                 ep.options.password = u;
