@@ -9,7 +9,8 @@
 namespace deadbolt::cli {
 
 const char* const kExitCodesHelp =
-    "Exit codes: 0 ok (run: the command's own code), 1 status: free / list: none, 64 usage error, "
+    "Exit codes: 0 ok (run: the command's own code), 1 status: free / list: none / fenced-get: "
+    "no such key, 64 usage error, "
     "65 stale fence refused, 69 "
     "server unreachable or "
     "refused, 70 lease lost while the command ran, 75 lock not obtained / throttled, 126/127 "

@@ -15,6 +15,7 @@ namespace deadbolt::cli {
 enum Exit : int {
     kOk = 0,
     kFree = 1,          ///< status: the lock is free; list: no lock matched
+    kMissing = 1,       ///< fenced-get: no such key (an empty value exits 0)
     kUsage = 64,        ///< bad arguments (sysexits EX_USAGE)
     kStaleFence = 65,   ///< fenced-set refused: a higher fence already wrote (EX_DATAERR)
     kServer = 69,       ///< cannot connect, or the server refused (EX_UNAVAILABLE)

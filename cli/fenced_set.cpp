@@ -69,7 +69,9 @@ void add_fenced_get_command(CLI::App& app, FencedGetArgs& a) {
     cmd->add_option("KEY", a.key, "Key to read")->required();
     cmd->add_flag("--json", a.json, "Print {\"value\": ..., \"version\": N} instead");
     cmd->footer(std::string("Prints shell assignments for eval: DEADBOLT_VERSION=N and "
-                            "DEADBOLT_VALUE='...' (empty when the key does not exist).\n") +
+                            "DEADBOLT_VALUE='...'. A key that does not exist prints "
+                            "DEADBOLT_VALUE='' (--json: null) and exits 1, so a script can "
+                            "tell it from an empty value (exit 0).\n") +
                 kExitCodesHelp);
 }
 
@@ -80,13 +82,13 @@ int fenced_get_command(const FencedGetArgs& a) {
         nlohmann::json j{{"value", v.value ? nlohmann::json(*v.value) : nlohmann::json()},
                          {"version", v.version}};
         fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-        return kOk;
+        return v.value ? kOk : kMissing;
     }
     std::string quoted = "'";
     for (char c : v.value.value_or(""))
         quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     fmt::print("DEADBOLT_VERSION={}\nDEADBOLT_VALUE={}'\n", v.version, quoted);
-    return kOk;
+    return v.value ? kOk : kMissing;
 }
 
 }  // namespace deadbolt::cli

@@ -66,6 +66,10 @@ return {kind, pttl, redis.call('GET', KEYS[2]), holders, redis.call('LLEN', KEYS
 // channel. Frees the name whatever holds it (Redisson's forceUnlock): waiters are woken, and
 // each holder finds its key gone at its next renewal and reports the loss. The fence counter
 // stays, so every later grant's fence is higher than the evicted holder's.
+// A string with no expiry is freed only when it reads as a lock's token (deadbolt's, redis-py's
+// uuid hex, node-redlock's hex, redsync's base64: 16 to 128 token characters, digits and
+// letters both);
+// anything else is a user's data, which force-unlock must not delete.
 constexpr std::string_view kForceUnlock = R"lua(
 local found = kind_of(KEYS[1])
 if not found then
@@ -74,6 +78,15 @@ if not found then
 end
 if found == 'latch' or found == 'rate' then
   return refuse(KEYS[1], found, 'force-unlock (locks only)')
+end
+if found == 'lock' and redis.call('PTTL', KEYS[1]) < 0 then
+  local v = redis.call('GET', KEYS[1])
+  if #v < 16 or #v > 128 or not string.match(v, '^[%w:._+/=-]+$') or
+     not string.match(v, '%d') or not string.match(v, '%a') then
+    return redis.error_reply('DEADBOLT-KIND key ' .. KEYS[1] .. ' holds a string with no ' ..
+      'expiry that is no lock token (data, not a lock); force-unlock leaves it: delete it ' ..
+      'yourself if it is a stale lock')
+  end
 end
 if found ~= 'lock' and found ~= 'readers' and found ~= 'reentrant' and found ~= 'leader' and
    not (found == 'semaphore' and redis.call('EXISTS', KEYS[6]) == 1) then
