@@ -205,8 +205,10 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
                 while (auto r = self->reader.next()) self->replies.push_back(std::move(*r));
             } catch (const std::exception& ex) {
                 return self->finish(Status::error(
-                    errc::protocol_error, fmt::format("{} did not answer like a Redis server ({})",
-                                                      self->ep.describe(), ex.what())));
+                    errc::protocol_error,
+                    fmt::format("{} did not answer like a Redis server ({}): check the URL's "
+                                "scheme and port (etcd://, zk://, postgresql://, mysql://)",
+                                self->ep.describe(), ex.what())));
             }
             if (self->replies.size() < self->expected) return self->read();
             self->finish(judge_hello(self->ep, self->replies));
@@ -214,6 +216,15 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
     }
 
     Status closed_in_hello(const std::error_code& e) const {
+        // A peer never reached before that hangs up on PING without a word is not Redis: an
+        // etcd, PostgreSQL or ZooKeeper server drops a request it cannot parse.
+        if (replies.empty() && !ep.reached->load())
+            return Status::error(
+                errc::protocol_error,
+                fmt::format("{} closed the connection without answering PING ({}): what "
+                            "listens there does not speak Redis's protocol; check the URL's "
+                            "scheme and port (etcd://, zk://, postgresql://, mysql://)",
+                            ep.describe(), e.message()));
         return Status::error(errc::connect_failed,
                              fmt::format("{} closed the connection during the handshake: {}",
                                          ep.describe(), e.message()));
@@ -235,6 +246,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
     void finish(Status st) {
         if (finished) return;
         finished = true;
+        if (st.ok()) ep.reached->store(true);
         timer.cancel();
         if (!dropped) {
             if (!st.ok()) abort();
