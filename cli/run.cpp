@@ -462,15 +462,28 @@ int run_command(const RunArgs& given) {
     guard.dismiss();
     std::error_code ec;
     lease->release(ec);
+    if (ec && ec != errc::not_owner && !lease->lost()) {
+        // The reply was lost: whether the lock was still ours up to the release (and not lost
+        // to a restart or a failover meanwhile) is learned when the server answers again.
+        fmt::print(stderr,
+                   "deadbolt: releasing '{}': {}; asking again until the server answers (at "
+                   "most until the lease would have expired)\n",
+                   a.name, ec.message());
+        ec = lease->settle(lease->valid_until() + o.ttl + o.lock_delay);
+    }
     // Not ours at release: it was lost at some point while the command ran.
     bool lost = lease->lost() || ec == errc::not_owner;
     if (lost) {
         fmt::print(stderr, "deadbolt: lease on '{}' was lost while the command ran\n", a.name);
         return kLeaseLost;
     }
-    if (ec)
-        fmt::print(stderr, "deadbolt: releasing '{}': {} (the key expires by its TTL)\n", a.name,
-                   ec.message());
+    if (ec) {
+        fmt::print(stderr,
+                   "deadbolt: releasing '{}': {}: whether the lease was still ours when the "
+                   "command ended is unknown\n",
+                   a.name, ec.message());
+        return kServer;
+    }
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return kServer;

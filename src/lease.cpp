@@ -51,21 +51,34 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
     Status st;
     try {
         ClientImpl& c = *client;
-        // Not known to be done: the engine may still hold it for us. Release it in the
-        // background once the engine answers again, so waiters need not sit out the TTL.
-        if (v.is == Verdict::Is::unknown && is_retryable(v.status.ec))
-            c.renewer->add_cleanup(holding, valid_until() + px);
         if (v.is == Verdict::Is::yes && v.woke > 0 && hands_off &&
             options.handoff_grace.count() > 0)
             c.handoffs.note(handoff_key, Clock::now() + options.handoff_grace);
         if (v.is == Verdict::Is::unknown) st = std::move(v.status);
-        if (v.is == Verdict::Is::no)
-            st = Status::error(errc::not_owner,
-                               fmt::format("lock '{}' was no longer ours at release: it expired "
-                                           "or was taken; fence {} may have been overtaken",
-                                           name, fence));
+        if (v.is == Verdict::Is::no) st = not_ours_at_release();
+        // Not known to be done: the engine may still hold it for us, or may have lost it (a
+        // restart, an ended session) before the release came. Release it again in the
+        // background once the engine answers: waiters need not sit out the TTL, and a holding
+        // found gone then was not ours up to the release, a loss that must not stay silent.
+        if (v.is == Verdict::Is::unknown && is_retryable(v.status.ec))
+            c.renewer->add_cleanup(
+                holding, valid_until() + px, [self = shared_from_this()](Verdict::Is answer) {
+                    if (answer == Verdict::Is::no) {
+                        self->mark_lost(make_error_code(errc::not_owner));
+                        self->settle_as(self->not_ours_at_release());
+                    } else {
+                        self->settle_as(answer == Verdict::Is::yes
+                                            ? Status{}
+                                            : Status::error(errc::unknown_outcome,
+                                                            "no answer from the server before the "
+                                                            "lease would have expired"));
+                    }
+                });
+        else
+            settle_as(st);
     } catch (const std::exception& ex) {
         st = Status::error(errc::server_error, ex.what());
+        settle_as(st);
     }
     leave_local_queue();
     tell(client->options.observer, LockEvent{.kind = LockEventKind::released,
@@ -74,6 +87,32 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
                                              .took = micros(Clock::now() - started),
                                              .error = st.ec});
     return st;
+}
+
+Status LeaseState::not_ours_at_release() const {
+    return Status::error(errc::not_owner,
+                         fmt::format("lock '{}' was no longer ours at release: it expired, was "
+                                     "taken, or the server lost it; fence {} may have been "
+                                     "overtaken",
+                                     name, fence));
+}
+
+void LeaseState::settle_as(Status outcome) noexcept {
+    {
+        std::lock_guard lk(settle_m);
+        if (settled) return;
+        settled = true;
+        release_outcome = std::move(outcome);
+    }
+    settle_cv.notify_all();
+}
+
+std::error_code LeaseState::settle(Clock::time_point deadline) noexcept {
+    std::unique_lock lk(settle_m);
+    if (!released) return make_error_code(errc::invalid_argument);
+    if (!settle_cv.wait_until(lk, deadline, [&] { return settled; }))
+        return make_error_code(errc::unknown_outcome);
+    return release_outcome.ec;
 }
 
 Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {
@@ -241,6 +280,10 @@ void Lease::release() {
 void Lease::release(std::error_code& ec) noexcept {
     ec.clear();
     if (s_) ec = s_->release().ec;
+}
+
+std::error_code Lease::settle(clock::time_point deadline) const noexcept {
+    return s_ ? s_->settle(deadline) : make_error_code(errc::invalid_argument);
 }
 
 }  // namespace deadbolt

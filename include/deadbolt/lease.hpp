@@ -106,6 +106,15 @@ class Lease {
     /// As release(); reports through ec, never throws.
     void release(std::error_code& ec) noexcept;
 
+    /// Waits until the outcome of release() is known, or deadline. A release whose reply was
+    /// lost (unknown_outcome) is retried in the background once the server answers again;
+    /// that retry tells whether the lease was still ours up to the release. Returns empty
+    /// when it was (released now), not_owner when it was not (gone, or another's: a loss,
+    /// also reported through on_lost and the stop token), unknown_outcome when no answer
+    /// came by deadline or before the lease would have expired. Returns at once once known;
+    /// invalid_argument before release() or on an empty lease. Never throws.
+    std::error_code settle(clock::time_point deadline) const noexcept;
+
   private:
     friend std::shared_ptr<detail::LeaseState> detail::take_state(Lease& l) noexcept;
     friend Lease detail::make_lease(std::shared_ptr<detail::LeaseState> state) noexcept;

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,7 +25,7 @@ inline Clock::time_point now_on(const LeaseClock& clock) {
     return clock ? clock() : Clock::now();
 }
 
-struct LeaseState {
+struct LeaseState : std::enable_shared_from_this<LeaseState> {
     std::shared_ptr<ClientImpl> client;
     std::string name;
     const char* primitive = "mutex";         // LockEvent::primitive
@@ -46,6 +47,13 @@ struct LeaseState {
     std::atomic<bool> left_queue{false};  // this process's other threads may try again
     std::stop_source stop;
 
+    // What the release learned (Lease::settle): unknown until the engine answered, which after
+    // a lost reply the renewer's background release finds out.
+    std::mutex settle_m;
+    std::condition_variable settle_cv;
+    bool settled = false;  // the release's outcome is final (answered, or given up)
+    Status release_outcome;
+
     Clock::time_point valid_until() const {
         return Clock::time_point(Clock::duration(valid_until_rep.load(std::memory_order_acquire)));
     }
@@ -65,6 +73,14 @@ struct LeaseState {
     /// What a release that started at started and got v means, for both the blocking and the
     /// asynchronous release: a cleanup when unknown, the handoff, the event. Never throws.
     Status released_as(Verdict v, Clock::time_point started) noexcept;
+
+    /// The error of a release that found the holding not ours.
+    Status not_ours_at_release() const;
+    /// Records the release's final outcome and wakes settle(). Never throws.
+    void settle_as(Status outcome) noexcept;
+    /// Waits until the release's outcome is final, or deadline: that outcome, or
+    /// unknown_outcome. Never throws.
+    std::error_code settle(Clock::time_point deadline) noexcept;
 
     /// Keeps it for ttl (+ lock_delay) more if it is still ours; moves valid_until on success.
     Status extend(std::chrono::milliseconds ttl) noexcept;

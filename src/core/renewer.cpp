@@ -54,37 +54,44 @@ void Renewer::remove(const LeaseState* lease) {
     leases_.erase(it);
 }
 
-void Renewer::add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up) {
+void Renewer::add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up,
+                          Settled settled) {
     std::lock_guard lk(m_);
     start_locked();
-    cleanups_.push_back({std::move(h), give_up, now_on(clock_), 0});
+    cleanups_.push_back({std::move(h), give_up, now_on(clock_), 0, std::move(settled)});
     cv_.notify_all();
 }
 
 void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     auto now = now_on(clock_);
-    std::vector<Cleanup> due;
+    std::vector<Cleanup> due, expired;
     std::erase_if(cleanups_, [&](Cleanup& c) {
         if (c.next_at > now) return false;
-        if (c.give_up > now) due.push_back(std::move(c));
+        (c.give_up > now ? due : expired).push_back(std::move(c));
         return true;
     });
-    if (due.empty()) return;
+    if (due.empty() && expired.empty()) return;
     lk.unlock();
+    // Outside m_: whoever waits for the answer may take its time.
+    for (auto& c : expired)
+        if (c.settled) c.settled(Verdict::Is::unknown);
     std::vector<const Holding*> hs;
     hs.reserve(due.size());
     for (auto& c : due) hs.push_back(c.holding.get());
-    std::vector<bool> done(due.size(), false);
+    std::vector<Verdict::Is> answer(due.size(), Verdict::Is::unknown);
     try {
-        auto verdicts = store_->release(hs, store_->deadline());
-        for (std::size_t i = 0; i < due.size(); ++i)
-            done[i] = verdicts[i].is != Verdict::Is::unknown;  // ours or not: either way done
+        if (!hs.empty()) {
+            auto verdicts = store_->release(hs, store_->deadline());
+            for (std::size_t i = 0; i < due.size(); ++i) answer[i] = verdicts[i].is;
+        }
     } catch (const std::exception&) {
         // Out of memory: try again later, as after no answer.
     }
+    for (std::size_t i = 0; i < due.size(); ++i)  // ours or not: either way done
+        if (answer[i] != Verdict::Is::unknown && due[i].settled) due[i].settled(answer[i]);
     lk.lock();
     for (std::size_t i = 0; i < due.size(); ++i) {
-        if (done[i]) continue;
+        if (answer[i] != Verdict::Is::unknown) continue;
         auto& c = due[i];
         c.next_at = now_on(clock_) + jittered_backoff(c.attempts++, std::chrono::milliseconds(20),
                                                       std::chrono::milliseconds(1000));
@@ -124,6 +131,13 @@ void Renewer::stop() {
     }
     cv_.notify_all();
     t.end();  // the last client handle may die on this thread
+    std::vector<Cleanup> left;
+    {
+        std::lock_guard lk(m_);
+        left.swap(cleanups_);
+    }
+    for (auto& c : left)  // nobody will learn more: whoever waits hears so now
+        if (c.settled) c.settled(Verdict::Is::unknown);
 }
 
 void Renewer::schedule_locked(Entry& e, Clock::time_point at) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,10 +29,14 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
 
     void add(const std::shared_ptr<LeaseState>& lease);
     void remove(const LeaseState* lease);
+    /// What a background release learned: yes (it was ours, released now), no (not ours:
+    /// gone or another's), unknown (no answer before give_up).
+    using Settled = std::function<void(Verdict::Is)>;
     /// Releases h (what a lost reply may have left us holding unknowingly, or a waiter's
     /// state) in the background until the engine answers, or until give_up, when it has
-    /// expired anyway.
-    void add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up);
+    /// expired anyway; then calls settled (if any) once, on the renewer's thread.
+    void add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up,
+                     Settled settled = {});
     /// Asks the engine whether each lease is still held (it may have dropped some by itself:
     /// a failover, a session expiry) and reports those it does not hold as lost (not_owner).
     /// Never throws.
@@ -54,6 +59,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
         std::shared_ptr<const Holding> holding;
         Clock::time_point give_up, next_at;
         unsigned attempts = 0;
+        Settled settled;
     };
 
     void start_locked();

@@ -58,7 +58,7 @@ Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
     std::unique_lock lk(m_);
     auto b = enqueue_locked(std::move(encoded), count);
     // With a leader, it flushes our bytes; without a session, wait() connects first.
-    if (leader_ || !connected_ || target_) return b;
+    if (leader_ || !connected_ || target_ || drop_if_hung_up_locked()) return b;
     leader_ = true;
     flush_locked();
     lk.unlock();
@@ -133,6 +133,10 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
                                         "in flight, so it may have been executed"));
             }
         }
+        {
+            std::lock_guard lk(m_);
+            drop_if_hung_up_locked();
+        }
         if (!connected_) {
             Status st = connect(deadline);
             std::lock_guard lk(m_);
@@ -182,14 +186,18 @@ Status Connection::connect(Clock::time_point deadline) {
         if (st.ok()) {
             connected_ = true;
             connect_failures_ = 0;
+            idle_since_ = Clock::now();
             ++gen_;
             reader_.reset();
             wbuf_.clear();
             writing_ = reading_ = false;
             return st;
         }
-        // Only an unreachable server is worth another try; auth or TLS errors are final.
-        if (st.ec != make_error_code(errc::connect_failed) || !ep_.retry_connect) return st;
+        // Only a server that was reached before and is unreachable now (a restart) is worth
+        // another try; auth or TLS errors are final, and so is a first refusal.
+        if (st.ec != make_error_code(errc::connect_failed) || !ep_.retry_connect ||
+            !ep_.reached->load())
+            return st;
         auto pause = jittered_backoff(connect_failures_++, ep_.options.reconnect_min,
                                       ep_.options.reconnect_max);
         if (Clock::now() + pause >= deadline) return st;
@@ -257,6 +265,7 @@ void Connection::on_read(std::size_t n) {
                 inflight_.pop_front();
             }
         }
+        if (inflight_.empty()) idle_since_ = Clock::now();
     } catch (const std::exception& ex) {
         reset(
             Status::error(errc::protocol_error,
@@ -266,6 +275,21 @@ void Connection::on_read(std::size_t n) {
         return;
     }
     if (!inflight_.empty()) start_read();
+}
+
+bool Connection::drop_if_hung_up_locked() {
+    // A busy session would have seen the hang-up in its reads; the probe (one poll) is for
+    // sessions that sat idle, which is when servers restart unseen.
+    constexpr auto kIdle = std::chrono::milliseconds(50);
+    if (!connected_ || writing_ || !inflight_.empty() || Clock::now() - idle_since_ < kIdle ||
+        !transport_.peer_closed())
+        return false;
+    transport_.close();
+    connected_ = false;
+    reading_ = false;
+    ++gen_;
+    reader_.reset();
+    return true;
 }
 
 void Connection::complete_locked(Batch& b) {

@@ -63,6 +63,10 @@ class Connection {
     void start_read();
     void on_read(std::size_t n);
     void reset(const Status& why);  // leader only: closes, fails in-flight batches
+    // Before a request goes out on a session idle for a while: when the server hung up
+    // meanwhile (a restart), closes it, so that the request goes to a new session rather than
+    // into a dead one and an unknown outcome. True when it closed it.
+    bool drop_if_hung_up_locked();
     void complete_locked(Batch& b);
 
     Endpoint ep_;
@@ -82,6 +86,7 @@ class Connection {
     bool reading_ = false;
     unsigned gen_ = 0;  // session generation; handlers of a closed session ignore themselves
     unsigned connect_failures_ = 0;
+    Clock::time_point idle_since_{};  // when the last reply came in (or the session opened)
     std::string wbuf_;
     RespReader reader_;
     std::vector<char> rbuf_;

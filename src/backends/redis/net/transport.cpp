@@ -1,6 +1,7 @@
 #include "backends/redis/net/transport.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 
 namespace deadbolt::detail {
 
@@ -20,6 +21,23 @@ std::size_t Transport::try_write(asio::const_buffer b, std::error_code& ec) {
             }
         },
         s_);
+}
+
+bool Transport::peer_closed() noexcept {
+    int fd = std::visit(
+        [](auto& s) -> int {
+            using S = std::decay_t<decltype(s)>;
+            if constexpr (std::is_same_v<S, std::monostate>)
+                return -1;
+            else if constexpr (std::is_same_v<S, std::unique_ptr<Tls>>)
+                return s->lowest_layer().native_handle();
+            else
+                return s.native_handle();
+        },
+        s_);
+    if (fd < 0) return false;
+    pollfd p{.fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0};
+    return ::poll(&p, 1, 0) > 0 && p.revents != 0;
 }
 
 void Transport::close_stream() noexcept {

@@ -37,6 +37,10 @@ class Transport {
     /// Closes the stream, or ends an opening in progress (its done says connection_lost).
     void close() noexcept;
     bool is_open() const noexcept { return !std::holds_alternative<std::monostate>(s_); }
+    /// True when the open stream has something to read or the peer closed it: on a
+    /// connection with no request in flight, the server has hung up (it restarted, or closed
+    /// an idle client). Never blocks.
+    bool peer_closed() noexcept;
 
     template <class Buffers, class Handler>
     void async_write(const Buffers& b, Handler&& h) {
