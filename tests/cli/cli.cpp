@@ -1,0 +1,37 @@
+#include "cli.hpp"
+
+#include "redis_server.hpp"
+
+namespace deadbolt::clitest {
+
+Result deadbolt(const std::string& url, std::vector<std::string> args,
+                std::vector<std::string> env) {
+    args.insert(args.begin(), DEADBOLT_CLI);
+    env.push_back("DEADBOLT_URL=" + url);
+    Result r;
+    r.rc = test::run_command(args, &r.out, env);
+    return r;
+}
+
+std::future<Result> deadbolt_async(const std::string& url, std::vector<std::string> args,
+                                   std::vector<std::string> env) {
+    return std::async(std::launch::async, [url, args = std::move(args), env = std::move(env)] {
+        return deadbolt(url, args, env);
+    });
+}
+
+::testing::AssertionResult says(const Result& r, std::initializer_list<const char*> words) {
+    for (const char* w : words)
+        if (r.out.find(w) == std::string::npos)
+            return ::testing::AssertionFailure()
+                   << "exit " << r.rc << ", output lacks '" << w << "':\n"
+                   << r.out;
+    return ::testing::AssertionSuccess() << r.out;
+}
+
+std::string own_name(const std::string& what) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return std::string(info->name()) + ":" + what;
+}
+
+}  // namespace deadbolt::clitest

@@ -1,0 +1,48 @@
+// The CLI black-box suite (ctest label cli): the built deadbolt binary run as a user runs it,
+// against real servers of every engine an item applies to (the conformance suites' backends).
+// Each test asserts what a user sees: the exit code and the words of the message.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+
+namespace deadbolt::clitest {
+
+using namespace conformance;
+
+/// What one run of the CLI gave: its exit code, and stdout and stderr together.
+struct Result {
+    int rc = -1;
+    std::string out;
+};
+
+/// Runs `deadbolt args...` with DEADBOLT_URL=url and env (NAME=value entries) added.
+Result deadbolt(const std::string& url, std::vector<std::string> args,
+                std::vector<std::string> env = {});
+/// The same on a thread of its own, for runs that hold a lock while the test acts.
+std::future<Result> deadbolt_async(const std::string& url, std::vector<std::string> args,
+                                   std::vector<std::string> env = {});
+
+/// True when text contains every one of words (a message's gist, not its punctuation).
+::testing::AssertionResult says(const Result& r, std::initializer_list<const char*> words);
+
+/// A name of this test's own (engines are shared by a suite's tests).
+std::string own_name(const std::string& what);
+
+/// One engine per process, shared by a suite's tests, as the conformance suites do.
+template <class E>
+class EveryEngine : public ::testing::Test {
+  protected:
+    E& engine = shared<E>();
+    std::string url() const { return engine.url(); }
+    Result cli(std::vector<std::string> args, std::vector<std::string> env = {}) {
+        return deadbolt(url(), std::move(args), std::move(env));
+    }
+};
+
+}  // namespace deadbolt::clitest

@@ -1,0 +1,102 @@
+// Issue 30 items 8 and 9: who connects (a user named in the URL, the password given apart), and
+// how fast and how clearly a wrong address or a wrong engine's port is reported.
+#include "cli.hpp"
+#include "redis_server.hpp"
+
+namespace deadbolt::clitest {
+namespace {
+
+TEST(CliConnect, ALoneUserInTheUrlTakesThePasswordGivenApart) {
+    test::RedisServer srv;
+    srv.raw().cmd({"ACL", "SETUSER", "u1", "on", ">s3cret", "~*", "&*", "+@all"});
+    srv.raw().cmd({"ACL", "SETUSER", "default", "off"});
+    std::string url = "redis://u1@127.0.0.1:" + std::to_string(srv.port());
+    auto env = deadbolt(url, {"run", "job", "--", "true"}, {"DEADBOLT_PASSWORD=s3cret"});
+    EXPECT_EQ(env.rc, 0) << env.out;
+    auto file = ::testing::TempDir() + "/pw";
+    ASSERT_EQ(test::run_command({"sh", "-c", "echo s3cret > " + file}), 0);
+    auto f = deadbolt(url, {"run", "--password-file", file, "job", "--", "true"});
+    EXPECT_EQ(f.rc, 0) << f.out;
+    auto wrong = deadbolt(url, {"run", "job", "--", "true"}, {"DEADBOLT_PASSWORD=nope"});
+    EXPECT_EQ(wrong.rc, 69) << wrong.out;
+}
+
+TEST(CliConnect, ARefusedPortFailsAtTheFirstRefusalNamingWhatWasTried) {
+    auto port = std::to_string(test::free_port());  // nothing listens there
+    auto r = deadbolt("redis://127.0.0.1:" + port, {"status", "x"});
+    EXPECT_EQ(r.rc, 69);
+    EXPECT_TRUE(says(r, {("127.0.0.1:" + port).c_str(), "refused"}));
+}
+
+TEST(CliConnect, APeerThatHangsUpOnPingIsNamedAsNotRedis) {
+    // A listener that reads the first bytes and closes, as etcd, PostgreSQL and ZooKeeper do
+    // with a request in a protocol they do not speak. Counting its accepts shows no retry.
+    auto port = test::free_port();
+    auto listener = std::async(std::launch::async, [port] {
+        std::string out;
+        test::run_command(
+            {"python3", "-c",
+             "import socket,sys\n"
+             "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+             "s.bind(('127.0.0.1'," +
+                 std::to_string(port) +
+                 ")); s.listen(8)\n"
+                 "print('ready', flush=True)\n"
+                 "s.settimeout(3); n=0\n"
+                 "try:\n"
+                 "  while True:\n"
+                 "    c,_=s.accept(); n+=1; c.recv(64); c.close()\n"
+                 "except OSError: pass\n"
+                 "print('accepts', n)\n"},
+            &out);
+        return out;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto r = deadbolt("redis://127.0.0.1:" + std::to_string(port), {"status", "x"});
+    EXPECT_EQ(r.rc, 69);
+    EXPECT_TRUE(says(r, {"does not speak Redis"}));
+    EXPECT_TRUE(says({0, listener.get()}, {"accepts 1"}));
+}
+
+}  // namespace
+}  // namespace deadbolt::clitest
+
+namespace deadbolt::clitest {
+namespace {
+
+// "host:port" of the first server an engine's URL names.
+std::string first_host_port(const std::string& url) {
+    auto rest = url.substr(url.find("://") + 3);
+    rest = rest.substr(0, rest.find_first_of("/?"));
+    if (auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);
+    return rest.substr(0, rest.find(','));
+}
+
+template <class E>
+using RedisUrlAtAnotherEngine = EveryEngine<E>;
+
+using OtherEngines = ::testing::Types<
+#ifdef DEADBOLT_TEST_ETCD
+    Etcd,
+#endif
+#ifdef DEADBOLT_TEST_ZK
+    Zk,
+#endif
+#ifdef DEADBOLT_TEST_PG
+    Pg,
+#endif
+#ifdef DEADBOLT_TEST_MY
+    My,
+#endif
+    OneServer>;
+TYPED_TEST_SUITE(RedisUrlAtAnotherEngine, OtherEngines, BackendName);
+
+TYPED_TEST(RedisUrlAtAnotherEngine, IsNamedAsNotRedisAtOnce) {
+    if (std::string(TypeParam::kName) == "OneServer") GTEST_SKIP() << "Redis speaks Redis";
+    auto r = deadbolt("redis://" + first_host_port(this->url()), {"status", "x"});
+    EXPECT_EQ(r.rc, 69) << r.out;
+    EXPECT_TRUE(says(r, {"Redis", "check the URL's scheme and port"}));
+}
+
+}  // namespace
+}  // namespace deadbolt::clitest
