@@ -20,7 +20,8 @@ std::string utc_time(std::chrono::system_clock::time_point t, bool rfc3339) {
 
 std::string holder_text(const Holder& h) {
     if (h.host.empty())
-        return "a client deadbolt did not write (a redis-py lock, or a custom owner)";
+        return fmt::format("a client deadbolt did not write ({})",
+                           h.client.empty() ? "a custom owner" : h.client);
     std::string out = fmt::format("{} pid {}", h.host, h.pid);
     if (h.since) {
         auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -49,6 +50,9 @@ std::string status_text(std::string_view name, const LockStatus& s) {
     std::string out;
     if (!s.held)
         out = fmt::format("{}: free ({})\n", name, fence);
+    else if (s.ttl.count() < 0 && s.session_timeout.count() > 0)
+        out = fmt::format("{}: held, {}ends with its holder's session (timeout {}) ({})\n", name,
+                          who, format_duration(s.session_timeout), fence);
     else if (s.ttl.count() < 0)
         out = fmt::format("{}: held, {}no expiry set by its holder ({})\n", name, who, fence);
     else
@@ -76,6 +80,7 @@ nlohmann::json status_json(std::string_view name, std::string_view key, const Lo
         if (!h.host.empty()) host = h.host, pid = h.pid;
         held_by.push_back(
             {{"host", host}, {"pid", pid}, {"since", since}, {"ttl_ms", h.ttl.count()}});
+        if (!h.client.empty()) held_by.back()["client"] = h.client;  // a foreign holder's kind
     }
     nlohmann::json j{{"name", name},
                      {"key", key},
@@ -89,6 +94,9 @@ nlohmann::json status_json(std::string_view name, std::string_view key, const Lo
                      {"writer_waiting", s.writer_waiting},
                      {"held_by", held_by}};
     if (s.kind == "leader") j["value"] = s.value;
+    // How the holding ends: at its TTL, or with its holder's session.
+    j["session_timeout_ms"] =
+        s.session_timeout.count() > 0 ? nlohmann::json(s.session_timeout.count()) : nullptr;
     return j;
 }
 

@@ -29,7 +29,9 @@ namespace {
 std::string who_of(const LockStatus& s) {
     if (s.held_by.empty()) return "-";
     const Holder& h = s.held_by.front();
-    std::string who = h.host.empty() ? "(not deadbolt)" : fmt::format("{} pid {}", h.host, h.pid);
+    std::string who = !h.host.empty()    ? fmt::format("{} pid {}", h.host, h.pid)
+                      : h.client.empty() ? "(not deadbolt)"
+                                         : fmt::format("({})", h.client);
     if (s.holders > 1) who += fmt::format(" and {} more", s.holders - 1);
     return who;
 }
@@ -51,7 +53,9 @@ int list_command(const ListArgs& a) {
     for (const auto& l : locks) {
         const auto& s = l.status;
         rows.push_back({l.name, s.kind, std::to_string(s.holders),
-                        s.ttl.count() < 0 ? "never" : format_duration(s.ttl),
+                        s.ttl.count() >= 0              ? format_duration(s.ttl)
+                        : s.session_timeout.count() > 0 ? "with session"
+                                                        : "never",
                         std::to_string(s.waiters), who_of(s)});
     }
     std::vector<std::size_t> width(rows.front().size(), 0);

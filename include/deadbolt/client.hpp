@@ -42,6 +42,11 @@ struct Holder {
     /// microseconds); empty for semaphore permits and readers, which carry no fence.
     std::optional<std::chrono::system_clock::time_point> since{};
     std::chrono::milliseconds ttl{0};  ///< Its remaining time; -1 ms = no expiry.
+    /// The kind of client that holds it when deadbolt did not write it, as the engine can
+    /// tell ("redis-py Lock or another client", "etcdctl lock or concurrency.Mutex", "Kazoo
+    /// or Curator", "psql or another session", "GET_LOCK of another client"); empty for
+    /// deadbolt's own holders.
+    std::string client{};
 };
 
 /// A lock's state as the server sees it now (one round trip, a snapshot).
@@ -60,6 +65,10 @@ struct LockStatus {
     /// The holders (at most kMaxListedHolders of them, soonest to expire last).
     std::vector<Holder> held_by{};
     std::string value{};  ///< A LeaderElection's value (what the leader proclaimed).
+    /// > 0: the holding ends with its holder's session, after this long without a word from
+    /// it (ZooKeeper's session timeout, a database session's idle timeout), rather than at a
+    /// TTL of its own; ttl is then -1 ms unless the engine can tell how much of it is left.
+    std::chrono::milliseconds session_timeout{0};
 };
 
 /// LockStatus::held_by lists at most this many holders (LockStatus::holders counts them all).

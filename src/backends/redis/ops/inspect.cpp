@@ -41,6 +41,8 @@ Holder parse_holder(const Reply& token, const Reply& fence, const Reply& ms) {
         h.host = std::move(origin->host);
         h.pid = origin->pid;
         h.since = grant_time(fence);
+    } else {
+        h.client = "redis-py Lock, node-redlock, redsync or another client";
     }
     return h;
 }
