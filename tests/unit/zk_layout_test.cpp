@@ -32,6 +32,21 @@ TEST(ZkUrl, MistakesAreNamed) {
     EXPECT_NE(why("zk://a?session_timeout=0s").find("greater than 0"), std::string::npos);
 }
 
+TEST(ZkUrl, NodesOfAUserAreItsAloneUnlessTheUrlSaysOpen) {
+    EXPECT_EQ(parse_zk_url("zk://a", {}).acl, ZkAcl::open);
+    EXPECT_EQ(parse_zk_url("zk://ann:pw@a", {}).acl, ZkAcl::creator);
+    EXPECT_EQ(parse_zk_url("zk://a?user=ann&password=pw", {}).acl, ZkAcl::creator);
+    EXPECT_EQ(parse_zk_url("zk://ann:pw@a?acl=open", {}).acl, ZkAcl::open);
+    EXPECT_EQ(parse_zk_url("zk://ann:pw@a?acl=creator", {}).acl, ZkAcl::creator);
+    auto alone = parse_zk_url("zk://a?acl=creator", {});
+    EXPECT_FALSE(alone.ok);
+    EXPECT_NE(alone.error.find("user"), std::string::npos) << alone.error;
+    auto bad = parse_zk_url("zk://ann:pw@a?acl=world", {});
+    EXPECT_FALSE(bad.ok);
+    EXPECT_NE(bad.error.find("'creator'"), std::string::npos) << bad.error;
+    EXPECT_NE(bad.error.find("'open'"), std::string::npos) << bad.error;
+}
+
 TEST(ZkPaths, NamesZooKeeperTakesKeepTheirTextOthersAreEscaped) {
     std::string why;
     EXPECT_EQ(znode_of("jobs/daily", why), "/jobs/daily");

@@ -99,6 +99,12 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
     std::call_once(quiet, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_WARN); });
     std::shared_ptr<ZkSession> s(new ZkSession());
     s->servers_ = url.describe();
+    if (url.acl == ZkAcl::creator) {
+        s->creator_read_[0] = {ZOO_PERM_ALL, ZOO_AUTH_IDS};
+        s->creator_read_[1] = {ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE};
+        s->creator_read_vector_ = {2, s->creator_read_};
+        s->acl_ = &s->creator_read_vector_;
+    }
     auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
     for (const auto& server : url.servers) s->ports_.push_back(server.port);
     auto before = open_descriptors();
@@ -191,8 +197,7 @@ ZkSession::Pending ZkSession::begin_create(const std::string& path, std::string_
                                            int mode) {
     return begin([&](void* ref) {
         return zoo_acreate2(
-            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
-            mode,
+            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl_, mode,
             [](int rc, const char* made, const Stat* st, const void* d) {
                 Call::finish(d, rc, [&](ZkReply& r) {
                     r.path = made ? made : "";
@@ -270,8 +275,7 @@ ZkReply ZkSession::write_if_present(const std::vector<std::string>& present,
         zoo_check_op_init(&call->ops[i], call->texts[i].c_str(), -1);
     if (create)
         zoo_create_op_init(&call->ops.back(), target.c_str(), value.data(),
-                           static_cast<int>(value.size()), &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
-                           nullptr, 0);
+                           static_cast<int>(value.size()), acl_, ZOO_PERSISTENT, nullptr, 0);
     else
         zoo_set_op_init(&call->ops.back(), target.c_str(), value.data(),
                         static_cast<int>(value.size()), -1, nullptr);
@@ -370,7 +374,9 @@ Status ZkSession::fail(const ZkReply& r, const std::string& what, bool sent_writ
             return Status::error(
                 errc::permission_denied,
                 fmt::format("ZooKeeper ({}) refused {}: the node's ACL does not let this client "
-                            "in (digest auth takes any user:password; the ACL decides)",
+                            "in (digest auth takes any user:password; the ACL decides, and "
+                            "deadbolt gives the user:password that made a lock all rights on "
+                            "it, anyone else read): connect as that user",
                             servers_, what));
         case ZAUTHFAILED:
             return Status::error(errc::auth_failed,

@@ -43,7 +43,8 @@ struct ZkReply {
 class ZkSession {
   public:
     /// A session with the ensemble url names, connected within the connect timeout,
-    /// with digest auth added when the URL names a user, and its chroot found. Fails with
+    /// with digest auth added when the URL names a user, and its chroot found; the nodes it
+    /// creates get the URL's ACL. Fails with
     /// connect_failed when no server answers, invalid_argument when the chroot is missing.
     static Status open(const ZkUrl& url, std::shared_ptr<ZkSession>& out);
     /// Closes the session: its ephemeral nodes go at once.
@@ -127,6 +128,11 @@ class ZkSession {
     std::chrono::milliseconds timeout_{0};
     std::string servers_;
     std::vector<std::uint16_t> ports_;  // the servers' client ports
+    // What the nodes it creates get: anyone all rights, or the URL's user all rights and
+    // anyone else read.
+    const ACL_vector* acl_ = &ZOO_OPEN_ACL_UNSAFE;
+    ACL creator_read_[2]{};
+    ACL_vector creator_read_vector_{};
     mutable std::mutex m_;
     std::condition_variable cv_;
     int state_ = 0;
