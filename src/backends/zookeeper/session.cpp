@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "backends/zookeeper/descriptors.hpp"
+#include "backends/zookeeper/reach.hpp"
 
 namespace deadbolt::detail {
 
@@ -53,17 +55,22 @@ struct ZkSession::Call {
 
 namespace {
 
-// The C client logs to stderr unless told otherwise; a library must not. The last line
-// names why a connect failed ("connection refused"), so it is kept for that message.
-std::mutex g_log_m;
-std::string g_last_log;
-void keep_log(const char* line) {
-    std::lock_guard lk(g_log_m);
-    g_last_log = line ? line : "";
-}
-std::string last_log() {
-    std::lock_guard lk(g_log_m);
-    return g_last_log;
+// The C client logs to stderr unless a handle has a callback of its own; a library must not,
+// and its lines (timestamps, "ZOO_WARN@zookeeper_interest...") are no message for a user:
+// every handle's lines go here, to nobody. What went wrong is told by deadbolt's own errors.
+void drop_log(const char* /*line*/) {}
+
+// How long a first connect waits for its session before it asks the servers itself whether
+// they take a TCP connection: a session on a live ensemble comes well within it.
+constexpr std::chrono::milliseconds kProbeAfter{20};
+
+// "a: connection refused; b: no route to host" for the servers that were not reached.
+std::string not_reached(const std::vector<Reached>& all) {
+    std::string out;
+    for (const auto& r : all)
+        if (!r.accepted && !r.why.empty())
+            out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", r.server, r.why);
+    return out;
 }
 
 }  // namespace
@@ -99,37 +106,53 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
     std::call_once(quiet, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_WARN); });
     std::shared_ptr<ZkSession> s(new ZkSession());
     s->servers_ = url.describe();
+    auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
     if (url.acl == ZkAcl::creator) {
         s->creator_read_[0] = {ZOO_PERM_ALL, ZOO_AUTH_IDS};
         s->creator_read_[1] = {ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE};
         s->creator_read_vector_ = {2, s->creator_read_};
         s->acl_ = &s->creator_read_vector_;
     }
-    auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
     for (const auto& server : url.servers) s->ports_.push_back(server.port);
     auto before = open_descriptors();
+    const auto by = Clock::now() + url.options.connect_timeout;
     s->zh_ = zookeeper_init2(url.hosts().c_str(), &ZkSession::on_event,
-                             static_cast<int>(asked.count()), nullptr, s.get(), 0, &keep_log);
-    if (!s->zh_)
+                             static_cast<int>(asked.count()), nullptr, s.get(), 0, &drop_log);
+    if (!s->zh_) {  // it resolves every name first: one it cannot is the usual reason
+        auto why = not_reached(reach(url.servers, by));
         return Status::error(errc::connect_failed,
                              fmt::format("cannot start a ZooKeeper client for {}: {}", s->servers_,
-                                         std::strerror(errno)));
-    auto by = Clock::now() + url.options.connect_timeout;
-    {
-        std::unique_lock lk(s->m_);
-        s->cv_.wait_until(lk, by, [&] {
-            return s->state_ == ZOO_CONNECTED_STATE || s->state_ == ZOO_EXPIRED_SESSION_STATE ||
-                   s->state_ == ZOO_AUTH_FAILED_STATE;
-        });
-        if (s->state_ != ZOO_CONNECTED_STATE) {
-            lk.unlock();
-            auto log = last_log();
+                                         why.empty() ? std::strerror(errno) : why));
+    }
+    if (!s->made_by(std::min(by, Clock::now() + kProbeAfter))) {
+        // The C client tries server after server until it is closed and tells nobody why:
+        // ask the servers directly whether they take a connection at all.
+        auto reached = reach(url.servers, by);
+        bool any = std::ranges::any_of(reached, &Reached::accepted);
+        if (!any && !s->made_by(Clock::now()))
             return Status::error(
                 errc::connect_failed,
-                fmt::format("no ZooKeeper server of {} answered within {} ms{}{}; check that "
-                            "the ensemble runs and the URL names its client ports",
+                fmt::format("cannot reach any ZooKeeper server of {}: {}; check that the "
+                            "ensemble runs and the URL names its client ports",
+                            s->servers_, not_reached(reached)));
+        if (!s->made_by(by)) {
+            std::string took;
+            for (const auto& r : reached)
+                if (r.accepted) took += (took.empty() ? "" : ", ") + r.server;
+            auto others = not_reached(reached);
+            std::lock_guard lk(s->m_);
+            if (s->state_ == ZOO_AUTH_FAILED_STATE)
+                return Status::error(
+                    errc::auth_failed,
+                    fmt::format("ZooKeeper ({}) refused this client's credentials", s->servers_));
+            return Status::error(
+                errc::connect_failed,
+                fmt::format("no ZooKeeper session with {} within {} ms: {} took a TCP "
+                            "connection but made no session (another service's port, such as "
+                            "Redis's or PostgreSQL's, or an ensemble without a quorum){}{}; "
+                            "check the URL's ports",
                             s->servers_, url.options.connect_timeout.count(),
-                            log.empty() ? "" : ": ", log));
+                            took.empty() ? "a server" : took, others.empty() ? "" : "; ", others));
         }
     }
     close_new_on_exec(before);  // the C client's pipe and first socket
@@ -156,6 +179,15 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
     if (!root.ok()) return s->fail(root, "reading the chroot", false);
     out = std::move(s);
     return {};
+}
+
+bool ZkSession::made_by(Clock::time_point by) {
+    std::unique_lock lk(m_);
+    cv_.wait_until(lk, by, [&] {
+        return state_ == ZOO_CONNECTED_STATE || state_ == ZOO_EXPIRED_SESSION_STATE ||
+               state_ == ZOO_AUTH_FAILED_STATE;
+    });
+    return state_ == ZOO_CONNECTED_STATE;
 }
 
 ZkSession::~ZkSession() {

@@ -42,10 +42,11 @@ struct ZkReply {
 
 class ZkSession {
   public:
-    /// A session with the ensemble url names, connected within the connect timeout,
-    /// with digest auth added when the URL names a user, and its chroot found; the nodes it
-    /// creates get the URL's ACL. Fails with
-    /// connect_failed when no server answers, invalid_argument when the chroot is missing.
+    /// A session with the ensemble url names, connected within the connect timeout, with digest
+    /// auth added when the URL names a user, and its chroot found; the nodes it creates get the
+    /// URL's ACL. Fails with connect_failed when no server was reached (at once when every one
+    /// refused, naming each and why) or none made a session (naming those that took a TCP
+    /// connection but did not answer as ZooKeeper), invalid_argument when the chroot is missing.
     static Status open(const ZkUrl& url, std::shared_ptr<ZkSession>& out);
     /// Closes the session: its ephemeral nodes go at once.
     ~ZkSession();
@@ -107,6 +108,8 @@ class ZkSession {
     struct Watch;
     Watch* new_watch(std::function<void()> fired, std::uint64_t& id);
     static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    // Waits until the session is made (or failed for good) or until by: whether it was made.
+    bool made_by(Clock::time_point by);
     void state_changed(int state);
     // A call on its way (rc: ZOK, or why it was not sent).
     struct Pending {

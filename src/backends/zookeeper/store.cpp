@@ -92,12 +92,14 @@ Status ZkStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
         primitive == "PermitExpirableSemaphore" || primitive == "CountDownLatch")
         return {};
-    return Status::error(errc::invalid_argument,
-                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
-                                     "FairMutex, RWLock, ReentrantMutex, Semaphore, "
-                                     "PermitExpirableSemaphore, MultiLock, CountDownLatch and "
-                                     "LeaderElection are built): use it on Redis or etcd",
-                                     primitive));
+    // Only RateLimiter is asked for and missing: name the engines whose stores offer it.
+    return Status::error(
+        errc::invalid_argument,
+        fmt::format("deadbolt's ZooKeeper backend does not offer {} (it offers Mutex, "
+                    "FairMutex, RWLock, ReentrantMutex, Semaphore, PermitExpirableSemaphore, "
+                    "MultiLock, CountDownLatch and LeaderElection): {} is offered on Redis (one "
+                    "server, Sentinel or Cluster; not redlock://), PostgreSQL and MariaDB",
+                    primitive, primitive));
 }
 
 std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {
