@@ -52,11 +52,14 @@ void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep
 
 void ZkClaim::try_once(const std::string& token, Attempted& a, Fences& f) {
     auto by = store_.deadline();
-    std::shared_ptr<ZkSession> s;
-    if (a.status = store_.session(s); !a.status.ok()) return;
+    std::shared_ptr<ZkSession> s;  // the session of our TTL: a crash keeps our node that long
+    if (a.status = store_.session_for(spec_.options.ttl, s); !a.status.ok()) return;
     Place& p = places_[token];
-    if (p.session != s)
-        p = Place{.session = s, .guid = new_guid(), .node = {}};  // new session: old nodes are gone
+    if (p.session != s) {  // a new session: the old one's nodes are gone
+        p = Place{};
+        p.session = s;
+        p.guid = new_guid();
+    }
     if (spec_.shape == Shape::reentrant) {
         bool joined = false;
         if (a.status = join(p, a, f, by, joined); !a.status.ok() || joined) return;

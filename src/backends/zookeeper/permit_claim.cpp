@@ -52,7 +52,7 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
         l.session = gate->session;
         l.guid = gate->guid.empty() ? new_guid() : gate->guid;
         if (!l.session)
-            if (Status st = store_.session(l.session); !st.ok()) return st;
+            if (Status st = store_.session_for(spec_.options.ttl, l.session); !st.ok()) return st;
     }
     ZkSession& s = *l.session;
     for (int round = 0; round < 3; ++round) {

@@ -101,12 +101,12 @@ ZkReply ZkSession::call(Clock::time_point by, Start start) {
     return await(begin(start), by);
 }
 
-Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
+Status ZkSession::open(const ZkUrl& url, std::chrono::milliseconds asked,
+                       std::shared_ptr<ZkSession>& out) {
     static std::once_flag quiet;
     std::call_once(quiet, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_WARN); });
     std::shared_ptr<ZkSession> s(new ZkSession());
     s->servers_ = url.describe();
-    auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
     if (url.acl == ZkAcl::creator) {
         s->creator_read_[0] = {ZOO_PERM_ALL, ZOO_AUTH_IDS};
         s->creator_read_[1] = {ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE};

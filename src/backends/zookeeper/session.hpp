@@ -42,12 +42,14 @@ struct ZkReply {
 
 class ZkSession {
   public:
-    /// A session with the ensemble url names, connected within the connect timeout, with digest
-    /// auth added when the URL names a user, and its chroot found; the nodes it creates get the
-    /// URL's ACL. Fails with connect_failed when no server was reached (at once when every one
-    /// refused, naming each and why) or none made a session (naming those that took a TCP
-    /// connection but did not answer as ZooKeeper), invalid_argument when the chroot is missing.
-    static Status open(const ZkUrl& url, std::shared_ptr<ZkSession>& out);
+    /// A session with the ensemble url names, asking for a timeout of `asked`, connected
+    /// within the connect timeout, with digest auth added when the URL names a user, and its
+    /// chroot found; the nodes it creates get the URL's ACL. Fails with connect_failed when
+    /// no server was reached (at once when every one refused, naming each and why) or none
+    /// made a session (naming those that took a TCP connection but did not answer as
+    /// ZooKeeper), invalid_argument when the chroot is missing.
+    static Status open(const ZkUrl& url, std::chrono::milliseconds asked,
+                       std::shared_ptr<ZkSession>& out);
     /// Closes the session: its ephemeral nodes go at once.
     ~ZkSession();
     ZkSession(const ZkSession&) = delete;

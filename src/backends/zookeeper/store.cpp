@@ -15,10 +15,11 @@
 
 namespace deadbolt::detail {
 
-ZkStore::ZkStore(ClientImpl& c, ZkUrl url, std::shared_ptr<ZkSession> first)
-    : client_(c), url_(std::move(url)) {
-    first->set_on_state([this] { session_changed(); });
-    session_ = std::move(first);
+ZkStore::ZkStore(ClientImpl& c, std::unique_ptr<ZkSessions> sessions)
+    : client_(c), sessions_(std::move(sessions)) {
+    alarm_->store = this;
+    // An expired session's nodes are gone: every holding on it is lost.
+    sessions_->on_expiry([a = alarm_] { raise(a); });
 }
 
 ZkStore::~ZkStore() {
@@ -26,46 +27,38 @@ ZkStore::~ZkStore() {
 }
 
 void ZkStore::stop() noexcept {
-    std::shared_ptr<ZkSession> s;
     {
-        std::lock_guard lk(m_);
-        stopped_ = true;
-        s = session_;
+        std::lock_guard lk(alarm_->m);  // waits for a callback that is posting a check
+        alarm_->store = nullptr;
     }
-    // Outside m_: a state callback running now holds the session's lock and waits for m_.
-    if (s) s->set_on_state({});
+    sessions_->stop();
 }
 
-void ZkStore::session_changed() {
-    // On the C client's thread, which must not wait for a reply: the checks run on the loop.
-    std::lock_guard lk(m_);
-    if (stopped_ || !session_ || !session_->expired()) return;
-    client_.loop().post([this] {
-        if (on_doubt) on_doubt();  // the session's nodes are gone: every holding is lost
+void ZkStore::raise(const std::shared_ptr<Alarm>& a) {
+    std::lock_guard lk(a->m);
+    if (!a->store || a->pending) return;
+    a->pending = true;
+    a->store->client_.loop().post([a] {
+        ZkStore* store = nullptr;
+        {
+            std::lock_guard lk(a->m);
+            a->pending = false;  // what fires from now on is checked again
+            store = a->store;
+        }
+        if (store && store->on_doubt) store->on_doubt();
     });
 }
 
 Status ZkStore::session(std::shared_ptr<ZkSession>& out) {
-    std::shared_ptr<ZkSession> old;
-    {
-        std::lock_guard lk(m_);
-        if (session_ && !session_->expired()) {
-            out = session_;
-            return {};
-        }
-        std::shared_ptr<ZkSession> fresh;
-        if (Status st = ZkSession::open(url_, fresh); !st.ok()) return st;
-        fresh->set_on_state([this] { session_changed(); });
-        old = std::exchange(session_, fresh);
-        out = std::move(fresh);
-    }
-    if (old) old->set_on_state({});  // outside m_, as in stop()
-    return {};
+    return sessions_->any(out);
+}
+
+Status ZkStore::session_for(std::chrono::milliseconds ttl, std::shared_ptr<ZkSession>& out) {
+    return sessions_->of_ttl(ttl, out);
 }
 
 std::chrono::milliseconds ZkStore::longest_ttl() const {
-    std::lock_guard lk(m_);
-    return session_ ? session_->timeout() : kMaxTtl;
+    return sessions_->longest();
 }
 
 Status ZkStore::supports(const LockSpec& spec) const {
@@ -74,6 +67,7 @@ Status ZkStore::supports(const LockSpec& spec) const {
          spec.shape == Shape::multi ? spec.names : std::vector<std::string>{spec.name})
         if (znode_of(name, why).empty()) return Status::error(errc::invalid_argument, why);
     const auto& o = spec.options;
+    if (Status st = sessions_->admits(o.ttl); !st.ok()) return st;
     if (!o.auto_renew || o.max_hold.count() > 0)
         return Status::error(
             errc::invalid_argument,

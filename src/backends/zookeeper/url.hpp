@@ -1,5 +1,5 @@
-// zk:// URLs: the ensemble to reach, its chroot, credentials, the nodes' ACL and the session
-// timeout. Pure.
+// zk:// URLs: the ensemble to reach, its chroot, credentials, the nodes' ACL and the longest
+// session to ask for. Pure.
 #pragma once
 
 #include <chrono>
@@ -30,7 +30,9 @@ struct ZkUrl {
     std::string error;              // what is wrong and what to write instead, when !ok
     std::vector<ZkServer> servers;  // in the order given; the C client picks among them
     std::string chroot;             // "" or "/a/b": every path is under it
-    std::chrono::milliseconds session_timeout{0};  // asked of the ensemble; 0: the ttl's
+    // The longest session asked of the ensemble, and so the longest TTL a holding keeps;
+    // 0: the longest the ensemble grants (its maxSessionTimeout).
+    std::chrono::milliseconds session_timeout{0};
     ZkAcl acl = ZkAcl::open;  // creator when a user is given, unless acl=open says otherwise
     ClientOptions options;    // user, password, timeouts
 
