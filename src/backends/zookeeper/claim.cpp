@@ -103,6 +103,7 @@ Status ZkClaim::join(Place& p, Attempted& a, Fences& f, Clock::time_point by, bo
         p.sent = true;
         joined = a.acquired = true;
         f.fence = static_cast<std::uint64_t>(now.stat.czxid);  // the holding's fence
+        store_.watch_own(p);
         return {};
     }
     return {};  // holds keep moving under us: queue with a node of our own
@@ -139,6 +140,7 @@ Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
     }
     if (!blocker) {
         a.acquired = true;
+        store_.watch_own(p);
         // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its node's czxid.
         f.fence = spec_.shape == Shape::read ? 0 : static_cast<std::uint64_t>(p.czxid);
         return {};

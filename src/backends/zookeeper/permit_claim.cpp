@@ -90,6 +90,7 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
             l.gate_gone = true;
         }
         a.acquired = true;
+        store_.watch_own(l);
         // A permit that excludes every other holder is fenced like a lock (ARCHITECTURE 15).
         f.fence = spec_.permits == 1 ? static_cast<std::uint64_t>(l.czxid) : 0;
         return {};

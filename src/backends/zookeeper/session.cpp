@@ -200,7 +200,7 @@ void ZkSession::on_event(zhandle_t* /*zh*/, int type, int state, const char* /*p
 }
 
 void ZkSession::state_changed(int state) {
-    std::vector<std::function<void()>> woken;
+    std::vector<std::function<void(int)>> woken;
     {
         std::lock_guard lk(m_);
         state_ = state;
@@ -209,7 +209,7 @@ void ZkSession::state_changed(int state) {
             for (auto& [id, w] : watches_)
                 if (w->fired) woken.push_back(std::exchange(w->fired, {}));
     }
-    for (auto& f : woken) f();
+    for (auto& f : woken) f(ZOO_SESSION_EVENT);
     if (state == ZOO_CONNECTED_STATE) close_peers_on_exec(ports_);  // a new socket each time
     std::lock_guard lk(cb_m_);
     if (on_state_) on_state_();
@@ -338,7 +338,7 @@ ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
     return await(begin_children(path), by);
 }
 
-ZkSession::Watch* ZkSession::new_watch(std::function<void()> fired, std::uint64_t& id) {
+ZkSession::Watch* ZkSession::new_watch(std::function<void(int)> fired, std::uint64_t& id) {
     std::lock_guard lk(m_);
     id = next_watch_++;
     auto made = std::make_unique<Watch>(Watch{this, id, std::move(fired)});
@@ -349,7 +349,7 @@ ZkSession::Watch* ZkSession::new_watch(std::function<void()> fired, std::uint64_
 
 ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::function<void()> fired,
                          std::uint64_t& id) {
-    Watch* w = new_watch(std::move(fired), id);
+    Watch* w = new_watch([f = std::move(fired)](int /*type*/) { f(); }, id);
     return call(by, [&](void* ref) {
         return zoo_awexists(zh_, path.c_str(), &ZkSession::on_watch, w, &Call::stat, ref);
     });
@@ -357,7 +357,7 @@ ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::fun
 
 ZkReply ZkSession::watch_children(const std::string& path, Clock::time_point by,
                                   std::function<void()> fired, std::uint64_t& id) {
-    Watch* w = new_watch(std::move(fired), id);
+    Watch* w = new_watch([f = std::move(fired)](int /*type*/) { f(); }, id);
     return call(by, [&](void* ref) {
         return zoo_awget_children2(zh_, path.c_str(), &ZkSession::on_watch, w, &Call::listed, ref);
     });
@@ -367,18 +367,61 @@ void ZkSession::on_watch(zhandle_t* /*zh*/, int type, int state, const char* /*p
     auto* w = static_cast<Watch*>(ctx);
     ZkSession* s = w->session;
     if (type == ZOO_SESSION_EVENT && state != ZOO_EXPIRED_SESSION_STATE) return;
-    std::function<void()> f;
+    std::function<void(int)> f;
     {
         std::lock_guard lk(s->m_);
         f = std::exchange(w->fired, {});
         // A node event is the C client's last use of this watch; a session's expiry is too.
         if (type != ZOO_SESSION_EVENT) s->watches_.erase(w->id);
     }
-    if (f) f();
+    if (f) f(type);
+}
+
+std::uint64_t ZkSession::watch_data(const std::string& path, std::function<void(ZkWatched)> told) {
+    std::uint64_t id = 0;
+    Watch* w = new_watch(
+        [told = std::move(told)](int type) {
+            told(type == ZOO_CHANGED_EVENT ? ZkWatched::changed
+                 : type == 0               ? ZkWatched::unset
+                                           : ZkWatched::gone);  // deleted, or the session ended
+        },
+        id);
+    // The completion only tells a watch that was not set; a set one fires on the node's event.
+    struct Setting {
+        ZkSession* session;
+        std::uint64_t id;
+    };
+    auto* setting = new Setting{this, id};
+    int rc = zoo_awget(
+        zh_, path.c_str(), &ZkSession::on_watch, w,
+        [](int rc, const char* /*value*/, int /*len*/, const Stat* /*st*/, const void* d) {
+            std::unique_ptr<Setting> s(static_cast<Setting*>(const_cast<void*>(d)));
+            if (rc != ZOK) s->session->not_set(s->id, rc);
+        },
+        setting);
+    if (rc != ZOK) {  // not sent: the completion will not run
+        delete setting;
+        not_set(id, rc);
+    }
+    return id;
+}
+
+void ZkSession::not_set(std::uint64_t id, int rc) {
+    std::function<void(int)> f;
+    {
+        std::lock_guard lk(m_);
+        if (auto it = watches_.find(id); it != watches_.end()) {
+            f = std::exchange(it->second->fired, {});
+            watches_.erase(it);  // a failed get leaves no watch with the C client
+        }
+    }
+    // A node that is not there, or a session that ended, is gone; anything else left nothing
+    // watched (0).
+    if (f) f(rc == ZNONODE || rc == ZSESSIONEXPIRED ? ZOO_DELETED_EVENT : 0);
 }
 
 void ZkSession::unwatch(std::uint64_t id) noexcept {
-    std::function<void()> dropped;  // destroyed outside the lock
+    std::function<void(int)> dropped;  // destroyed outside the lock
     std::lock_guard lk(m_);
     if (auto it = watches_.find(id); it != watches_.end())
         dropped = std::exchange(it->second->fired, {});

@@ -40,6 +40,13 @@ struct ZkReply {
     bool ok() const { return rc == ZOK; }
 };
 
+/// What became of a watch left on a node's data without waiting (ZkSession::watch_data).
+enum class ZkWatched : unsigned char {
+    gone,     ///< the node was deleted, was missing when the watch was set, or the session ended
+    changed,  ///< its data changed: the node is there, the watch is spent
+    unset,    ///< the watch could not be set (no connection): nothing is watched
+};
+
 class ZkSession {
   public:
     /// A session with the ensemble url names, asking for a timeout of `asked`, connected
@@ -96,6 +103,10 @@ class ZkSession {
     /// children() that also leaves a watch on path's children, as watch() does on a node.
     ZkReply watch_children(const std::string& path, Clock::time_point by,
                            std::function<void()> fired, std::uint64_t& id);
+    /// Leaves a watch on path's data without waiting for the answer (the request goes behind
+    /// the ones sent before): told() is called once, on the C client's thread, with what
+    /// became of it, unless unwatch(id) came first. Returns id.
+    std::uint64_t watch_data(const std::string& path, std::function<void(ZkWatched)> told);
     /// Forgets watch id: its fired() will not be called. Never throws.
     void unwatch(std::uint64_t id) noexcept;
 
@@ -108,8 +119,11 @@ class ZkSession {
     ZkSession() = default;
     static void on_event(zhandle_t* zh, int type, int state, const char* path, void* ctx);
     struct Watch;
-    Watch* new_watch(std::function<void()> fired, std::uint64_t& id);
+    // fired(type): ZooKeeper's event type; ZOO_SESSION_EVENT for the session's expiry.
+    Watch* new_watch(std::function<void(int)> fired, std::uint64_t& id);
     static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    // A watch_data() whose watch was not set (rc says why): told at once, and forgotten.
+    void not_set(std::uint64_t id, int rc);
     // Waits until the session is made (or failed for good) or until by: whether it was made.
     bool made_by(Clock::time_point by);
     void state_changed(int state);
@@ -145,7 +159,7 @@ class ZkSession {
     struct Watch {
         ZkSession* session;
         std::uint64_t id;
-        std::function<void()> fired;  // empty once fired or unwatched
+        std::function<void(int)> fired;  // empty once fired or unwatched
     };
     // The C client holds a pointer to each until it fires its node event; the rest go with
     // the session.

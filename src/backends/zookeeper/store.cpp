@@ -49,6 +49,55 @@ void ZkStore::raise(const std::shared_ptr<Alarm>& a) {
     });
 }
 
+void ZkStore::arm(const std::shared_ptr<ZkOwnWatch>& w, const std::shared_ptr<ZkSession>& s,
+                  const std::string& node) {
+    std::uint64_t arming = 0;
+    {
+        std::lock_guard lk(w->m);
+        if (w->set || w->gone) return;
+        w->set = true;
+        arming = ++w->arming;
+    }
+    // Not under w->m: a watch that cannot be set is told at once, on this thread.
+    auto id = s->watch_data(
+        node, [weak = std::weak_ptr<ZkOwnWatch>(w), a = alarm_, arming](ZkWatched what) {
+            auto w = weak.lock();
+            if (!w) return;  // its holding is gone
+            if (what == ZkWatched::gone) w->gone = true;
+            {
+                std::lock_guard lk(w->m);
+                if (w->arming == arming) w->set = false;
+            }
+            // A change (a reentrant count, a proclamation) is checked too, which sets it again.
+            if (what != ZkWatched::unset) raise(a);
+        });
+    std::lock_guard lk(w->m);
+    if (w->arming != arming) return;  // fired and set again meanwhile
+    w->on = s;
+    w->id = id;
+}
+
+void ZkStore::disarm(ZkOwnWatch& w) noexcept {
+    std::shared_ptr<ZkSession> s;
+    std::uint64_t id = 0;
+    {
+        std::lock_guard lk(w.m);
+        if (!w.set) return;
+        w.set = false;
+        ++w.arming;
+        s = w.on.lock();
+        id = w.id;
+    }
+    if (s) s->unwatch(id);
+}
+
+void ZkStore::watch_own(ZkPlace& p) {
+    if (p.node.empty() || !p.session) return;
+    if (p.watch) disarm(*p.watch);
+    p.watch = std::make_shared<ZkOwnWatch>();
+    arm(p.watch, p.session, p.node);
+}
+
 Status ZkStore::session(std::shared_ptr<ZkSession>& out) {
     return sessions_->any(out);
 }
@@ -165,16 +214,21 @@ Status ZkStore::find_own_node(ZkSession& s, const std::string& dir, const std::s
 
 Verdict ZkStore::look_at_holds(const ZkHolding& h, Clock::time_point by) {
     // A reentrant node may be another client's (its owner id joined it there): ours while it
-    // counts holds of our owner, whichever session keeps it.
+    // counts holds of our owner, whichever session keeps it. Its deletion, once seen, ends our
+    // hold too.
+    if (h.watch && h.watch->gone) return Verdict::no();
     std::shared_ptr<ZkSession> s;
     if (Status st = session(s); !st.ok()) return Verdict::unknown(std::move(st));
     auto r = s->get(h.node, by);
     if (r.rc == ZNONODE) return Verdict::no();
     if (!r.ok()) return Verdict::unknown(s->fail(r, "checking a holding", false));
-    return holds_of(r.data, h.owner) ? Verdict::yes() : Verdict::no();
+    if (!holds_of(r.data, h.owner)) return Verdict::no();
+    if (h.watch && h.session && !h.session->expired()) arm(h.watch, h.session, h.node);
+    return Verdict::yes();
 }
 
 Verdict ZkStore::release_hold(const ZkHolding& h, Clock::time_point by) {
+    if (h.watch) disarm(*h.watch);  // our own change of the node is no news
     std::shared_ptr<ZkSession> s;
     if (Status st = session(s); !st.ok()) return Verdict::unknown(std::move(st));
     auto what = fmt::format("releasing '{}'", h.node);
@@ -219,8 +273,9 @@ Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
     if (!h.parts.empty())
         return of_parts(h, true, [&](const ZkHolding& part) { return look_at(part, by); });
     if (!h.owner.empty() && !h.node.empty()) return look_at_holds(h, by);
-    // An expired session's nodes are gone: no question to ask.
-    if (!h.session || h.session->expired()) return Verdict::no();
+    // An expired session's nodes are gone, and so is a node whose deletion was seen: no
+    // question to ask (a sequential node's path is never made again).
+    if (!h.session || h.session->expired() || (h.watch && h.watch->gone)) return Verdict::no();
     if (h.node.empty()) {  // a create whose reply was lost: ours if it is there
         std::string node;
         std::int64_t czxid = 0;
@@ -231,7 +286,9 @@ Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
     auto r = h.session->exists(h.node, by);
     if (r.rc == ZNONODE) return Verdict::no();
     if (!r.ok()) return Verdict::unknown(h.session->fail(r, "checking a holding", false));
-    return r.stat.ephemeralOwner == h.session->id() ? Verdict::yes() : Verdict::no();
+    if (r.stat.ephemeralOwner != h.session->id()) return Verdict::no();
+    if (h.watch) arm(h.watch, h.session, h.node);  // again, once a change fired it
+    return Verdict::yes();
 }
 
 std::vector<Verdict> ZkStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
@@ -253,6 +310,7 @@ Verdict ZkStore::release_one(const ZkHolding& h, Clock::time_point by) {
     if (!h.parts.empty())
         return of_parts(h, false, [&](const ZkHolding& part) { return release_one(part, by); });
     if (!h.owner.empty() && !h.node.empty()) return release_hold(h, by);
+    if (h.watch) disarm(*h.watch);  // our own deletion is no loss
     if (!h.session || h.session->expired()) return Verdict::no();
     std::string node = h.node;
     std::int64_t czxid = 0;

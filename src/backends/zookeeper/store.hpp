@@ -3,7 +3,8 @@
 // it to go (no herd, no polling); the session is the lease of every holding, and a holding of
 // TTL T lives on the client's session of timeout T (sessions.hpp): a renewal is one read
 // proving the session alive and the node still ours, a release deletes the node, and a check
-// reads it. The fence is the node's czxid. LeaderElection is Curator's LeaderLatch: the lowest
+// reads it. A granted node is watched: its deletion (force-unlock, another tool) is a loss told
+// at once. The fence is the node's czxid. LeaderElection is Curator's LeaderLatch: the lowest
 // "-latch-" candidate leads, its node's data is what it proclaims (election.cpp).
 #pragma once
 
@@ -73,6 +74,9 @@ class ZkStore final : public Store {
     /// The live session for nodes of holdings of ttl (ZkSessions::of_ttl): fails with
     /// invalid_argument for a ttl under the ensemble's shortest session.
     Status session_for(std::chrono::milliseconds ttl, std::shared_ptr<ZkSession>& out);
+    /// Watches p's node once it is granted, without waiting for the answer: its deletion (or
+    /// its session's end) marks the holding gone and has every holding checked at once.
+    void watch_own(ZkPlace& p);
     /// Creates dir and its missing parents as containers (Curator's way: the server drops
     /// them once empty).
     Status make_dirs(ZkSession& s, const std::string& dir, Clock::time_point by);
@@ -93,6 +97,11 @@ class ZkStore final : public Store {
                          Clock::time_point by, std::string& node, std::int64_t& czxid);
 
   private:
+    // Sets w on node of s (again, once it fired), unless it is set. Never blocks.
+    void arm(const std::shared_ptr<ZkOwnWatch>& w, const std::shared_ptr<ZkSession>& s,
+             const std::string& node);
+    // Drops w: the release that follows deletes the node, which is no loss.
+    static void disarm(ZkOwnWatch& w) noexcept;
     struct Alarm;
     // The engine may have dropped holdings: the client checks every one, on its loop, since
     // this runs on the C client's thread, which must not wait for a reply. One check at a time
@@ -113,7 +122,7 @@ class ZkStore final : public Store {
     std::mutex terms_m_;
     std::map<std::string, std::weak_ptr<ZkHolding>> terms_;  // by campaign token
     const std::unique_ptr<ZkSessions> sessions_;
-    // What a session's callback reaches the store through: it may fire after the store stopped.
+    // What a watch's callback reaches the store through: it may fire after the store stopped.
     struct Alarm {
         std::mutex m;
         ZkStore* store = nullptr;  // null once stopped
