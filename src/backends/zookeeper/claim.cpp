@@ -32,11 +32,12 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
               : spec_.shape == Shape::write  ? Queues::write
               : spec_.shape == Shape::leader ? Queues::latch
                                              : Queues::lock;
-    // Our token names our host and process for `status`; a reentrant node counts its owner's
-    // holds; a candidate's holds what it proclaims (LeaderLatch's participant id).
+    // Our token names our host and process for `status`, and our session's timeout how long
+    // our crash would keep the node; a reentrant node counts its owner's holds; a candidate's
+    // holds what it proclaims (LeaderLatch's participant id).
     auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
                 : spec_.shape == Shape::leader  ? spec_.value
-                                                : token;
+                                                : holder_data(token, p.session->timeout());
     return store_.put_in_line(p, dir_, contender_prefix(p.guid, as), data,
                               fmt::format("acquiring '{}'", spec_.name), by, listed);
 }

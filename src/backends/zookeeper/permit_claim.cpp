@@ -58,11 +58,13 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
     for (int round = 0; round < 3; ++round) {
         std::optional<ZkReply> listed;
         // Our token is the permit's id (PermitExpirableSemaphore releases by it) and names our
-        // host and process for `status`.
+        // host and process for `status`, as our session's timeout says how long our crash
+        // would keep the permit.
         if (l.node.empty())
-            if (Status st = store_.put_in_line(
-                    l, leases_, contender_prefix(l.guid, Queues::lease), token,
-                    fmt::format("taking a permit of '{}'", spec_.name), by, listed);
+            if (Status st = store_.put_in_line(l, leases_, contender_prefix(l.guid, Queues::lease),
+                                               holder_data(token, l.session->timeout()),
+                                               fmt::format("taking a permit of '{}'", spec_.name),
+                                               by, listed);
                 !st.ok())
                 return st;
         if (!listed) listed = s.children(leases_, by);

@@ -11,7 +11,6 @@
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/permit_claim.hpp"
 #include "core/reentrant_value.hpp"
-#include "core/token.hpp"
 
 namespace deadbolt::detail {
 
@@ -330,61 +329,6 @@ std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock:
     out.reserve(hs.size());
     for (const auto* one : hs) out.push_back(release_one(as_zk(one), by));
     return out;
-}
-
-Status ZkStore::statuses(const std::vector<std::string>& names,
-                         std::vector<std::pair<LockStatus, Status>>& out) {
-    std::shared_ptr<ZkSession> s;
-    if (Status st = session(s); !st.ok()) return st;
-    out.clear();
-    for (const auto& name : names) {
-        LockStatus ls;
-        ls.kind = "free";
-        std::string why;
-        auto dir = znode_of(name, why);
-        if (dir.empty()) {
-            out.emplace_back(ls, Status::error(errc::invalid_argument, why));
-            continue;
-        }
-        auto r = s->children(dir, deadline());
-        if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
-        if (is_semaphore(r.children)) {
-            Status st = semaphore_status(*s, dir, ls);
-            if (!st.ok()) return st;
-            out.emplace_back(std::move(ls), Status{});
-            continue;
-        }
-        auto line = in_line(r.children);
-        if (!line.empty()) {
-            // Readers at the head of the line hold together; anyone else holds alone.
-            std::size_t readers = 0;
-            while (readers < line.size() && is_reader(line[readers].name)) ++readers;
-            ls.held = true;
-            ls.kind = readers > 0 ? "readers" : "mutex";
-            auto holder =
-                readers == 0 ? s->get(dir + "/" + line.front().name, deadline()) : ZkReply{};
-            if (holder.ok() && parse_reentrant(holder.data)) ls.kind = "reentrant";
-            ls.holders = static_cast<int>(std::max<std::size_t>(readers, 1));
-            ls.waiters = static_cast<int>(line.size()) - ls.holders;
-            ls.writer_waiting = readers > 0 && readers < line.size();
-            ls.ttl = std::chrono::milliseconds(-1);  // it lives as long as its holder's session
-            if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
-            // Each holder's node carries its token, which names its host and process (nodes
-            // of other tools carry something else: no origin).
-            for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
-                Holder who{.ttl = ls.ttl};
-                auto one =
-                    k == 0 && holder.ok()
-                        ? holder
-                        : s->get(dir + "/" + line[static_cast<std::size_t>(k)].name, deadline());
-                if (auto o = one.ok() ? token_origin(one.data) : std::nullopt)
-                    who.host = o->host, who.pid = o->pid;
-                ls.held_by.push_back(std::move(who));
-            }
-        }
-        out.emplace_back(std::move(ls), Status{});
-    }
-    return {};
 }
 
 Status ZkStore::ping() {

@@ -122,7 +122,8 @@ class ZkStore final : public Store {
     std::mutex terms_m_;
     std::map<std::string, std::weak_ptr<ZkHolding>> terms_;  // by campaign token
     const std::unique_ptr<ZkSessions> sessions_;
-    // What a watch's callback reaches the store through: it may fire after the store stopped.
+    // What a session's or a watch's callback reaches the store through: either may fire after
+    // the store stopped.
     struct Alarm {
         std::mutex m;
         ZkStore* store = nullptr;  // null once stopped
