@@ -183,29 +183,35 @@ Status ZkSessions::of_ttl(std::chrono::milliseconds ttl, std::shared_ptr<ZkSessi
         const auto granted = fresh->timeout();
         follow(fresh);
         std::lock_guard lk(m_);
-        auto& k = by_ttl_[granted.count()];
-        if (!k.session || k.session->expired()) {
-            if (k.session) dropped.push_back(std::move(k.session));
-            k = {fresh, Clock::now()};  // a session of what was granted serves that TTL too
-        } else {
+        if (stopped_) {  // stop() did not see it: silence it here
             dropped.push_back(fresh);
-        }
-        if (granted > ttl) {
-            shortest_ = granted;  // the ensemble stretched it to its minimum
-            st = too_short("ttl", ttl, granted);
-        } else if (granted < ttl) {
-            // A server that grants less than the first session learned: the servers' maxima
-            // differ. Later holdings are cut to what it granted; this one is not given a
-            // session that keeps it shorter than it would believe.
-            longest_ = std::min(longest_, granted);
-            st = Status::error(
-                errc::invalid_argument,
-                fmt::format("this ZooKeeper ensemble granted a session of {} for a ttl of {}: "
-                            "its servers' maxSessionTimeout differ; ask for a ttl of at most {}",
-                            format_duration(granted), format_duration(ttl),
-                            format_duration(granted)));
+            st = Status::error(errc::connection_lost, "the ZooKeeper client is closing");
         } else {
-            out = k.session;
+            auto& k = by_ttl_[granted.count()];
+            if (!k.session || k.session->expired()) {
+                if (k.session) dropped.push_back(std::move(k.session));
+                k = {fresh, Clock::now()};  // a session of what was granted serves that TTL too
+            } else {
+                dropped.push_back(fresh);
+            }
+            if (granted > ttl) {
+                shortest_ = granted;  // the ensemble stretched it to its minimum
+                st = too_short("ttl", ttl, granted);
+            } else if (granted < ttl) {
+                // A server that grants less than the first session learned: the servers'
+                // maxima differ. Later holdings are cut to what it granted; this one is not
+                // given a session that keeps it shorter than it would believe.
+                longest_ = std::min(longest_, granted);
+                st = Status::error(
+                    errc::invalid_argument,
+                    fmt::format("this ZooKeeper ensemble granted a session of {} for a ttl of "
+                                "{}: its servers' maxSessionTimeout differ; ask for a ttl of "
+                                "at most {}",
+                                format_duration(granted), format_duration(ttl),
+                                format_duration(granted)));
+            } else {
+                out = k.session;
+            }
         }
     }
     let_go();
