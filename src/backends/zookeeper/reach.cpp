@@ -72,7 +72,8 @@ std::vector<Reached> reach(const std::vector<HostPort>& servers, Clock::time_poi
         for (const auto& p : pending) fds.push_back({p.fd, POLLOUT, 0});
         int n = ::poll(fds.data(), fds.size(),
                        static_cast<int>(std::min<long long>(left.count(), 1000)));
-        if (n < 0 && errno != EINTR) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
         for (std::size_t k = fds.size(); k-- > 0;) {
             if (fds[k].revents == 0) continue;
             int err = 0;
