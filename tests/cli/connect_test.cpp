@@ -104,8 +104,6 @@ TYPED_TEST(RedisUrlAtAnotherEngine, ARefusedPortFailsAtOnceNamingTheAddress) {
     auto r = deadbolt(url, {"status", "x"});
     EXPECT_EQ(r.rc, 69) << url;
     EXPECT_TRUE(says(r, {first_host_port(url).c_str()}));
-    if (std::string(TypeParam::kName) == "Zk")
-        GTEST_SKIP() << "the ZooKeeper client's log lines still leak (issue 30 item 10)";
     EXPECT_EQ(r.out.find("ZOO_"), std::string::npos) << "a client library's log line: " << r.out;
 }
 
