@@ -51,7 +51,7 @@ def as_user(user):
 
 
 class Postgres:
-    def __init__(self):
+    def __init__(self, max_connections=200):
         self.dir = tempfile.mkdtemp(prefix="deadbolt-bench-pg-")
         os.chmod(self.dir, 0o777)
         self.bin = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
@@ -61,7 +61,7 @@ class Postgres:
                        preexec_fn=as_user("postgres"))
         self.proc = subprocess.Popen(
             [f"{self.bin}/postgres", "-D", f"{self.dir}/data", "-p", str(self.port), "-k", self.dir,
-             "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200",
+             "-c", "listen_addresses=127.0.0.1", "-c", f"max_connections={max_connections}",
              "-c", "shared_preload_libraries=pg_stat_statements"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=as_user("postgres"),
             start_new_session=True)
@@ -97,7 +97,7 @@ class Postgres:
 
 
 class MariaDb:
-    def __init__(self):
+    def __init__(self, max_connections=200):
         self.dir = tempfile.mkdtemp(prefix="deadbolt-bench-mariadb-")
         os.chmod(self.dir, 0o777)
         self.port = free_port()
@@ -108,7 +108,7 @@ class MariaDb:
         self.proc = subprocess.Popen(
             ["mariadbd", "--no-defaults", f"--datadir={self.dir}/data", f"--socket={self.dir}/sock",
              f"--port={self.port}", "--bind-address=127.0.0.1", "--skip-name-resolve", "--skip-log-bin",
-             "--max-connections=200", f"--log-error={self.dir}/err.log", *user],
+             f"--max-connections={max_connections}", f"--log-error={self.dir}/err.log", *user],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
             if self.sql("SELECT 1") == "1":

@@ -38,7 +38,7 @@ CLI = os.environ.get("DEADBOLT_CLI", os.path.join(os.path.dirname(os.path.dirnam
 class Engine:
     """One engine's server, its URL, and the count of work it did so far."""
 
-    def __init__(self, name):
+    def __init__(self, name, clients):
         self.name = name
         if name == "redis":
             self.srv = Server()
@@ -50,10 +50,10 @@ class Engine:
             self.srv = Ensemble()
             self.url = "zk://" + self.srv.hosts
         elif name == "pg":
-            self.srv = Postgres()
+            self.srv = Postgres(max_connections=clients)
             self.url = self.srv.url
         else:
-            self.srv = MariaDb()
+            self.srv = MariaDb(max_connections=clients)
             self.url = self.srv.url
 
     def work(self):
@@ -154,6 +154,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "faults"))
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--herd-reps", type=int, default=1, help="herds are slow to drain without a fix")
     ap.add_argument("--waiters", type=int, default=200)
     ap.add_argument("--only", default="L,H,C")
     ap.add_argument("--engines", default="redis,etcd,zk,pg,mariadb")
@@ -171,7 +172,8 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     ports = {}
     for name in a.engines.split(","):
-        e = Engine(name)
+        # Every waiter holds a session on a database: room for them and the harness.
+        e = Engine(name, clients=waiters + 50)
         row = results["engines"][name] = {}
         try:
             ports[name] = e.port()
@@ -181,7 +183,7 @@ def main():
                     row[f"loss_ms_ttl_{ttl}"] = stats.spread([loss_ms(e, f"loss-{ttl}-{i}", ttl)
                                                                for i in range(reps)])
             if "H" in only:
-                runs = [herd(e, f"herd-{i}", waiters, tmp) for i in range(reps)]
+                runs = [herd(e, f"herd-{i}", waiters, tmp) for i in range(1 if a.smoke else a.herd_reps)]
                 row["herd"] = {
                     "per_waiter": {k: stats.spread([r["per_waiter"][k] for r in runs]) for k in runs[0]["per_waiter"]},
                     "waiting_per_waiter": {k: stats.spread([r["waiting_per_waiter"][k] for r in runs])
@@ -193,14 +195,18 @@ def main():
                 if name != "redis":
                     row["redis_url_at_its_port_ms"] = stats.spread(
                         [connect_ms(f"redis://127.0.0.1:{e.port()}")[0] for _ in range(max(reps, 3))])
+        except (SystemExit, Exception) as ex:  # the other engines' rows still count
+            row["error"] = str(ex)
+            print(f"bench: {name}: {ex}", file=sys.stderr)
         finally:
             e.stop()
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "results.json"), "w") as f:
-        json.dump(results, f, indent=1)
+        with open(os.path.join(a.out, "results.json"), "w") as f:  # after each engine
+            json.dump(results, f, indent=1)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write(table(results))
     print(table(results))
+    if any("error" in row for row in results["engines"].values()):
+        sys.exit(1)
 
 
 def table(r):
@@ -216,6 +222,8 @@ def table(r):
     def ms(v):
         return "" if not v else f"{v['median']:.0f} ms ({v['min']:.0f}..{v['max']:.0f})"
     for name, row in r["engines"].items():
+        if "error" in row:
+            out.append(f"| {name} | failed: {row['error']} |")
         herd_ = row.get("herd", {})
         work = ", ".join(f"{v['median']:.1f} {k}" for k, v in herd_.get("per_waiter", {}).items())
         drain = f"{herd_['drain_s']['median']:.1f} s" if herd_ else ""

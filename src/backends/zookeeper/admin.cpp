@@ -138,21 +138,27 @@ Status ZkStore::force_unlock(const std::string& name, std::string& kind) {
     std::string why;
     auto dir = znode_of(name, why);
     // Every contender goes, waiters too: each wakes (its watch fires) and queues again. A
-    // semaphore's leases and its gate's line go alike.
+    // semaphore's leases and its gate's line go alike. All in one multi: one deleted at a
+    // time, a waiter woken by the first deletions could be granted before its own node went,
+    // and lose that grant at once.
     auto dirs = kind == "semaphore" ? std::vector<std::string>{fmt::format("{}/{}", dir, kLeases),
                                                                fmt::format("{}/{}", dir, kGate)}
                                     : std::vector<std::string>{dir};
-    for (const auto& d : dirs) {
-        auto r = s->children(d, deadline());
-        if (r.rc == ZNONODE) continue;
-        if (!r.ok()) return s->fail(r, fmt::format("reading '{}'", name), false);
-        for (const auto& c : in_line(r.children)) {
-            auto gone = s->remove(d + "/" + c.name, deadline());
-            if (!gone.ok() && gone.rc != ZNONODE)
-                return s->fail(gone, fmt::format("deleting '{}/{}'", d, c.name), true);
+    for (int tries = 0;; ++tries) {
+        std::vector<std::string> nodes;
+        for (const auto& d : dirs) {
+            auto r = s->children(d, deadline());
+            if (r.rc == ZNONODE) continue;
+            if (!r.ok()) return s->fail(r, fmt::format("reading '{}'", name), false);
+            for (const auto& c : in_line(r.children)) nodes.push_back(d + "/" + c.name);
         }
+        if (nodes.empty()) return {};
+        auto gone = s->remove_all(nodes, deadline());
+        if (gone.ok()) return {};
+        // One went meanwhile (a release): read the line again.
+        if (gone.rc != ZNONODE || tries == 10)
+            return s->fail(gone, fmt::format("deleting the contenders of '{}'", name), true);
     }
-    return {};
 }
 
 }  // namespace deadbolt::detail

@@ -311,6 +311,10 @@ ZkReply ZkSession::write_if_present(const std::vector<std::string>& present,
     else
         zoo_set_op_init(&call->ops.back(), target.c_str(), value.data(),
                         static_cast<int>(value.size()), -1, nullptr);
+    return run_multi(call, by);
+}
+
+ZkReply ZkSession::run_multi(const std::shared_ptr<Call>& call, Clock::time_point by) {
     Pending p{call, ZOK};
     auto* ref = Call::ref(call);
     p.rc = zoo_amulti(
@@ -327,6 +331,16 @@ ZkReply ZkSession::write_if_present(const std::vector<std::string>& present,
         ref);
     if (p.rc != ZOK) delete static_cast<std::shared_ptr<Call>*>(ref);
     return await(p, by);
+}
+
+ZkReply ZkSession::remove_all(const std::vector<std::string>& paths, Clock::time_point by) {
+    auto call = std::make_shared<Call>();
+    call->texts = paths;  // no more growth: the ops point into these strings
+    call->ops.resize(paths.size());
+    call->results.resize(paths.size());
+    for (std::size_t i = 0; i < paths.size(); ++i)
+        zoo_delete_op_init(&call->ops[i], call->texts[i].c_str(), -1);
+    return run_multi(call, by);
 }
 
 ZkSession::Pending ZkSession::begin_children(const std::string& path) {

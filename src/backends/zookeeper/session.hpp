@@ -94,6 +94,9 @@ class ZkSession {
     /// node of `present` exists; each holds every operation's code.
     ZkReply write_if_present(const std::vector<std::string>& present, const std::string& path,
                              std::string_view data, bool create, Clock::time_point by);
+    /// One multi that deletes every one of paths, or none: fails with the first failing
+    /// delete's code (ZNONODE: one was gone already), each holding every operation's code.
+    ZkReply remove_all(const std::vector<std::string>& paths, Clock::time_point by);
     ZkReply children(const std::string& path, Clock::time_point by);
     /// exists() that also leaves a watch on path: fired() is called once (on the C client's
     /// thread) when the node is created, changed or deleted, or the session expires, unless
@@ -141,6 +144,8 @@ class ZkSession {
     static ZkReply call(Clock::time_point by, Start start);
     Pending begin_create(const std::string& path, std::string_view data, int mode);
     Pending begin_children(const std::string& path);
+    // Sends call's ops (and their results) as one multi and waits for its answer.
+    ZkReply run_multi(const std::shared_ptr<Call>& call, Clock::time_point by);
 
     zhandle_t* zh_ = nullptr;
     std::int64_t id_ = 0;
