@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -168,8 +169,8 @@ def main():
         raise SystemExit("bench: build first (scripts/setup.sh)")
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": a.smoke, "reps": reps, "waiters": waiters, "cli": CLI, "engines": {}}
-    tmp = os.path.join(a.out, "tmp")
-    os.makedirs(tmp, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="deadbolt-faults-")  # the holders' go files: fresh each run
     ports = {}
     for name in a.engines.split(","):
         # Every waiter holds a session on a database: room for them and the harness.
