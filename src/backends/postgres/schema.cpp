@@ -206,23 +206,59 @@ COMMIT;)",
                        kSetupKey, s, kLayout);
 }
 
+// The GRANTs that let user use schema s once it exists, ready to run.
+std::string grants(const std::string& s, const std::string& user) {
+    return fmt::format(
+        "GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON SEQUENCE {0}.fences TO {1}; GRANT "
+        "SELECT, INSERT, UPDATE ON {0}.names, {0}.fenced, {0}.buckets TO {1}; GRANT SELECT, "
+        "INSERT, UPDATE, DELETE ON {0}.permits, {0}.latches, {0}.leaders TO {1};",
+        s, user);
+}
+
+// What the schema is to this session: "none" (missing), "old" (another layout), "ok", or
+// the right every lock needs that the user lacks ("schema", "sequence", "names"). A session
+// without USAGE on a schema cannot even look a function up in it: the CASE asks first.
+std::string state_of(const std::string& s) {
+    std::string names;
+    for (const char* right : {"SELECT", "INSERT", "UPDATE"})
+        names += fmt::format(" AND has_table_privilege('{}.names', '{}')", s, right);
+    return fmt::format(
+        "CASE WHEN n.oid IS NULL THEN 'none' WHEN NOT has_schema_privilege(n.oid, 'USAGE') THEN "
+        "'schema' WHEN to_regprocedure('{0}.layout_{1}()') IS NULL THEN 'old' WHEN NOT "
+        "has_sequence_privilege('{0}.fences', 'USAGE') THEN 'sequence' WHEN NOT (true{2}) THEN "
+        "'names' ELSE 'ok' END",
+        s, kLayout, names);
+}
+
 }  // namespace
 
-Status ensure_schema(PgConn& c, const std::string& schema, const std::string& user,
-                     Clock::time_point by) {
+Status ensure_schema(PgConn& c, const std::string& schema, Clock::time_point by) {
     std::vector<SqlRows> out;
-    auto st = c.run(fmt::format("SELECT current_setting('server_version_num')::int, "
-                                "to_regprocedure('{0}.layout_{1}()') IS NOT NULL, "
-                                "current_database()",
-                                schema, kLayout),
+    auto st = c.run(fmt::format("SELECT current_setting('server_version_num')::int, {1}, "
+                                "current_database(), quote_ident(current_user) FROM (SELECT 1) o "
+                                "LEFT JOIN pg_namespace n ON n.nspname = '{0}'",
+                                schema, state_of(schema)),
                     by, out);
     if (!st.ok()) return st;
     if (std::stoi(out.at(0).at(0, 0)) < 140000)
         return Status::error(errc::server_error,
                              "deadbolt needs PostgreSQL 14 or newer (idle_session_timeout keeps a "
                              "lock's TTL); this server is older");
-    if (out.at(0).at(0, 1) == "t") return {};
-    auto db = out.at(0).at(0, 2);
+    auto state = out.at(0).at(0, 1), db = out.at(0).at(0, 2), user = out.at(0).at(0, 3);
+    if (state == "ok") return {};
+    // Made already (`deadbolt init`, or another user's first use), but not for this user:
+    // making it again would not help, its owner's GRANTs do.
+    if (state != "none" && state != "old")
+        return Status::error(
+            errc::permission_denied,
+            fmt::format("deadbolt keeps its fences in schema '{0}', which exists, but user '{1}' "
+                        "may not use it (it lacks {2}). Have the schema's owner (who ran "
+                        "`deadbolt init`) or a superuser run: {3} (functions run for everyone)",
+                        schema, user,
+                        state == "schema"     ? fmt::format("USAGE on schema {}", schema)
+                        : state == "sequence" ? fmt::format("USAGE on sequence {}.fences", schema)
+                                              : fmt::format("rights on {}.names", schema),
+                        grants(schema, user)));
     st = c.run(creation(schema), by, out);
     if (st.ok()) return st;
     if (c.alive()) {
@@ -235,12 +271,8 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
             fmt::format("deadbolt keeps its fences in schema '{0}', which is missing or "
                         "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
                         "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
-                        "this URL once and then: GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON "
-                        "SEQUENCE {0}.fences TO {1}; GRANT SELECT, INSERT, UPDATE ON {0}.names, "
-                        "{0}.fenced, {0}.buckets TO {1}; GRANT SELECT, INSERT, UPDATE, DELETE ON "
-                        "{0}.permits, {0}.latches, {0}.leaders TO {1}; (functions run for "
-                        "everyone)",
-                        schema, user, st.detail, db));
+                        "this URL once and then: {4} (functions run for everyone)",
+                        schema, user, st.detail, db, grants(schema, user)));
     if (st.ec == make_error_code(errc::readonly))
         return Status::error(errc::readonly,
                              fmt::format("{}: locks need the primary; name it, or add "
