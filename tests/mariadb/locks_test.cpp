@@ -239,7 +239,7 @@ TEST(MyBadInput, AUserWithoutRightsIsToldWhichToGrant) {
               0);
     auto why = refusal<deadbolt::Error>("mysql://app:pw@127.0.0.1:" + std::to_string(db.port()) +
                                         "/empty");
-    EXPECT_NE(why.find("GRANT CREATE, SELECT, INSERT, UPDATE ON empty.* TO 'app'"),
+    EXPECT_NE(why.find("GRANT CREATE, ALTER, SELECT, INSERT, UPDATE, DELETE ON empty.* TO 'app'"),
               std::string::npos)
         << why;
     EXPECT_EQ(ask(db,

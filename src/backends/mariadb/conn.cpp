@@ -11,6 +11,8 @@
 #include <mutex>
 #include <utility>
 
+#include "backends/mariadb/schema.hpp"
+
 namespace deadbolt::detail {
 namespace {
 
@@ -147,6 +149,8 @@ Status MyConn::open(const MyUrl& url, Clock::time_point by, std::shared_ptr<MyCo
         mariadb_get_infov(c->db_, MARIADB_CONNECTION_SERVER_CAPABILITIES, &caps);
         if (n == 1049) {
             msg += "; create it (CREATE DATABASE) or name another database in the URL";
+        } else if (n == 1044) {
+            msg += "; " + my_grants(url.database, url.options.username);
         } else if (n == 2026) {
             e = errc::connect_failed;
             return Status::error(e, fmt::format("cannot connect to MariaDB at {} over TLS: {}; {}",

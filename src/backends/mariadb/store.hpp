@@ -1,7 +1,7 @@
 // MyStore: the seam's MariaDB (and MySQL) side, on GET_LOCK (sql/store.hpp says how a
 // session holds a lock; dialect.hpp the statements). What this adds: which shapes MariaDB
-// keeps (no RWLock: GET_LOCK has no shared mode), its schema (a fence sequence and the names
-// in use, in the URL's database), and what a client sees without holding (admin.cpp).
+// keeps (no RWLock: GET_LOCK has no shared mode), the names in use and their pruning, and
+// what a client sees without holding (admin.cpp); its tables are schema.hpp's.
 #pragma once
 
 #include <string>
@@ -30,10 +30,7 @@ class MyStore final : public SqlStore {
 
   protected:
     std::string record_names(const std::vector<std::string>& fresh) const override;
+    std::string prune_names() const override;
 };
-
-/// Makes the fence sequence, the names table and the fenced values' table in the session's
-/// database unless they are there; fails naming the rights that are missing.
-Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by);
 
 }  // namespace deadbolt::detail

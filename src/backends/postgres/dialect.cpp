@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "backends/postgres/keys.hpp"
 
 namespace deadbolt::detail {
@@ -27,16 +29,38 @@ std::string PgDialect::keep(std::chrono::milliseconds ttl) const {
     return fmt::format("SET idle_session_timeout = {};", ttl.count());
 }
 
-std::string PgDialect::try_take(const std::vector<std::string>& keys, bool shared,
-                                bool fenced) const {
+std::string PgDialect::label(const std::string& fence, std::chrono::milliseconds ttl) const {
+    auto host = me_ ? me_->host : std::string("unknown");
+    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
+    auto pid = std::to_string(me_ ? me_->pid : 0), keep = std::to_string(ttl.count());
+    // The host gives way to the fence: a name cut at 63 bytes must not cut a number.
+    auto room = 63 - static_cast<int>(std::string_view("deadbolt ").size() + pid.size() + 2 +
+                                      keep.size() + 1);
+    return fmt::format(
+        "set_config('application_name', 'deadbolt ' || left('{0}', {1} - "
+        "length(coalesce({2}::text, '-'))) || ':{3} ' || coalesce({2}::text, '-') || ' {4}', "
+        "false)",
+        host, room, fence, pid, keep);
+}
+
+std::string PgDialect::try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
+                                bool fenced, std::chrono::milliseconds ttl) const {
     auto fence = fenced ? fmt::format("nextval('{}.fences')", schema_) : std::string("0");
-    if (keys.empty()) return "SELECT " + fence;
-    if (keys.size() == 1)
-        return fmt::format("SELECT CASE WHEN pg_try_advisory_lock{}({}) THEN {} END",
-                           suffix(shared), keys[0], fence);
-    // In FROM, the try runs once, whatever the select list says.
-    return fmt::format("SELECT CASE WHEN n = {} THEN {} END, n FROM {}.try_locks({}, {}) n",
-                       keys.size(), fence, schema_, array_of(keys), shared);
+    std::vector<std::string> tried(keys.begin() + static_cast<std::ptrdiff_t>(from), keys.end());
+    // The try runs once in its subquery (volatile, so never pulled up into the label's
+    // expression), and the label reads its answer.
+    if (tried.empty())
+        return fmt::format("SELECT f, {} FROM (SELECT {} f) t", label("f", ttl), fence);
+    if (tried.size() == 1)
+        return fmt::format(
+            "SELECT f, CASE WHEN f IS NOT NULL THEN {} END FROM (SELECT CASE WHEN "
+            "pg_try_advisory_lock{}({}) THEN {} END f) t",
+            label("f", ttl), suffix(shared), tried[0], fence);
+    // A MultiLock that took part of its names is labelled as taking them (no fence yet).
+    return fmt::format(
+        "SELECT f, n, CASE WHEN n > 0 THEN {} END FROM (SELECT CASE WHEN n = {} THEN {} END f, "
+        "n FROM {}.try_locks({}, {}) n) t",
+        label("f", ttl), tried.size(), fence, schema_, array_of(tried), shared);
 }
 
 std::string PgDialect::wait_for(const std::string& key, bool shared,
@@ -66,6 +90,34 @@ std::string PgDialect::count_held(const std::vector<std::string>& keys) const {
         "'advisory' AND granted AND objsubid = 1 AND (classid::bigint << 32 | "
         "objid::bigint) = ANY({})",
         array_of(keys));
+}
+
+std::optional<PgLabel> parse_pg_label(std::string_view name) {
+    constexpr std::string_view kOurs = "deadbolt ";
+    if (!name.starts_with(kOurs)) return std::nullopt;
+    std::vector<std::string_view> words;
+    for (auto rest = name.substr(kOurs.size()); !rest.empty();) {
+        auto space = rest.find(' ');
+        words.push_back(rest.substr(0, space));
+        rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    }
+    auto number = [](std::string_view w, auto& out) {
+        auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), out);
+        return ec == std::errc() && end == w.data() + w.size();
+    };
+    PgLabel l;
+    auto colon = words.empty() ? std::string_view::npos : words[0].rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || !number(words[0].substr(colon + 1), l.pid))
+        return std::nullopt;
+    l.host = std::string(words[0].substr(0, colon));
+    if (words.size() < 3) return l;  // a session that has held nothing yet
+    std::uint64_t fence = 0;
+    long long ttl = 0;
+    if ((words[1] != "-" && !number(words[1], fence)) || !number(words[2], ttl)) return l;
+    l.holding = true;
+    if (words[1] != "-") l.fence = fence;
+    l.ttl = std::chrono::milliseconds(ttl);
+    return l;
 }
 
 }  // namespace deadbolt::detail

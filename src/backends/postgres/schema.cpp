@@ -14,7 +14,7 @@ constexpr std::int64_t kSetupKey = 0x6465616462736574;  // "deadbset"
 // The layout of the schema's objects: a schema made by a deadbolt whose layout differs is
 // made again (CREATE OR REPLACE, IF NOT EXISTS), so a function's new body reaches it. Bump
 // it with every change to what creation() makes.
-constexpr int kLayout = 2;
+constexpr int kLayout = 3;
 
 std::string creation(const std::string& s) {
     return fmt::format(R"(BEGIN;
@@ -22,6 +22,28 @@ SELECT pg_advisory_xact_lock({0});
 CREATE SCHEMA IF NOT EXISTS {1};
 CREATE SEQUENCE IF NOT EXISTS {1}.fences AS bigint NO CYCLE;
 CREATE TABLE IF NOT EXISTS {1}.names (key bigint PRIMARY KEY, name bytea NOT NULL);
+ALTER TABLE {1}.names ADD COLUMN IF NOT EXISTS seen timestamptz NOT NULL DEFAULT now();
+CREATE INDEX IF NOT EXISTS names_seen ON {1}.names (seen);
+CREATE OR REPLACE FUNCTION {1}.prune_names() RETURNS integer LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE n integer;
+BEGIN
+  -- Names unused for 10 minutes (a client trusts its record of a name for 1) that nothing
+  -- holds, waits for, or keeps a live permit of; a bounded batch, oldest first, skipping rows
+  -- a recording client has locked (it keeps them).
+  WITH used AS MATERIALIZED (SELECT l.classid::bigint << 32 | l.objid::bigint AS key
+    FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 1)
+  DELETE FROM {1}.names d WHERE d.key IN (SELECT o.key FROM {1}.names o
+    WHERE o.seen < clock_timestamp() - interval '10 minutes' ORDER BY o.seen LIMIT 1000
+    FOR UPDATE SKIP LOCKED)
+    AND NOT EXISTS (SELECT 1 FROM used u WHERE u.key = d.key)
+    AND NOT EXISTS (SELECT 1 FROM {1}.permits p WHERE p.key = d.key
+      AND p.expires > clock_timestamp());
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+EXCEPTION WHEN OTHERS THEN
+  RETURN -1;  -- housekeeping: whatever stopped it, the next prune tries again
+END $$;
 CREATE TABLE IF NOT EXISTS {1}.fenced (key bytea PRIMARY KEY, value bytea NOT NULL,
   fence bigint NOT NULL, version bigint NOT NULL);
 CREATE OR REPLACE FUNCTION {1}.key(name text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT

@@ -2,14 +2,29 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "backends/postgres/conn.hpp"
 #include "backends/postgres/keys.hpp"
+#include "core/token.hpp"
 
 namespace deadbolt::detail {
+namespace {
+
+// Where this process's holdings say they come from (application_name).
+std::optional<TokenOrigin> this_process() {
+    try {
+        return token_origin(random_token());
+    } catch (const std::exception&) {  // no randomness: the holdings name no host
+        return std::nullopt;
+    }
+}
+
+}  // namespace
 
 PgStore::PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> first)
     : SqlStore(
-          c, std::make_unique<PgDialect>(url.schema),
+          c, std::make_unique<PgDialect>(url.schema, this_process()),
           [url](Clock::time_point by, std::shared_ptr<SqlSession>& out) {
               std::shared_ptr<PgConn> conn;
               auto st = PgConn::open(url, by, conn);
@@ -32,12 +47,20 @@ Status PgStore::offers(std::string_view /*primitive*/) const {
 }
 
 std::string PgStore::record_names(const std::vector<std::string>& fresh) const {
+    // One row per key: ON CONFLICT DO UPDATE may not touch a row twice in one statement.
+    std::map<std::int64_t, const std::string*> rows;
+    for (const auto& n : fresh) rows.emplace(advisory_key(n), &n);
     std::string values;
-    for (const auto& n : fresh)
-        values += fmt::format("{}({}, {})", values.empty() ? "" : ", ", advisory_key(n),
-                              bytea_literal(n));
-    return fmt::format("INSERT INTO {}.names VALUES {} ON CONFLICT (key) DO NOTHING;", schema_,
-                       values);
+    for (const auto& [key, name] : rows)
+        values += fmt::format("{}({}, {})", values.empty() ? "" : ", ", key, bytea_literal(*name));
+    // seen moves at most once a minute: fewer row versions, and still far from a prune.
+    return fmt::format(
+        "INSERT INTO {0}.names AS n (key, name) VALUES {1} ON CONFLICT (key) DO UPDATE SET "
+        "seen = now() WHERE n.seen < now() - interval '1 minute';",
+        schema_, values);
 }
 
+std::string PgStore::prune_names() const {
+    return fmt::format("SELECT {}.prune_names()", schema_);
+}
 }  // namespace deadbolt::detail

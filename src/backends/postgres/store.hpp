@@ -58,6 +58,7 @@ class PgStore final : public SqlStore {
     Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
                    Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;
+    std::string prune_names() const override;
 
   private:
     const std::string& schema() const { return schema_; }

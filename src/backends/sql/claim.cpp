@@ -61,10 +61,11 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     // The idle timeout is the lease's TTL: set before the try, so that a grant is never
     // held by a session without one.
     std::string sql = s->idle_timeout != keep ? d.keep(keep) : std::string();
-    sql += store_.naming(names_);
-    sql += d.try_take({keys_.begin() + static_cast<std::ptrdiff_t>(held_), keys_.end()}, shared_,
-                      !shared_);
+    std::vector<std::string> fresh;
+    sql += store_.naming(names_, fresh);
+    sql += d.try_take(keys_, held_, shared_, !shared_, keep);
     std::vector<SqlRows> out;
+    auto sent = Clock::now();
     a.status = s->run(sql, store_.deadline(), out);
     if (!a.status.ok()) {
         // A statement that failed part way may have taken a key before it failed: the session
@@ -74,7 +75,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
         return;
     }
     s->idle_timeout = keep;
-    store_.noted(names_);
+    store_.noted(fresh, sent);
     const auto& row = out.back();
     auto tried = keys_.size() - held_;
     if (row.null(0, 0)) {

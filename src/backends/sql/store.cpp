@@ -97,19 +97,49 @@ bool SqlStore::wait_in_server(SqlSession& s, const std::string& key, bool shared
            dialect_->took(out.back());
 }
 
-std::string SqlStore::naming(const std::vector<std::string>& names) {
-    std::vector<std::string> fresh;
+std::string SqlStore::naming(const std::vector<std::string>& names,
+                             std::vector<std::string>& fresh) {
+    fresh.clear();
     {
         std::lock_guard lock(m_);
+        auto now = Clock::now();
         for (const auto& n : names)
-            if (!named_.contains(n)) fresh.push_back(n);
+            if (auto it = named_.find(n); it == named_.end() || now - it->second >= kNameTrust)
+                fresh.push_back(n);
     }
-    return fresh.empty() ? std::string() : record_names(fresh);
+    if (fresh.empty()) return {};
+    std::sort(fresh.begin(), fresh.end());
+    fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
+    return record_names(fresh);
 }
 
-void SqlStore::noted(const std::vector<std::string>& names) {
+void SqlStore::noted(const std::vector<std::string>& fresh, Clock::time_point sent) {
     std::lock_guard lock(m_);
-    named_.insert(names.begin(), names.end());
+    // A record is trusted from when it was sent: the server marked it seen after that.
+    for (const auto& n : fresh)
+        if (auto [it, made] = named_.try_emplace(n, sent); !made && it->second < sent)
+            it->second = sent;
+    // Records past their trust are forgotten now and then: a client that locks a million
+    // names once each keeps none of them.
+    if (sent - swept_ >= kNameTrust) {
+        swept_ = sent;
+        std::erase_if(named_, [&](const auto& e) { return sent - e.second >= kNameTrust; });
+    }
+}
+
+void SqlStore::maybe_prune() noexcept {
+    try {
+        {
+            std::lock_guard lock(m_);
+            auto now = Clock::now();
+            if (now < next_prune_) return;
+            next_prune_ = now + kNameTrust;
+        }
+        // Pruning is housekeeping: a failure leaves names for the next one, and nothing else.
+        std::vector<SqlRows> out;
+        (void)run_once(prune_names(), out);
+    } catch (...) {  // no memory: the next release prunes
+    }
 }
 
 std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
@@ -161,6 +191,9 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         if (v.is == Verdict::Is::yes) give_back(std::move(s));
         out.push_back(std::move(v));
     }
+    // After a release the server answered, not into one that is down.
+    if (std::ranges::any_of(out, [](const Verdict& v) { return v.is == Verdict::Is::yes; }))
+        maybe_prune();
     return out;
 }
 

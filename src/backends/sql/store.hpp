@@ -13,9 +13,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/sql/dialect.hpp"
@@ -61,10 +61,16 @@ class SqlStore : public Store {
     /// it instead, which frees whatever it held.
     void give_back_after(std::shared_ptr<SqlSession> s, const std::string& sql,
                          std::string_view expect) noexcept;
-    /// The statement that records names for status and list the first time this client uses
-    /// them ("" after); noted() once it ran.
-    std::string naming(const std::vector<std::string>& names);
-    void noted(const std::vector<std::string>& names);
+    /// The statement that records names for list (a key cannot be turned back into its
+    /// name) that this client has not recorded within kNameTrust ("" when none; those are
+    /// fresh), marking them seen now; noted(fresh) once it ran, with when it was sent. The
+    /// engine prunes names nothing holds or waits for that nobody marked seen for kNamesKept
+    /// (prune_names): many times kNameTrust, so that a name this client trusts recorded is
+    /// never pruned under it.
+    std::string naming(const std::vector<std::string>& names, std::vector<std::string>& fresh);
+    void noted(const std::vector<std::string>& fresh, Clock::time_point sent);
+    /// How long a client trusts its record of a name, and how long an unused name is kept.
+    static constexpr std::chrono::seconds kNameTrust{60}, kNamesKept{600};
     /// What the engine does on the session s (m held) right after it granted spec to token
     /// with fence, before the grant is reported: an election's leader publishes its value.
     /// farewell: the statements a release of the holding runs first. Default: nothing.
@@ -92,16 +98,28 @@ class SqlStore : public Store {
     /// unknown (an engine without row holdings never makes one).
     virtual Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
                            Clock::time_point by);
-    /// The statement that records fresh (names not recorded by this client yet), ';'-ended.
+    /// The statement that records fresh (names this client does not trust recorded, without
+    /// repeats) and marks them seen now, ';'-ended.
     virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
+    /// The statement that deletes, a bounded number at a time, the recorded names that
+    /// nothing holds or waits for and nobody marked seen for kNamesKept (and whatever else
+    /// the engine keeps per name or session that nothing uses any more). It must never leave
+    /// a name that a client trusts recorded unrecorded: kNamesKept is far beyond kNameTrust.
+    virtual std::string prune_names() const = 0;
 
   private:
     ClientImpl& client_;
     const std::unique_ptr<const SqlDialect> dialect_;
     const Opener opener_;
     std::mutex m_;
+    // Runs prune_names() after a release at most every kNameTrust: a round trip a minute, and
+    // one per short-lived client (a CLI run), whatever the rate of releases.
+    void maybe_prune() noexcept;
+
     std::vector<std::shared_ptr<SqlSession>> idle_;
-    std::set<std::string> named_;
+    std::unordered_map<std::string, Clock::time_point> named_;  // name: when recorded
+    Clock::time_point swept_{};                                 // named_'s last sweep
+    Clock::time_point next_prune_{};
     SessionWatch watch_;  // last: stopped before the rest goes
 };
 
