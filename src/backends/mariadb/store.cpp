@@ -123,4 +123,21 @@ std::string MyStore::prune_names() const {
         kNamesKept.count());
 }
 
+Verdict MyStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
+    // Its connection, known by its id and by the row its grant wrote (an id is not given
+    // again before a restart, which empties the table), holding the first key still.
+    auto id = std::to_string(held.orphan());
+    auto found = verdict_by(fmt::format("SELECT COUNT(*) FROM deadbolt_holders WHERE conn = {0} "
+                                        "AND fence = {1} AND IS_USED_LOCK({2}) = {0}",
+                                        id, held.grant.fence, held.keys.front()),
+                            "1", by);
+    if (found.is != Verdict::Is::yes) return found;
+    // It held our grant after the release was sent: ours up to it. Ended now, or by itself
+    // in between (1094: no such connection), it is released.
+    std::vector<SqlRows> out;
+    auto st = run_once("KILL CONNECTION " + id, out, by);
+    if (st.ok() || st.detail.find("1094") != std::string::npos) return Verdict::yes();
+    return Verdict::unknown(st);
+}
+
 }  // namespace deadbolt::detail

@@ -29,6 +29,7 @@ class MyStore final : public SqlStore {
                         std::string_view version, FencedResult& out) override;
 
   protected:
+    Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;
     std::string prune_names() const override;
 };

@@ -63,6 +63,11 @@ std::string PgDialect::try_take(const std::vector<std::string>& keys, std::size_
         label("f", ttl), tried.size(), fence, schema_, array_of(tried), shared);
 }
 
+std::string PgDialect::holding_like(std::uint64_t fence, std::chrono::milliseconds ttl) const {
+    // The host is matched by '%': the label cut it to fit.
+    return fmt::format("deadbolt %:{} {} {}", me_ ? me_->pid : 0, fence, ttl.count());
+}
+
 std::string PgDialect::wait_for(const std::string& key, bool shared,
                                 std::chrono::milliseconds timeout) const {
     // The timeout holds for this statement only (set_config's is_local): a SET would stay on

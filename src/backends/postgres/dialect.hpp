@@ -27,6 +27,9 @@ class PgDialect final : public SqlDialect {
     std::string wait_for(const std::string& key, bool shared,
                          std::chrono::milliseconds timeout) const override;
     bool took(const SqlRows& answer) const override;
+    /// A LIKE pattern that matches the application_name of this process's session holding
+    /// a grant of fence for ttl (and no other holding's but a reader's of the same TTL).
+    std::string holding_like(std::uint64_t fence, std::chrono::milliseconds ttl) const;
     std::string give_back(const std::vector<std::string>& keys, bool shared) const override;
     std::string count_held(const std::vector<std::string>& keys) const override;
 

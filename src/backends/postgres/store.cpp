@@ -63,4 +63,19 @@ std::string PgStore::record_names(const std::vector<std::string>& fresh) const {
 std::string PgStore::prune_names() const {
     return fmt::format("SELECT {}.prune_names()", schema_);
 }
+Verdict PgStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
+    // Its backend, known by its pid and by the name its grant gave it (a pid the kernel gave
+    // another backend since would not carry this fence), holding the first key still.
+    const auto& d = static_cast<const PgDialect&>(dialect());
+    return verdict_by(
+        fmt::format("SELECT count(*) FILTER (WHERE pg_terminate_backend(a.pid)) FROM "
+                    "pg_stat_activity a WHERE a.pid = {} AND a.application_name LIKE '{}' AND "
+                    "EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND "
+                    "l.locktype = 'advisory' AND l.objsubid = 1 AND (l.classid::bigint << 32 | "
+                    "l.objid::bigint) = {})",
+                    held.orphan(), d.holding_like(held.grant.fence, held.grant.ttl),
+                    held.keys.front()),
+        "1", by);
+}
+
 }  // namespace deadbolt::detail

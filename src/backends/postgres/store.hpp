@@ -55,6 +55,7 @@ class PgStore final : public SqlStore {
     Status permits_in_use(const std::string& name, int permits, int& in_use) override;
 
   protected:
+    Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
     Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
                    Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;

@@ -42,9 +42,9 @@ void SqlClaim::drop_session() noexcept {
     }
 }
 
-void SqlClaim::hand_over(const std::string& token, std::string farewell) {
+void SqlClaim::hand_over(const std::string& token, std::string farewell, SqlGrant g) {
     places_[token] =
-        std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell));
+        std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell), g);
     session_.reset();
     held_ = 0;
 }
@@ -93,7 +93,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     }
     a.acquired = true;
     store_.watch(s);
-    hand_over(token, std::move(farewell));
+    hand_over(token, std::move(farewell), {f.fence, keep});
 }
 
 void SqlClaim::wait(Clock::time_point until) {

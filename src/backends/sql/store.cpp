@@ -177,6 +177,12 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         const auto* held = dynamic_cast<const SqlHolding*>(h);
         auto s = held ? held->take() : nullptr;
         if (s) watch_.unwatch(*s);
+        // Asked again after a release that got no answer: that session is closed here, but
+        // the server may not know yet, and only another session can end it now.
+        if (held && !s && held->orphan() != 0) {
+            out.push_back(end_orphan(*held, by));
+            continue;
+        }
         if (!held || !s || !s->alive()) {
             out.push_back(Verdict::no());  // its session ended, and the server freed its keys
             continue;
@@ -186,6 +192,7 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         auto st = s->run(held->farewell + dialect_->give_back(held->keys, held->shared), by, rows);
         auto v = verdict_of(st);
         if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
+        if (v.is == Verdict::Is::unknown) held->orphaned(s->id);
         if (v.is != Verdict::Is::yes) s->close();  // whatever it held goes with the session
         lock.unlock();
         if (v.is == Verdict::Is::yes) give_back(std::move(s));
@@ -226,6 +233,18 @@ Status SqlStore::on_grant(SqlSession& /*s*/, const LockSpec& /*spec*/, const std
                           std::string& farewell) {
     farewell.clear();
     return {};
+}
+
+Verdict SqlStore::end_orphan(const SqlHolding& /*held*/, Clock::time_point /*by*/) {
+    return Verdict::no();
+}
+
+Verdict SqlStore::verdict_by(const std::string& sql, std::string_view expect,
+                             Clock::time_point by) {
+    std::vector<SqlRows> out;
+    // A failure here is this statement's (its own session), not the holding's: ask again.
+    if (auto st = run_once(sql, out, by); !st.ok()) return Verdict::unknown(st);
+    return out.back().at(0, 0) == expect ? Verdict::yes() : Verdict::no();
 }
 
 Verdict SqlStore::on_row(RowOp /*op*/, const SqlRow& /*row*/, std::chrono::milliseconds /*keep*/,

@@ -93,6 +93,16 @@ class SqlStore : public Store {
     ClientImpl& client() { return client_; }
 
   protected:
+    /// The release of held asked again after one that got no answer, which closed its
+    /// session here: ends that session in the server, from another one, when it still holds
+    /// held's first key as held's grant (the server has not noticed the close: a stalled
+    /// link), answering yes; no when it is gone (whether or not it outlived the release, its
+    /// holding cannot be shown to have); unknown when no answer came. Default: no.
+    virtual Verdict end_orphan(const SqlHolding& held, Clock::time_point by);
+    /// The answer of a statement on a pooled session (run_once) as a verdict: yes when its
+    /// first value is expect, no when it is something else, unknown when no answer came.
+    Verdict verdict_by(const std::string& sql, std::string_view expect, Clock::time_point by);
+
     enum class RowOp : unsigned char { extend, release, check };
     /// Extends (by keep), releases or checks a holding kept as a row; the default answers
     /// unknown (an engine without row holdings never makes one).
