@@ -64,8 +64,8 @@ std::string owner_url(My& e, const std::string& place) {
 }
 std::vector<std::string> grant_words(const My&, const std::string& user, const std::string& place,
                                      bool /*made*/) {
-    return {"may not make or use them", "GRANT CREATE, ALTER, SELECT, INSERT, UPDATE, DELETE ON " +
-                                            place + ".* TO '" + user + "'"};
+    return {"may not make or use", "GRANT CREATE, ALTER, SELECT, INSERT, UPDATE, DELETE ON " +
+                                       place + ".* TO '" + user + "'"};
 }
 #endif
 

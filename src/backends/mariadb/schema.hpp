@@ -18,9 +18,9 @@ namespace deadbolt::detail {
 std::string my_grants(const std::string& db, const std::string& user);
 
 /// Makes what is missing of deadbolt's tables in the session's database (or brings an older
-/// layout up to date), and checks in one round trip that this user may do what every lock
-/// does with them; fails naming the right that is missing and the GRANTs that give it,
-/// whether the tables exist (`deadbolt init`) or not.
+/// layout up to date), checking in one round trip that this user may read them; fails naming
+/// the right that is missing and the GRANTs that give it, whether the tables exist
+/// (`deadbolt init`) or not.
 Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by);
 
 }  // namespace deadbolt::detail

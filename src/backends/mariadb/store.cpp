@@ -5,6 +5,7 @@
 #include "backends/mariadb/conn.hpp"
 #include "backends/mariadb/dialect.hpp"
 #include "backends/mariadb/names.hpp"
+#include "backends/mariadb/schema.hpp"
 #include "core/token.hpp"
 
 namespace deadbolt::detail {
@@ -64,7 +65,9 @@ MyStore::MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<SqlSession> fi
               out = std::move(conn);
               return st;
           },
-          std::move(first)) {}
+          std::move(first)),
+      database_(url.database),
+      user_(url.options.username) {}
 
 Status MyStore::supports(const LockSpec& spec) const {
     switch (spec.shape) {
@@ -111,6 +114,11 @@ std::string MyStore::record_names(const std::vector<std::string>& fresh) const {
         "INSERT INTO deadbolt_names (lock_name, name, seen) VALUES {} ON DUPLICATE KEY UPDATE "
         "seen = IF(seen < VALUES(seen) - INTERVAL 60 SECOND, VALUES(seen), seen);",
         values);
+}
+
+std::string MyStore::rights_advice() const {
+    return fmt::format("User '{}' may not make or use deadbolt's tables in database {}: {}", user_,
+                       database_, my_grants(database_, user_));
 }
 
 std::string MyStore::prune_names() const {

@@ -28,10 +28,15 @@ class MyStore final : public SqlStore {
     Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                         std::string_view version, FencedResult& out) override;
 
+    std::string rights_advice() const override;
+
   protected:
     Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;
     std::string prune_names() const override;
+
+  private:
+    const std::string database_, user_;  // the URL's, for GRANTs
 };
 
 }  // namespace deadbolt::detail

@@ -51,16 +51,17 @@ std::string PgDialect::try_take(const std::vector<std::string>& keys, std::size_
     // expression), and the label reads its answer.
     if (tried.empty())
         return fmt::format("SELECT f, {} FROM (SELECT {} f) t", label("f", ttl), fence);
+    // A MultiLock that holds part of its names is labelled as taking them (no fence yet).
     if (tried.size() == 1)
         return fmt::format(
-            "SELECT f, CASE WHEN f IS NOT NULL THEN {} END FROM (SELECT CASE WHEN "
+            "SELECT f, CASE WHEN {} THEN {} END FROM (SELECT CASE WHEN "
             "pg_try_advisory_lock{}({}) THEN {} END f) t",
-            label("f", ttl), suffix(shared), tried[0], fence);
-    // A MultiLock that took part of its names is labelled as taking them (no fence yet).
+            from > 0 ? "true" : "f IS NOT NULL", label("f", ttl), suffix(shared), tried[0], fence);
     return fmt::format(
-        "SELECT f, n, CASE WHEN n > 0 THEN {} END FROM (SELECT CASE WHEN n = {} THEN {} END f, "
+        "SELECT f, n, CASE WHEN {} THEN {} END FROM (SELECT CASE WHEN n = {} THEN {} END f, "
         "n FROM {}.try_locks({}, {}) n) t",
-        label("f", ttl), tried.size(), fence, schema_, array_of(tried), shared);
+        from > 0 ? "true" : "n > 0", label("f", ttl), tried.size(), fence, schema_, array_of(tried),
+        shared);
 }
 
 std::string PgDialect::holding_like(std::uint64_t fence, std::chrono::milliseconds ttl) const {

@@ -85,7 +85,7 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
                        permits_, bytea_literal(token), keep.count(), at_gate_, permits_ <= 1,
                        reenter_);
     auto sent = Clock::now();
-    a.status = s->run(sql, store_.deadline(), out);
+    a.status = store_.advised(s->run(sql, store_.deadline(), out));
     if (!a.status.ok()) {
         // The gate, and a row if the answer was lost, may be ours: the session goes with the
         // gate, and the cleanup of an unknown outcome deletes the row by our token.

@@ -238,21 +238,26 @@ std::string grants(const std::string& s, const std::string& user) {
 }
 
 // What the schema is to this session: "none" (missing), "old" (another layout), "ok", or
-// the right every lock needs that the user lacks ("schema", "sequence", "names"). A session
-// without USAGE on a schema cannot even look a function up in it: the CASE asks first.
+// "denied" (no USAGE on it: nothing of deadbolt's works, not even status). A session without
+// USAGE on a schema cannot even look a function up in it: the CASE asks first. Rights on its
+// objects are needed only by what uses them (a status reader may lack a locker's), and a
+// refusal then gives the GRANTs too (PgStore::rights_advice).
 std::string state_of(const std::string& s) {
-    std::string names;
-    for (const char* right : {"SELECT", "INSERT", "UPDATE"})
-        names += fmt::format(" AND has_table_privilege('{}.names', '{}')", s, right);
     return fmt::format(
         "CASE WHEN n.oid IS NULL THEN 'none' WHEN NOT has_schema_privilege(n.oid, 'USAGE') THEN "
-        "'schema' WHEN to_regprocedure('{0}.layout_{1}()') IS NULL THEN 'old' WHEN NOT "
-        "has_sequence_privilege('{0}.fences', 'USAGE') THEN 'sequence' WHEN NOT (true{2}) THEN "
-        "'names' ELSE 'ok' END",
-        s, kLayout, names);
+        "'denied' WHEN to_regprocedure('{0}.layout_{1}()') IS NULL THEN 'old' ELSE 'ok' END",
+        s, kLayout);
 }
 
 }  // namespace
+
+std::string used_by_others(const std::string& schema, const std::string& user) {
+    return fmt::format(
+        "deadbolt keeps its fences in schema '{0}', which exists, but user '{1}' may not use it. "
+        "Have the schema's owner (who ran `deadbolt init`) or a superuser run: {2} (functions "
+        "run for everyone)",
+        schema, user, grants(schema, user));
+}
 
 Status ensure_schema(PgConn& c, const std::string& schema, Clock::time_point by) {
     std::vector<SqlRows> out;
@@ -270,17 +275,8 @@ Status ensure_schema(PgConn& c, const std::string& schema, Clock::time_point by)
     if (state == "ok") return {};
     // Made already (`deadbolt init`, or another user's first use), but not for this user:
     // making it again would not help, its owner's GRANTs do.
-    if (state != "none" && state != "old")
-        return Status::error(
-            errc::permission_denied,
-            fmt::format("deadbolt keeps its fences in schema '{0}', which exists, but user '{1}' "
-                        "may not use it (it lacks {2}). Have the schema's owner (who ran "
-                        "`deadbolt init`) or a superuser run: {3} (functions run for everyone)",
-                        schema, user,
-                        state == "schema"     ? fmt::format("USAGE on schema {}", schema)
-                        : state == "sequence" ? fmt::format("USAGE on sequence {}.fences", schema)
-                                              : fmt::format("rights on {}.names", schema),
-                        grants(schema, user)));
+    if (state == "denied")
+        return Status::error(errc::permission_denied, used_by_others(schema, user));
     st = c.run(creation(schema), by, out);
     if (st.ok()) return st;
     if (c.alive()) {

@@ -16,4 +16,8 @@ namespace deadbolt::detail {
 /// server older than PostgreSQL 14.
 Status ensure_schema(PgConn& c, const std::string& schema, Clock::time_point by);
 
+/// What to tell user, refused by schema's objects once the schema exists: that it may not use
+/// them, and the GRANTs its owner runs.
+std::string used_by_others(const std::string& schema, const std::string& user);
+
 }  // namespace deadbolt::detail

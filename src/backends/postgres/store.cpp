@@ -6,6 +6,7 @@
 
 #include "backends/postgres/conn.hpp"
 #include "backends/postgres/keys.hpp"
+#include "backends/postgres/schema.hpp"
 #include "core/token.hpp"
 
 namespace deadbolt::detail {
@@ -32,7 +33,8 @@ PgStore::PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> fi
               return st;
           },
           std::move(first)),
-      schema_(url.schema) {}
+      schema_(url.schema),
+      user_(url.options.username.empty() ? "<your role>" : url.options.username) {}
 Status PgStore::supports(const LockSpec& spec) const {
     // Every shape: session locks, and rows where a session cannot keep the shape.
     if (spec.options.lock_delay.count() > 0)
@@ -60,9 +62,14 @@ std::string PgStore::record_names(const std::vector<std::string>& fresh) const {
         schema_, values);
 }
 
+std::string PgStore::rights_advice() const {
+    return used_by_others(schema_, user_);
+}
+
 std::string PgStore::prune_names() const {
     return fmt::format("SELECT {}.prune_names()", schema_);
 }
+
 Verdict PgStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
     // Its backend, known by its pid and by the name its grant gave it (a pid the kernel gave
     // another backend since would not carry this fence), holding the first key still.

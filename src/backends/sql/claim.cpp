@@ -66,7 +66,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     sql += d.try_take(keys_, held_, shared_, !shared_, keep);
     std::vector<SqlRows> out;
     auto sent = Clock::now();
-    a.status = s->run(sql, store_.deadline(), out);
+    a.status = store_.advised(s->run(sql, store_.deadline(), out));
     if (!a.status.ok()) {
         // A statement that failed part way may have taken a key before it failed: the session
         // goes, and what it took with it. The cleanup of an unknown outcome finds it gone.

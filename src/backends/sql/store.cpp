@@ -235,6 +235,13 @@ Status SqlStore::on_grant(SqlSession& /*s*/, const LockSpec& /*spec*/, const std
     return {};
 }
 
+Status SqlStore::advised(Status st) const {
+    if (st.ec != make_error_code(errc::permission_denied)) return st;
+    auto advice = rights_advice();
+    if (advice.empty()) return st;
+    return Status::error(errc::permission_denied, st.detail + ". " + advice);
+}
+
 Verdict SqlStore::end_orphan(const SqlHolding& /*held*/, Clock::time_point /*by*/) {
     return Verdict::no();
 }

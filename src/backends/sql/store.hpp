@@ -77,6 +77,11 @@ class SqlStore : public Store {
     virtual Status on_grant(SqlSession& s, const LockSpec& spec, const std::string& token,
                             std::uint64_t fence, std::chrono::milliseconds keep,
                             std::string& farewell);
+    /// What to add to a refusal of deadbolt's own statements for want of rights: who may not
+    /// do what, and the GRANTs that let it ("" by default).
+    virtual std::string rights_advice() const { return {}; }
+    /// st, with rights_advice() added when it is a refusal for want of rights.
+    Status advised(Status st) const;
     /// Waits inside the server on s (m held) for key until until (its lock timeout; the
     /// client gives up a command timeout later, for a server that does not answer), cut
     /// short when wake_fd is readable: true when it took key. A failed wait that broke the
@@ -118,14 +123,14 @@ class SqlStore : public Store {
     virtual std::string prune_names() const = 0;
 
   private:
-    ClientImpl& client_;
-    const std::unique_ptr<const SqlDialect> dialect_;
-    const Opener opener_;
-    std::mutex m_;
     // Runs prune_names() after a release at most every kNameTrust: a round trip a minute, and
     // one per short-lived client (a CLI run), whatever the rate of releases.
     void maybe_prune() noexcept;
 
+    ClientImpl& client_;
+    const std::unique_ptr<const SqlDialect> dialect_;
+    const Opener opener_;
+    std::mutex m_;
     std::vector<std::shared_ptr<SqlSession>> idle_;
     std::unordered_map<std::string, Clock::time_point> named_;  // name: when recorded
     Clock::time_point swept_{};                                 // named_'s last sweep
