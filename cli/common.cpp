@@ -33,8 +33,11 @@ void add_url_option(CLI::App& cmd, std::string& url) {
     const char* env = std::getenv("DEADBOLT_URL");
     url = env && *env ? env : "redis://127.0.0.1:6379";
     cmd.add_option("--url", url,
-                   "Server URL: redis://[user:pass@]host[:port][/db], rediss://..., "
-                   "unix:///path.sock, redlock://host:port,host:port,host:port "
+                   "Engine URL: redis://[user:pass@]host[:port][/db], rediss://..., "
+                   "unix:///path.sock, redis-sentinel://..., redis-cluster://..., "
+                   "redlock://host:port,host:port,host:port, etcd://host:port[,...] "
+                   "(etcds://), zk://host:port[,...][/chroot], "
+                   "postgresql://user@host[:port]/db, mysql://user@host[:port]/db "
                    "(default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
     cmd.add_option("--password-file", password_file,
                    "Read the password from this file's first line (or set $DEADBOLT_PASSWORD) "

@@ -28,6 +28,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "describe.hpp"
 #include "guard.hpp"
 
 extern char** environ;
@@ -68,6 +69,28 @@ std::string default_leader_value() {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
     return fmt::format("{}:{}", host, getpid());
+}
+
+// Who keeps a lock from us, as the engine tells it now (one more round trip, on refusal
+// only); "someone else" when it cannot tell.
+std::string who_holds(Client& client, const RunArgs& a) {
+    try {
+        if (a.elect) {
+            auto l = client.election(a.name).leader();
+            if (l.elected) return fmt::format("the leader '{}' (term {})", l.value, l.term);
+        }
+        auto s = client.status(a.name);
+        if (s.held && !s.held_by.empty()) {
+            std::string who = holder_text(s.held_by.front());
+            if (s.holders > 1) who += fmt::format(" and {} more", s.holders - 1);
+            if (s.last_fence != 0 && s.kind != "readers" && s.kind != "semaphore")
+                who += fmt::format(", fence {}", s.last_fence);
+            return who;
+        }
+    } catch (const std::exception&) {
+        // The refusal stands; who holds it is a courtesy.
+    }
+    return "someone else";
 }
 
 // Acquires on a helper thread so the main thread can show progress and take signals.
@@ -153,7 +176,7 @@ std::optional<Lease> acquire(Client& client, const RunArgs& a, const MutexOption
             std::rethrow_exception(error);
         } catch (const LockError& e) {
             if (e.code() == errc::not_acquired) {
-                fmt::print(stderr, "deadbolt: '{}' is held by someone else{}\n", a.name,
+                fmt::print(stderr, "deadbolt: '{}' is held by {}{}\n", a.name, who_holds(client, a),
                            wait && wait->count() > 0
                                ? fmt::format(" (waited {})", format_duration(*wait))
                                : "");

@@ -5,6 +5,8 @@
 #include "backends/redis/connect.hpp"
 #ifdef DEADBOLT_WITH_ETCD
 #include "backends/etcd/connect.hpp"
+#endif
+#ifdef DEADBOLT_WITH_ZOOKEEPER
 #include "backends/zookeeper/connect.hpp"
 #endif
 #ifdef DEADBOLT_WITH_POSTGRES
@@ -20,6 +22,44 @@
 #include "primitives/take.hpp"
 
 namespace deadbolt {
+namespace {
+
+// The URL forms this build takes, for a URL of no known scheme.
+std::string url_forms() {
+    std::string forms =
+        "redis://[user[:password]@]host[:port][/db], rediss://..., unix:///path.sock, "
+        "redis-sentinel://, redis-cluster://, redlock://host:port,host:port,...";
+#ifdef DEADBOLT_WITH_ETCD
+    forms += ", etcd://[user:password@]host:port[,...] (etcds:// for TLS)";
+#endif
+#ifdef DEADBOLT_WITH_ZOOKEEPER
+    forms += ", zk://[user:password@]host:port[,...][/chroot]";
+#endif
+#ifdef DEADBOLT_WITH_POSTGRES
+    forms += ", postgresql://[user[:password]@]host[:port]/database";
+#endif
+#ifdef DEADBOLT_WITH_MARIADB
+    forms += ", mysql://[user[:password]@]host[:port]/database (or mariadb://)";
+#endif
+    return forms;
+}
+
+// Redis's parser takes every scheme but the other engines'; anything else is named here,
+// with every form this build takes.
+void need_known_scheme(std::string_view url) {
+    auto end = url.find("://");
+    std::string_view scheme = end == std::string_view::npos ? "" : url.substr(0, end);
+    for (std::string_view redis :
+         {"redis", "rediss", "unix", "redis-sentinel", "redis-cluster", "redlock"})
+        if (scheme == redis) return;
+    throw UsageError(make_error_code(errc::invalid_url),
+                     scheme.empty()
+                         ? fmt::format("URL '{}' has no scheme: expected {}", url, url_forms())
+                         : fmt::format("unknown URL scheme '{}' in '{}': expected {}", scheme, url,
+                                       url_forms()));
+}
+
+}  // namespace
 
 Client Client::connect(std::string_view url, const ClientOptions& options) {
     detail::validate_options(options).throw_if_error();
@@ -55,8 +95,7 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
                          "this deadbolt was built without MariaDB (DEADBOLT_WITH_MARIADB=OFF)");
 #endif
     }
-    // Every other scheme is Redis's (redis, rediss, unix, redlock, redis-sentinel,
-    // redis-cluster); the parser names what is wrong with any other.
+    need_known_scheme(url);
     return detail::connect_redis(url, options);
 }
 

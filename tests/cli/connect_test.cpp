@@ -91,11 +91,62 @@ using OtherEngines = ::testing::Types<
     OneServer>;
 TYPED_TEST_SUITE(RedisUrlAtAnotherEngine, OtherEngines, BackendName);
 
+// The engine's own URL with its first server's address swapped for one nobody listens on.
+std::string refused_url(const std::string& url) {
+    auto begin = url.find(first_host_port(url));
+    auto end = url.find_first_of("/?", begin);  // past every server of a list
+    return url.substr(0, begin) + "127.0.0.1:" + std::to_string(test::free_port()) +
+           (end == std::string::npos ? "" : url.substr(end));
+}
+
+TYPED_TEST(RedisUrlAtAnotherEngine, ARefusedPortFailsAtOnceNamingTheAddress) {
+    auto url = refused_url(this->url());
+    auto r = deadbolt(url, {"status", "x"});
+    EXPECT_EQ(r.rc, 69) << url;
+    EXPECT_TRUE(says(r, {first_host_port(url).c_str()}));
+    EXPECT_EQ(r.out.find("ZOO_"), std::string::npos) << "a client library's log line: " << r.out;
+}
+
 TYPED_TEST(RedisUrlAtAnotherEngine, IsNamedAsNotRedisAtOnce) {
     if (std::string(TypeParam::kName) == "OneServer") GTEST_SKIP() << "Redis speaks Redis";
     auto r = deadbolt("redis://" + first_host_port(this->url()), {"status", "x"});
     EXPECT_EQ(r.rc, 69) << r.out;
     EXPECT_TRUE(says(r, {"Redis", "check the URL's scheme and port"}));
+}
+
+}  // namespace
+}  // namespace deadbolt::clitest
+
+namespace deadbolt::clitest {
+namespace {
+
+#ifdef DEADBOLT_TEST_ETCD
+TEST(CliMessages, CredentialsForAnEtcdWithoutAuthAreARefusalNotAUsageError) {
+    auto url = shared<Etcd>().url();
+    auto r = deadbolt("etcd://root:bad@" + url.substr(7), {"status", "x"});
+    EXPECT_EQ(r.rc, 69);
+    EXPECT_TRUE(says(r, {"without authentication", "drop user:password"}));
+}
+#endif
+
+TEST(CliMessages, AnUnknownSchemeListsEveryEngineThisBuildTakes) {
+    auto r = deadbolt("memcache://127.0.0.1", {"status", "x"});
+    EXPECT_EQ(r.rc, 64);
+    EXPECT_TRUE(says(r, {"unknown URL scheme 'memcache'", "redis://", "redlock://"}));
+#ifdef DEADBOLT_TEST_ETCD
+    EXPECT_TRUE(says(r, {"etcd://"}));
+#endif
+#ifdef DEADBOLT_TEST_ZK
+    EXPECT_TRUE(says(r, {"zk://"}));
+#endif
+#ifdef DEADBOLT_TEST_PG
+    EXPECT_TRUE(says(r, {"postgresql://"}));
+#endif
+#ifdef DEADBOLT_TEST_MY
+    EXPECT_TRUE(says(r, {"mysql://"}));
+#endif
+    auto help = deadbolt("redis://127.0.0.1", {"run", "--help"});
+    EXPECT_TRUE(says(help, {"etcd://", "zk://", "postgresql://", "mysql://"}));
 }
 
 }  // namespace

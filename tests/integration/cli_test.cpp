@@ -68,7 +68,7 @@ TEST(Cli, HeldLockGivesExit75WithNoWaitOrAfterWait) {
     srv.raw().cmd({"SET", "busy", "someone", "PX", "60000"});
     auto r = cli(srv, {"run", "--no-wait", "busy", "--", "true"});
     EXPECT_EQ(r.rc, 75) << r.out;
-    EXPECT_NE(r.out.find("held by someone else"), std::string::npos);
+    EXPECT_NE(r.out.find("held by a client deadbolt did not write"), std::string::npos) << r.out;
     auto t0 = Clock::now();
     r = cli(srv, {"run", "--wait", "300ms", "busy", "--", "true"});
     EXPECT_EQ(r.rc, 75);

@@ -32,6 +32,21 @@ TEST(ZkUrl, MistakesAreNamed) {
     EXPECT_NE(why("zk://a?session_timeout=0s").find("greater than 0"), std::string::npos);
 }
 
+TEST(ZkUrl, NodesOfAUserAreItsAloneUnlessTheUrlSaysOpen) {
+    EXPECT_EQ(parse_zk_url("zk://a", {}).acl, ZkAcl::open);
+    EXPECT_EQ(parse_zk_url("zk://ann:pw@a", {}).acl, ZkAcl::creator);
+    EXPECT_EQ(parse_zk_url("zk://a?user=ann&password=pw", {}).acl, ZkAcl::creator);
+    EXPECT_EQ(parse_zk_url("zk://ann:pw@a?acl=open", {}).acl, ZkAcl::open);
+    EXPECT_EQ(parse_zk_url("zk://ann:pw@a?acl=creator", {}).acl, ZkAcl::creator);
+    auto alone = parse_zk_url("zk://a?acl=creator", {});
+    EXPECT_FALSE(alone.ok);
+    EXPECT_NE(alone.error.find("user"), std::string::npos) << alone.error;
+    auto bad = parse_zk_url("zk://ann:pw@a?acl=world", {});
+    EXPECT_FALSE(bad.ok);
+    EXPECT_NE(bad.error.find("'creator'"), std::string::npos) << bad.error;
+    EXPECT_NE(bad.error.find("'open'"), std::string::npos) << bad.error;
+}
+
 TEST(ZkPaths, NamesZooKeeperTakesKeepTheirTextOthersAreEscaped) {
     std::string why;
     EXPECT_EQ(znode_of("jobs/daily", why), "/jobs/daily");
@@ -97,4 +112,44 @@ TEST(ZkPaths, LeaderLatchCandidatesAreInLine) {
         in_line({contender_prefix(guid, Queues::latch) + "0000000002", "_c_x-latch-0000000001"});
     ASSERT_EQ(line.size(), 2u);
     EXPECT_EQ(find_own(line, guid), 1u);
+}
+
+TEST(ZkPaths, AHoldersNodeCarriesItsTokenAndItsSessionsTimeout) {
+    const std::string token = "web-1:4242:" + std::string(32, 'a');
+    auto data = holder_data(token, std::chrono::milliseconds(5000));
+    EXPECT_EQ(data, token + " session_timeout=5000ms");
+    auto d = parse_holder_data(data);
+    EXPECT_EQ(d.token, token);
+    EXPECT_EQ(d.session_timeout, std::chrono::milliseconds(5000));
+    // An older deadbolt's token alone, or another tool's data: all token, no timeout.
+    for (std::string other :
+         {token, std::string("10.0.0.7"), std::string(""), std::string("x session_timeout=abcms"),
+          std::string("x session_timeout=5")}) {
+        auto o = parse_holder_data(other);
+        EXPECT_EQ(o.token, other);
+        EXPECT_EQ(o.session_timeout.count(), 0) << other;
+    }
+}
+
+TEST(ZkPaths, AHolderIsDeadboltsByItsDataOrAToolsByItsNodesName) {
+    const std::string token = "web-1:4242:" + std::string(32, 'b');
+    auto ours = holder_of("_c_g-lock-0000000001", holder_data(token, std::chrono::seconds(5)));
+    EXPECT_EQ(ours.who.host, "web-1");
+    EXPECT_EQ(ours.who.pid, 4242);
+    EXPECT_TRUE(ours.who.client.empty());
+    EXPECT_EQ(ours.session_timeout, std::chrono::seconds(5));
+    EXPECT_EQ(ours.who.ttl.count(), -1);
+    auto reentrant = holder_of("_c_g-lock-0000000001", "2 " + token + ":7");
+    EXPECT_EQ(reentrant.who.pid, 4242);
+    EXPECT_TRUE(reentrant.who.client.empty());
+    auto custom = holder_of("_c_g-lock-0000000001", "1 billing-owner");
+    EXPECT_TRUE(custom.who.host.empty());
+    EXPECT_TRUE(custom.who.client.empty()) << "deadbolt's, of an owner id that names no process";
+    EXPECT_EQ(holder_of("0f3a__lock__0000000002", "").who.client, "Kazoo");
+    EXPECT_EQ(holder_of("0f3a__rlock__0000000002", "me").who.client, "Kazoo");
+    auto curator = holder_of("_c_g-lock-0000000003", "10.0.0.7");
+    EXPECT_EQ(curator.who.client, "Curator");
+    EXPECT_EQ(curator.session_timeout.count(), 0);
+    EXPECT_TRUE(is_candidate("_c_g-latch-0000000004"));
+    EXPECT_FALSE(is_candidate("_c_g-lock-0000000004"));
 }

@@ -1,10 +1,12 @@
 // What real faults do to deadbolt's ZooKeeper locks: servers and the leader killed, a holder
-// cut off past its session, a create whose reply was lost.
+// cut off past its session, a create whose reply was lost, a holder's node deleted.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
@@ -43,6 +45,9 @@ struct Proxied {
     }
     void stall_replies(bool on) {
         for (auto& p : proxies) p->stall_replies(on);
+    }
+    void stall_requests(bool on) {
+        for (auto& p : proxies) p->stall_requests(on);
     }
 };
 
@@ -142,4 +147,39 @@ TEST(ZkFaults, ACreateWhoseReplyWasLostLeavesNoOrphan) {
     EXPECT_EQ(st.last_fence, held.fence());
     held.release();
     EXPECT_NO_THROW(other.acquire("lost-create", {}, {.deadline = Clock::now() + 5s}));
+}
+
+// Issue 30 item 2: a holder's node deleted from outside (force-unlock, another tool) is a loss
+// told at once by the watch on it, not at the holder's next renewal. The holder's requests are
+// held back, so no renewal or check of its own can reach the ensemble: without the watch it
+// would learn nothing until its validity ran out, and then as a timeout.
+TEST(ZkFaults, AHolderWhoseNodeIsDeletedIsToldAtOnceNotAtItsNextRenewal) {
+    auto& zk = ZkEnsemble::shared();
+    Proxied cut(zk);
+    auto c = Client::connect(cut.url(""));
+    auto other = Client::connect(zk.url());
+    std::mutex m;
+    std::error_code why;
+    std::atomic<Clock::rep> lost_at{0};
+    deadbolt::MutexOptions o{.ttl = 10s};
+    o.on_lost = [&](std::string_view, std::error_code ec) {
+        lost_at = Clock::now().time_since_epoch().count();
+        std::lock_guard lk(m);
+        why = ec;
+    };
+    auto held = c.acquire("deleted-now", o);
+    // A read on the holder's session, answered after the watch it set at the grant: the watch
+    // is in place before its requests are held back.
+    ASSERT_TRUE(held.is_current());
+    cut.stall_requests(true);
+    EXPECT_EQ(other.force_unlock("deleted-now"), "mutex");
+    ASSERT_TRUE(eventually([&] { return lost_at.load() != 0; }, 20s)) << "never told";
+    EXPECT_LT(Clock::time_point(Clock::duration(lost_at.load())), held.valid_until())
+        << "told only when its validity ran out: the deletion was not seen";
+    {
+        std::lock_guard lk(m);
+        EXPECT_EQ(why, make_error_code(deadbolt::errc::not_owner)) << why.message();
+    }
+    EXPECT_TRUE(held.lost());
+    cut.stall_requests(false);
 }

@@ -246,7 +246,10 @@ TEST(ZkBadInput, EachMistakeIsNamed) {
         Client::connect("zk://127.0.0.1:1", o);
         ADD_FAILURE() << "a dead ensemble must be refused";
     } catch (const deadbolt::ConnectionError& e) {
-        EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+        // Named with the reason, in deadbolt's words, not the C client's log line.
+        EXPECT_NE(std::string(e.what()).find("127.0.0.1:1: connection refused"), std::string::npos)
+            << e.what();
+        EXPECT_EQ(std::string(e.what()).find("ZOO_"), std::string::npos) << e.what();
     }
     EXPECT_THROW(Client::connect("zk://h?bogus=1"), deadbolt::UsageError);
     auto c = Client::connect(zk.url());
@@ -256,8 +259,10 @@ TEST(ZkBadInput, EachMistakeIsNamed) {
     try {
         (void)c.rate_limiter("r", {.rate = 10, .per = 1s});
         ADD_FAILURE() << "a RateLimiter is refused on ZooKeeper";
-    } catch (const deadbolt::UsageError& e) {  // saying what is built instead
+    } catch (const deadbolt::UsageError& e) {  // saying what is built instead, and where it is
         EXPECT_NE(std::string(e.what()).find("Semaphore"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("PostgreSQL"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("etcd"), std::string::npos) << e.what();
     }
     // A name ZooKeeper would refuse is escaped, not refused: binary bytes and '.' parts.
     auto odd =

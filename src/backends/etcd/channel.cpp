@@ -117,14 +117,30 @@ Status EtcdChannel::open(const EtcdUrl& url, std::shared_ptr<EtcdChannel>& out) 
     auto ch = grpc::CreateCustomChannel(target, creds, args);
     std::shared_ptr<EtcdChannel> c(new EtcdChannel(ch, url.options, members));
     auto by = Clock::now() + url.options.connect_timeout;
-    if (!ch->WaitForConnected(grpc_deadline(by)))
+    // Connected, or every member failed once (the channel's first TRANSIENT_FAILURE: each
+    // refused the connection or spoke no gRPC): a wrong address must not cost the whole
+    // connect timeout.
+    auto state = ch->GetState(true);
+    while (state != GRPC_CHANNEL_READY && state != GRPC_CHANNEL_TRANSIENT_FAILURE &&
+           state != GRPC_CHANNEL_SHUTDOWN && ch->WaitForStateChange(state, grpc_deadline(by)))
+        state = ch->GetState(true);
+    if (state != GRPC_CHANNEL_READY) {
+        std::string tls = url.options.tls.enabled ? ", and its TLS certificates (ca, cert, key)"
+                                                  : " (members that speak only TLS need etcds://)";
+        if (state == GRPC_CHANNEL_TRANSIENT_FAILURE)
+            return Status::error(
+                errc::connect_failed,
+                fmt::format("no etcd member of {} could be reached: each refused the "
+                            "connection or does not speak etcd's gRPC; check the addresses, "
+                            "the ports (etcd's client port, 2379 by default) and that etcd "
+                            "runs{}",
+                            members, tls));
         return Status::error(
             errc::connect_failed,
             fmt::format("no etcd member of {} answered within {} ms: check the addresses and "
                         "that etcd runs{}",
-                        members, url.options.connect_timeout.count(),
-                        url.options.tls.enabled ? ", and its TLS certificates (ca, cert, key)"
-                                                : " (members that speak only TLS need etcds://)"));
+                        members, url.options.connect_timeout.count(), tls));
+    }
     if (!url.options.username.empty())
         if (Status st = c->authenticate(by); !st.ok()) return st;
     // One read proves the member speaks etcd's API and that the user may read.
@@ -198,6 +214,11 @@ Status EtcdChannel::failed(const grpc::Status& s, std::string_view what, Sent se
         case grpc::StatusCode::FAILED_PRECONDITION:
             if (says(s, "authentication failed") || says(s, "user name is empty"))
                 return error(errc::auth_failed, "check the user and password in the URL");
+            // The server's setting, not the caller's mistake: a refusal, not a usage error.
+            if (says(s, "authentication is not enabled"))
+                return error(errc::auth_failed,
+                             "this etcd runs without authentication: drop user:password from "
+                             "the URL, or turn it on (etcdctl auth enable)");
             return error(errc::invalid_argument, "");
         case grpc::StatusCode::RESOURCE_EXHAUSTED:
             return error(errc::out_of_memory,

@@ -338,7 +338,10 @@ Status EtcdStore::statuses(const std::vector<std::string>& names,
             for (int i = 0; i < std::min(s.holders, kMaxListedHolders); ++i) {
                 const auto& one = *queue[static_cast<std::size_t>(i)];
                 Holder who{.ttl = lease_ttl(one.lease())};
-                if (auto o = token_origin(one.value())) who.host = o->host, who.pid = o->pid;
+                if (auto o = token_origin(one.value()))
+                    who.host = o->host, who.pid = o->pid;
+                else  // their key's value is empty: etcd's own lock and election clients
+                    who.client = "etcdctl lock or elect, or Go's concurrency.Mutex";
                 // Free once the last one goes; never, while one has no lease.
                 if (s.ttl.count() >= 0 && (who.ttl.count() < 0 || who.ttl > s.ttl)) s.ttl = who.ttl;
                 s.held_by.push_back(std::move(who));

@@ -1,5 +1,6 @@
-// What a client sees and does without holding on ZooKeeper: listing the locks under the
-// chroot, and freeing one whatever holds it.
+// What a client sees and does without holding on ZooKeeper: a lock's state (who holds it,
+// how that holding ends, its fence), listing the locks under the chroot, and freeing one
+// whatever holds it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/store.hpp"
 #include "core/name_pattern.hpp"
+#include "core/reentrant_value.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -18,6 +20,66 @@ namespace {
 constexpr std::size_t kMaxVisited = 100000;
 
 }  // namespace
+
+Status ZkStore::statuses(const std::vector<std::string>& names,
+                         std::vector<std::pair<LockStatus, Status>>& out) {
+    std::shared_ptr<ZkSession> s;
+    if (Status st = session(s); !st.ok()) return st;
+    out.clear();
+    for (const auto& name : names) {
+        LockStatus ls;
+        ls.kind = "free";
+        std::string why;
+        auto dir = znode_of(name, why);
+        if (dir.empty()) {
+            out.emplace_back(ls, Status::error(errc::invalid_argument, why));
+            continue;
+        }
+        auto r = s->children(dir, deadline());
+        if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
+        if (is_semaphore(r.children)) {
+            Status st = semaphore_status(*s, dir, ls);
+            if (!st.ok()) return st;
+            out.emplace_back(std::move(ls), Status{});
+            continue;
+        }
+        auto line = in_line(r.children);
+        if (!line.empty()) {
+            // Readers at the head of the line hold together; anyone else holds alone.
+            std::size_t readers = 0;
+            while (readers < line.size() && is_reader(line[readers].name)) ++readers;
+            ls.held = true;
+            ls.kind = readers > 0 ? "readers" : "mutex";
+            ls.holders = static_cast<int>(std::max<std::size_t>(readers, 1));
+            ls.waiters = static_cast<int>(line.size()) - ls.holders;
+            ls.writer_waiting = readers > 0 && readers < line.size();
+            // It lives as long as its holder's session: how much of that is left, no one can
+            // tell; the session's timeout, its holder wrote in its node.
+            ls.ttl = std::chrono::milliseconds(-1);
+            for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
+                const auto& child = line[static_cast<std::size_t>(k)].name;
+                auto one = s->get(dir + "/" + child, deadline());
+                if (one.rc == ZNONODE) continue;  // it left meanwhile
+                if (!one.ok()) return s->fail(one, "reading a lock's holder", false);
+                if (k == 0 && readers == 0) {
+                    // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its czxid.
+                    ls.last_fence = static_cast<std::uint64_t>(one.stat.czxid);
+                    if (parse_reentrant(one.data)) ls.kind = "reentrant";
+                    if (is_candidate(child)) {  // its data is what it proclaims, not who it is
+                        ls.kind = "leader";
+                        ls.value = one.data;
+                        continue;
+                    }
+                }
+                auto held = holder_of(child, one.data);
+                ls.session_timeout = std::max(ls.session_timeout, held.session_timeout);
+                ls.held_by.push_back(std::move(held.who));
+            }
+        }
+        out.emplace_back(std::move(ls), Status{});
+    }
+    return {};
+}
 
 Status ZkStore::lock_names(std::string_view pattern, std::vector<std::string>& names) {
     std::shared_ptr<ZkSession> s;

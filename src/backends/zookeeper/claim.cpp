@@ -32,11 +32,12 @@ Status ZkClaim::place(Place& p, const std::string& token, Clock::time_point by,
               : spec_.shape == Shape::write  ? Queues::write
               : spec_.shape == Shape::leader ? Queues::latch
                                              : Queues::lock;
-    // Our token names our host and process for `status`; a reentrant node counts its owner's
-    // holds; a candidate's holds what it proclaims (LeaderLatch's participant id).
+    // Our token names our host and process for `status`, and our session's timeout how long
+    // our crash would keep the node; a reentrant node counts its owner's holds; a candidate's
+    // holds what it proclaims (LeaderLatch's participant id).
     auto data = spec_.shape == Shape::reentrant ? reentrant_value(1, spec_.owner)
                 : spec_.shape == Shape::leader  ? spec_.value
-                                                : token;
+                                                : holder_data(token, p.session->timeout());
     return store_.put_in_line(p, dir_, contender_prefix(p.guid, as), data,
                               fmt::format("acquiring '{}'", spec_.name), by, listed);
 }
@@ -52,11 +53,14 @@ void ZkClaim::attempt(const std::string& token, std::chrono::milliseconds /*keep
 
 void ZkClaim::try_once(const std::string& token, Attempted& a, Fences& f) {
     auto by = store_.deadline();
-    std::shared_ptr<ZkSession> s;
-    if (a.status = store_.session(s); !a.status.ok()) return;
+    std::shared_ptr<ZkSession> s;  // the session of our TTL: a crash keeps our node that long
+    if (a.status = store_.session_for(spec_.options.ttl, s); !a.status.ok()) return;
     Place& p = places_[token];
-    if (p.session != s)
-        p = Place{.session = s, .guid = new_guid(), .node = {}};  // new session: old nodes are gone
+    if (p.session != s) {  // a new session: the old one's nodes are gone
+        p = Place{};
+        p.session = s;
+        p.guid = new_guid();
+    }
     if (spec_.shape == Shape::reentrant) {
         bool joined = false;
         if (a.status = join(p, a, f, by, joined); !a.status.ok() || joined) return;
@@ -100,6 +104,7 @@ Status ZkClaim::join(Place& p, Attempted& a, Fences& f, Clock::time_point by, bo
         p.sent = true;
         joined = a.acquired = true;
         f.fence = static_cast<std::uint64_t>(now.stat.czxid);  // the holding's fence
+        store_.watch_own(p);
         return {};
     }
     return {};  // holds keep moving under us: queue with a node of our own
@@ -136,6 +141,7 @@ Status ZkClaim::look(Place& p, Attempted& a, Fences& f, Clock::time_point by,
     }
     if (!blocker) {
         a.acquired = true;
+        store_.watch_own(p);
         // Shared holdings carry no fence (ARCHITECTURE 15); a lock's is its node's czxid.
         f.fence = spec_.shape == Shape::read ? 0 : static_cast<std::uint64_t>(p.czxid);
         return {};

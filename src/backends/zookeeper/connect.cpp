@@ -1,5 +1,6 @@
 #include "backends/zookeeper/connect.hpp"
 
+#include "backends/zookeeper/sessions.hpp"
 #include "backends/zookeeper/store.hpp"
 #include "backends/zookeeper/url.hpp"
 #include "deadbolt/error.hpp"
@@ -9,10 +10,10 @@ namespace deadbolt::detail {
 Client connect_zk(std::string_view url, const ClientOptions& options) {
     auto parsed = parse_zk_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
-    std::shared_ptr<ZkSession> session;
-    ZkSession::open(parsed, session).throw_if_error();
+    std::unique_ptr<ZkSessions> sessions;
+    ZkSessions::open(parsed, sessions).throw_if_error();
     return Client(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {
-        return std::make_shared<ZkStore>(c, parsed, session);
+        return std::make_shared<ZkStore>(c, std::move(sessions));
     }));
 }
 

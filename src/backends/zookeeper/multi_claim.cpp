@@ -6,7 +6,7 @@
 namespace deadbolt::detail {
 
 ZkMultiClaim::ZkMultiClaim(ZkStore& store, const LockSpec& spec, const std::stop_token& cancel)
-    : store_(store) {
+    : store_(store), ttl_(spec.options.ttl) {
     name_of_part_.resize(spec.names.size());
     std::iota(name_of_part_.begin(), name_of_part_.end(), std::size_t{0});
     std::ranges::sort(name_of_part_, {}, [&](std::size_t i) { return spec.names[i]; });
@@ -22,7 +22,7 @@ void ZkMultiClaim::attempt(const std::string& token, std::chrono::milliseconds k
                            Fences& f) {
     Progress& p = by_token_[token];
     std::shared_ptr<ZkSession> now;
-    if (a.status = store_.session(now); !a.status.ok()) return;
+    if (a.status = store_.session_for(ttl_, now); !a.status.ok()) return;
     if (p.session != now) p = {now, 0, std::vector<std::uint64_t>(parts_.size())};
     for (; p.held < parts_.size(); ++p.held) {
         Attempted one;

@@ -46,6 +46,7 @@ class ZkMultiClaim final : public Claim {
     };
 
     ZkStore& store_;
+    const std::chrono::milliseconds ttl_;  // its nodes live on the session of this TTL
     ClaimTraits traits_;
     std::vector<std::unique_ptr<ZkClaim>> parts_;  // in the names' sorted order
     std::vector<std::size_t> name_of_part_;        // parts_[k] is spec.names[name_of_part_[k]]

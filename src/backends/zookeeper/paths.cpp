@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <random>
 
+#include "core/reentrant_value.hpp"
+#include "core/token.hpp"
 #include "core/url_text.hpp"
 
 namespace deadbolt::detail {
@@ -13,6 +16,8 @@ namespace {
 constexpr std::string_view kMarkers[] = {"-lock-",    "__lock__", "__WRIT__", "__READ__",
                                          "__rlock__", "-latch-",  "-lease-"};
 constexpr std::string_view kReaders[] = {"__READ__", "__rlock__"};
+constexpr std::string_view kKazoo[] = {"__lock__", "__rlock__"};
+constexpr std::string_view kTimeoutField = " session_timeout=";
 constexpr std::size_t kSeqDigits = 10;  // ZooKeeper's sequence suffix: %010d
 
 // The length of the UTF-8 sequence at s[i] when it encodes a code point that a Java string
@@ -133,6 +138,54 @@ std::optional<std::size_t> find_own(const std::vector<Contender>& line, std::str
     for (std::size_t i = 0; i < line.size(); ++i)
         if (line[i].name.starts_with(prefix)) return i;
     return std::nullopt;
+}
+
+bool is_candidate(std::string_view child) {
+    return child.size() > kSeqDigits &&
+           child.substr(0, child.size() - kSeqDigits).ends_with("-latch-");
+}
+
+std::string_view layout_of(std::string_view child) {
+    auto head = child.substr(0, child.size() - std::min(child.size(), kSeqDigits));
+    return std::ranges::any_of(kKazoo, [&](std::string_view m) { return head.ends_with(m); })
+               ? "Kazoo"
+               : "Curator";
+}
+
+std::string holder_data(std::string_view token, std::chrono::milliseconds session_timeout) {
+    return fmt::format("{}{}{}ms", token, kTimeoutField, session_timeout.count());
+}
+
+HolderData parse_holder_data(std::string_view data) {
+    auto at = data.rfind(kTimeoutField);
+    if (at == std::string_view::npos || !data.ends_with("ms")) return {data};
+    auto digits = data.substr(at + kTimeoutField.size());
+    digits.remove_suffix(2);
+    std::int64_t ms = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ms);
+    if (ec != std::errc() || end != digits.data() + digits.size() || ms <= 0) return {data};
+    return {data.substr(0, at), std::chrono::milliseconds(ms)};
+}
+
+NodeHolder holder_of(std::string_view child, std::string_view data) {
+    NodeHolder out;
+    out.who.ttl = std::chrono::milliseconds(-1);
+    auto origin = [&](std::string_view token) {
+        auto o = token_origin(token);
+        if (o) out.who.host = o->host, out.who.pid = o->pid;
+        return o.has_value();
+    };
+    if (auto r = parse_reentrant(data)) {  // ours: a custom owner id names no origin
+        origin(r->second);
+        return out;
+    }
+    auto d = parse_holder_data(data);
+    if (origin(d.token)) {
+        out.session_timeout = d.session_timeout;
+        return out;
+    }
+    out.who.client = layout_of(child);
+    return out;
 }
 
 }  // namespace deadbolt::detail

@@ -8,11 +8,14 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "deadbolt/client.hpp"
 
 namespace deadbolt::detail {
 
@@ -58,5 +61,34 @@ std::vector<Contender> in_line(const std::vector<std::string>& children);
 bool is_reader(std::string_view child);
 /// The position in line of the child created with guid; nullopt when none is.
 std::optional<std::size_t> find_own(const std::vector<Contender>& line, std::string_view guid);
+/// Whether a contender is a LeaderLatch candidate ("-latch-"): its data is what it proclaims.
+bool is_candidate(std::string_view child);
+/// The tool whose layout a contender child's name has: "Kazoo" for Kazoo's
+/// "<uuid>__lock__<seq>" and "__rlock__", else "Curator" (whose layout deadbolt shares).
+std::string_view layout_of(std::string_view child);
+
+/// The data deadbolt writes into the node of a lock's holder or a permit's lease: its token
+/// (which names its host and process, and is a permit's id), then the timeout of the session
+/// it lives on, "<token> session_timeout=<ms>ms", so that any client can tell how long a
+/// crash of the holder keeps it. Curator and Kazoo take a lock node's data as opaque (Curator
+/// writes the client's address there).
+std::string holder_data(std::string_view token, std::chrono::milliseconds session_timeout);
+/// What holder_data wrote.
+struct HolderData {
+    std::string_view token;                        // the whole data when it has no session timeout
+    std::chrono::milliseconds session_timeout{0};  // 0: none written (another tool's data)
+};
+/// The token and session timeout of a node's data (a view into data).
+HolderData parse_holder_data(std::string_view data);
+
+/// Who holds through a contender child whose data is data, as `status` tells it.
+struct NodeHolder {
+    Holder who;                                    // its ttl is -1 ms: it ends with its session
+    std::chrono::milliseconds session_timeout{0};  // its session's, when its data says; else 0
+};
+/// deadbolt's holder: its host and process (from its token, or a reentrant owner's) and its
+/// session's timeout; another tool's: the tool its name's layout says (Holder::client). A
+/// reentrant node whose owner id is no token has neither.
+NodeHolder holder_of(std::string_view child, std::string_view data);
 
 }  // namespace deadbolt::detail

@@ -52,17 +52,19 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
         l.session = gate->session;
         l.guid = gate->guid.empty() ? new_guid() : gate->guid;
         if (!l.session)
-            if (Status st = store_.session(l.session); !st.ok()) return st;
+            if (Status st = store_.session_for(spec_.options.ttl, l.session); !st.ok()) return st;
     }
     ZkSession& s = *l.session;
     for (int round = 0; round < 3; ++round) {
         std::optional<ZkReply> listed;
         // Our token is the permit's id (PermitExpirableSemaphore releases by it) and names our
-        // host and process for `status`.
+        // host and process for `status`, as our session's timeout says how long our crash
+        // would keep the permit.
         if (l.node.empty())
-            if (Status st = store_.put_in_line(
-                    l, leases_, contender_prefix(l.guid, Queues::lease), token,
-                    fmt::format("taking a permit of '{}'", spec_.name), by, listed);
+            if (Status st = store_.put_in_line(l, leases_, contender_prefix(l.guid, Queues::lease),
+                                               holder_data(token, l.session->timeout()),
+                                               fmt::format("taking a permit of '{}'", spec_.name),
+                                               by, listed);
                 !st.ok())
                 return st;
         if (!listed) listed = s.children(leases_, by);
@@ -90,6 +92,7 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
             l.gate_gone = true;
         }
         a.acquired = true;
+        store_.watch_own(l);
         // A permit that excludes every other holder is fenced like a lock (ARCHITECTURE 15).
         f.fence = spec_.permits == 1 ? static_cast<std::uint64_t>(l.czxid) : 0;
         return {};

@@ -1,13 +1,12 @@
 // A semaphore's permits by id on ZooKeeper (PermitExpirableSemaphore): a permit is a lease
-// node under "<name>/leases" whose data is the permit's id. It lives as long as its holder's
-// session: extending one only tells whether it is still held.
+// node under "<name>/leases" whose data starts with the permit's id (holder_data). It lives as long
+// as its holder's session: extending one only tells whether it is still held.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/store.hpp"
-#include "core/token.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -23,7 +22,7 @@ Status find_permit(ZkSession& s, const std::string& leases, std::string_view id,
         auto one = s.get(leases + "/" + c.name, by);
         if (one.rc == ZNONODE) continue;
         if (!one.ok()) return s.fail(one, "looking for a permit", false);
-        if (one.data == id) {
+        if (parse_holder_data(one.data).token == id) {
             node = leases + "/" + c.name;
             return {};
         }
@@ -58,11 +57,13 @@ Status ZkStore::semaphore_status(ZkSession& s, const std::string& dir, LockStatu
     ls.waiters = static_cast<int>(line.size());
     ls.ttl = std::chrono::milliseconds(-1);  // each lease lives as long as its holder's session
     for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
-        Holder who{.ttl = ls.ttl};
-        auto one = s.get(leases_dir + "/" + held[static_cast<std::size_t>(k)].name, deadline());
-        if (auto o = one.ok() ? token_origin(one.data) : std::nullopt)
-            who.host = o->host, who.pid = o->pid;
-        ls.held_by.push_back(std::move(who));
+        const auto& child = held[static_cast<std::size_t>(k)].name;
+        auto one = s.get(leases_dir + "/" + child, deadline());
+        if (one.rc == ZNONODE) continue;  // it left meanwhile
+        if (!one.ok()) return s.fail(one, "reading a semaphore's holder", false);
+        auto holder = holder_of(child, one.data);
+        ls.session_timeout = std::max(ls.session_timeout, holder.session_timeout);
+        ls.held_by.push_back(std::move(holder.who));
     }
     return {};
 }

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "backends/zookeeper/descriptors.hpp"
+#include "backends/zookeeper/reach.hpp"
 
 namespace deadbolt::detail {
 
@@ -53,17 +55,22 @@ struct ZkSession::Call {
 
 namespace {
 
-// The C client logs to stderr unless told otherwise; a library must not. The last line
-// names why a connect failed ("connection refused"), so it is kept for that message.
-std::mutex g_log_m;
-std::string g_last_log;
-void keep_log(const char* line) {
-    std::lock_guard lk(g_log_m);
-    g_last_log = line ? line : "";
-}
-std::string last_log() {
-    std::lock_guard lk(g_log_m);
-    return g_last_log;
+// The C client logs to stderr unless a handle has a callback of its own; a library must not,
+// and its lines (timestamps, "ZOO_WARN@zookeeper_interest...") are no message for a user:
+// every handle's lines go here, to nobody. What went wrong is told by deadbolt's own errors.
+void drop_log(const char* /*line*/) {}
+
+// How long a first connect waits for its session before it asks the servers itself whether
+// they take a TCP connection: a session on a live ensemble comes well within it.
+constexpr std::chrono::milliseconds kProbeAfter{20};
+
+// "a: connection refused; b: no route to host" for the servers that were not reached.
+std::string not_reached(const std::vector<Reached>& all) {
+    std::string out;
+    for (const auto& r : all)
+        if (!r.accepted && !r.why.empty())
+            out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", r.server, r.why);
+    return out;
 }
 
 }  // namespace
@@ -94,36 +101,58 @@ ZkReply ZkSession::call(Clock::time_point by, Start start) {
     return await(begin(start), by);
 }
 
-Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
+Status ZkSession::open(const ZkUrl& url, std::chrono::milliseconds asked,
+                       std::shared_ptr<ZkSession>& out) {
     static std::once_flag quiet;
     std::call_once(quiet, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_WARN); });
     std::shared_ptr<ZkSession> s(new ZkSession());
     s->servers_ = url.describe();
-    auto asked = url.session_timeout.count() > 0 ? url.session_timeout : MutexOptions{}.ttl;
+    if (url.acl == ZkAcl::creator) {
+        s->creator_read_[0] = {ZOO_PERM_ALL, ZOO_AUTH_IDS};
+        s->creator_read_[1] = {ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE};
+        s->creator_read_vector_ = {2, s->creator_read_};
+        s->acl_ = &s->creator_read_vector_;
+    }
     for (const auto& server : url.servers) s->ports_.push_back(server.port);
     auto before = open_descriptors();
+    const auto by = Clock::now() + url.options.connect_timeout;
     s->zh_ = zookeeper_init2(url.hosts().c_str(), &ZkSession::on_event,
-                             static_cast<int>(asked.count()), nullptr, s.get(), 0, &keep_log);
-    if (!s->zh_)
+                             static_cast<int>(asked.count()), nullptr, s.get(), 0, &drop_log);
+    if (!s->zh_) {  // it resolves every name first: one it cannot is the usual reason
+        auto why = not_reached(reach(url.servers, by));
         return Status::error(errc::connect_failed,
                              fmt::format("cannot start a ZooKeeper client for {}: {}", s->servers_,
-                                         std::strerror(errno)));
-    auto by = Clock::now() + url.options.connect_timeout;
-    {
-        std::unique_lock lk(s->m_);
-        s->cv_.wait_until(lk, by, [&] {
-            return s->state_ == ZOO_CONNECTED_STATE || s->state_ == ZOO_EXPIRED_SESSION_STATE ||
-                   s->state_ == ZOO_AUTH_FAILED_STATE;
-        });
-        if (s->state_ != ZOO_CONNECTED_STATE) {
-            lk.unlock();
-            auto log = last_log();
+                                         why.empty() ? std::strerror(errno) : why));
+    }
+    if (!s->made_by(std::min(by, Clock::now() + kProbeAfter))) {
+        // The C client tries server after server until it is closed and tells nobody why:
+        // ask the servers directly whether they take a connection at all.
+        auto reached = reach(url.servers, by);
+        bool any = std::ranges::any_of(reached, &Reached::accepted);
+        if (!any && !s->made_by(Clock::now()))
             return Status::error(
                 errc::connect_failed,
-                fmt::format("no ZooKeeper server of {} answered within {} ms{}{}; check that "
-                            "the ensemble runs and the URL names its client ports",
+                fmt::format("cannot reach any ZooKeeper server of {}: {}; check that the "
+                            "ensemble runs and the URL names its client ports",
+                            s->servers_, not_reached(reached)));
+        if (!s->made_by(by)) {
+            std::string took;
+            for (const auto& r : reached)
+                if (r.accepted) took += (took.empty() ? "" : ", ") + r.server;
+            auto others = not_reached(reached);
+            std::lock_guard lk(s->m_);
+            if (s->state_ == ZOO_AUTH_FAILED_STATE)
+                return Status::error(
+                    errc::auth_failed,
+                    fmt::format("ZooKeeper ({}) refused this client's credentials", s->servers_));
+            return Status::error(
+                errc::connect_failed,
+                fmt::format("no ZooKeeper session with {} within {} ms: {} took a TCP "
+                            "connection but made no session (another service's port, such as "
+                            "Redis's or PostgreSQL's, or an ensemble without a quorum){}{}; "
+                            "check the URL's ports",
                             s->servers_, url.options.connect_timeout.count(),
-                            log.empty() ? "" : ": ", log));
+                            took.empty() ? "a server" : took, others.empty() ? "" : "; ", others));
         }
     }
     close_new_on_exec(before);  // the C client's pipe and first socket
@@ -152,6 +181,15 @@ Status ZkSession::open(const ZkUrl& url, std::shared_ptr<ZkSession>& out) {
     return {};
 }
 
+bool ZkSession::made_by(Clock::time_point by) {
+    std::unique_lock lk(m_);
+    cv_.wait_until(lk, by, [&] {
+        return state_ == ZOO_CONNECTED_STATE || state_ == ZOO_EXPIRED_SESSION_STATE ||
+               state_ == ZOO_AUTH_FAILED_STATE;
+    });
+    return state_ == ZOO_CONNECTED_STATE;
+}
+
 ZkSession::~ZkSession() {
     set_on_state({});
     if (zh_) zookeeper_close(zh_);  // joins the C client's threads: nothing calls us after
@@ -162,7 +200,7 @@ void ZkSession::on_event(zhandle_t* /*zh*/, int type, int state, const char* /*p
 }
 
 void ZkSession::state_changed(int state) {
-    std::vector<std::function<void()>> woken;
+    std::vector<std::function<void(int)>> woken;
     {
         std::lock_guard lk(m_);
         state_ = state;
@@ -171,7 +209,7 @@ void ZkSession::state_changed(int state) {
             for (auto& [id, w] : watches_)
                 if (w->fired) woken.push_back(std::exchange(w->fired, {}));
     }
-    for (auto& f : woken) f();
+    for (auto& f : woken) f(ZOO_SESSION_EVENT);
     if (state == ZOO_CONNECTED_STATE) close_peers_on_exec(ports_);  // a new socket each time
     std::lock_guard lk(cb_m_);
     if (on_state_) on_state_();
@@ -191,8 +229,7 @@ ZkSession::Pending ZkSession::begin_create(const std::string& path, std::string_
                                            int mode) {
     return begin([&](void* ref) {
         return zoo_acreate2(
-            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
-            mode,
+            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl_, mode,
             [](int rc, const char* made, const Stat* st, const void* d) {
                 Call::finish(d, rc, [&](ZkReply& r) {
                     r.path = made ? made : "";
@@ -270,8 +307,7 @@ ZkReply ZkSession::write_if_present(const std::vector<std::string>& present,
         zoo_check_op_init(&call->ops[i], call->texts[i].c_str(), -1);
     if (create)
         zoo_create_op_init(&call->ops.back(), target.c_str(), value.data(),
-                           static_cast<int>(value.size()), &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
-                           nullptr, 0);
+                           static_cast<int>(value.size()), acl_, ZOO_PERSISTENT, nullptr, 0);
     else
         zoo_set_op_init(&call->ops.back(), target.c_str(), value.data(),
                         static_cast<int>(value.size()), -1, nullptr);
@@ -302,7 +338,7 @@ ZkReply ZkSession::children(const std::string& path, Clock::time_point by) {
     return await(begin_children(path), by);
 }
 
-ZkSession::Watch* ZkSession::new_watch(std::function<void()> fired, std::uint64_t& id) {
+ZkSession::Watch* ZkSession::new_watch(std::function<void(int)> fired, std::uint64_t& id) {
     std::lock_guard lk(m_);
     id = next_watch_++;
     auto made = std::make_unique<Watch>(Watch{this, id, std::move(fired)});
@@ -313,7 +349,7 @@ ZkSession::Watch* ZkSession::new_watch(std::function<void()> fired, std::uint64_
 
 ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::function<void()> fired,
                          std::uint64_t& id) {
-    Watch* w = new_watch(std::move(fired), id);
+    Watch* w = new_watch([f = std::move(fired)](int /*type*/) { f(); }, id);
     return call(by, [&](void* ref) {
         return zoo_awexists(zh_, path.c_str(), &ZkSession::on_watch, w, &Call::stat, ref);
     });
@@ -321,7 +357,7 @@ ZkReply ZkSession::watch(const std::string& path, Clock::time_point by, std::fun
 
 ZkReply ZkSession::watch_children(const std::string& path, Clock::time_point by,
                                   std::function<void()> fired, std::uint64_t& id) {
-    Watch* w = new_watch(std::move(fired), id);
+    Watch* w = new_watch([f = std::move(fired)](int /*type*/) { f(); }, id);
     return call(by, [&](void* ref) {
         return zoo_awget_children2(zh_, path.c_str(), &ZkSession::on_watch, w, &Call::listed, ref);
     });
@@ -331,18 +367,61 @@ void ZkSession::on_watch(zhandle_t* /*zh*/, int type, int state, const char* /*p
     auto* w = static_cast<Watch*>(ctx);
     ZkSession* s = w->session;
     if (type == ZOO_SESSION_EVENT && state != ZOO_EXPIRED_SESSION_STATE) return;
-    std::function<void()> f;
+    std::function<void(int)> f;
     {
         std::lock_guard lk(s->m_);
         f = std::exchange(w->fired, {});
         // A node event is the C client's last use of this watch; a session's expiry is too.
         if (type != ZOO_SESSION_EVENT) s->watches_.erase(w->id);
     }
-    if (f) f();
+    if (f) f(type);
+}
+
+std::uint64_t ZkSession::watch_data(const std::string& path, std::function<void(ZkWatched)> told) {
+    std::uint64_t id = 0;
+    Watch* w = new_watch(
+        [told = std::move(told)](int type) {
+            told(type == ZOO_CHANGED_EVENT ? ZkWatched::changed
+                 : type == 0               ? ZkWatched::unset
+                                           : ZkWatched::gone);  // deleted, or the session ended
+        },
+        id);
+    // The completion only tells a watch that was not set; a set one fires on the node's event.
+    struct Setting {
+        ZkSession* session;
+        std::uint64_t id;
+    };
+    auto* setting = new Setting{this, id};
+    int rc = zoo_awget(
+        zh_, path.c_str(), &ZkSession::on_watch, w,
+        [](int rc, const char* /*value*/, int /*len*/, const Stat* /*st*/, const void* d) {
+            std::unique_ptr<Setting> s(static_cast<Setting*>(const_cast<void*>(d)));
+            if (rc != ZOK) s->session->not_set(s->id, rc);
+        },
+        setting);
+    if (rc != ZOK) {  // not sent: the completion will not run
+        delete setting;
+        not_set(id, rc);
+    }
+    return id;
+}
+
+void ZkSession::not_set(std::uint64_t id, int rc) {
+    std::function<void(int)> f;
+    {
+        std::lock_guard lk(m_);
+        if (auto it = watches_.find(id); it != watches_.end()) {
+            f = std::exchange(it->second->fired, {});
+            watches_.erase(it);  // a failed get leaves no watch with the C client
+        }
+    }
+    // A node that is not there, or a session that ended, is gone; anything else left nothing
+    // watched (0).
+    if (f) f(rc == ZNONODE || rc == ZSESSIONEXPIRED ? ZOO_DELETED_EVENT : 0);
 }
 
 void ZkSession::unwatch(std::uint64_t id) noexcept {
-    std::function<void()> dropped;  // destroyed outside the lock
+    std::function<void(int)> dropped;  // destroyed outside the lock
     std::lock_guard lk(m_);
     if (auto it = watches_.find(id); it != watches_.end())
         dropped = std::exchange(it->second->fired, {});
@@ -370,7 +449,9 @@ Status ZkSession::fail(const ZkReply& r, const std::string& what, bool sent_writ
             return Status::error(
                 errc::permission_denied,
                 fmt::format("ZooKeeper ({}) refused {}: the node's ACL does not let this client "
-                            "in (digest auth takes any user:password; the ACL decides)",
+                            "in (digest auth takes any user:password; the ACL decides, and "
+                            "deadbolt gives the user:password that made a lock all rights on "
+                            "it, anyone else read): connect as that user",
                             servers_, what));
         case ZAUTHFAILED:
             return Status::error(errc::auth_failed,

@@ -40,12 +40,23 @@ struct ZkReply {
     bool ok() const { return rc == ZOK; }
 };
 
+/// What became of a watch left on a node's data without waiting (ZkSession::watch_data).
+enum class ZkWatched : unsigned char {
+    gone,     ///< the node was deleted, was missing when the watch was set, or the session ended
+    changed,  ///< its data changed: the node is there, the watch is spent
+    unset,    ///< the watch could not be set (no connection): nothing is watched
+};
+
 class ZkSession {
   public:
-    /// A session with the ensemble url names, connected within the connect timeout,
-    /// with digest auth added when the URL names a user, and its chroot found. Fails with
-    /// connect_failed when no server answers, invalid_argument when the chroot is missing.
-    static Status open(const ZkUrl& url, std::shared_ptr<ZkSession>& out);
+    /// A session with the ensemble url names, asking for a timeout of `asked`, connected
+    /// within the connect timeout, with digest auth added when the URL names a user, and its
+    /// chroot found; the nodes it creates get the URL's ACL. Fails with connect_failed when
+    /// no server was reached (at once when every one refused, naming each and why) or none
+    /// made a session (naming those that took a TCP connection but did not answer as
+    /// ZooKeeper), invalid_argument when the chroot is missing.
+    static Status open(const ZkUrl& url, std::chrono::milliseconds asked,
+                       std::shared_ptr<ZkSession>& out);
     /// Closes the session: its ephemeral nodes go at once.
     ~ZkSession();
     ZkSession(const ZkSession&) = delete;
@@ -92,6 +103,10 @@ class ZkSession {
     /// children() that also leaves a watch on path's children, as watch() does on a node.
     ZkReply watch_children(const std::string& path, Clock::time_point by,
                            std::function<void()> fired, std::uint64_t& id);
+    /// Leaves a watch on path's data without waiting for the answer (the request goes behind
+    /// the ones sent before): told() is called once, on the C client's thread, with what
+    /// became of it, unless unwatch(id) came first. Returns id.
+    std::uint64_t watch_data(const std::string& path, std::function<void(ZkWatched)> told);
     /// Forgets watch id: its fired() will not be called. Never throws.
     void unwatch(std::uint64_t id) noexcept;
 
@@ -104,8 +119,13 @@ class ZkSession {
     ZkSession() = default;
     static void on_event(zhandle_t* zh, int type, int state, const char* path, void* ctx);
     struct Watch;
-    Watch* new_watch(std::function<void()> fired, std::uint64_t& id);
+    // fired(type): ZooKeeper's event type; ZOO_SESSION_EVENT for the session's expiry.
+    Watch* new_watch(std::function<void(int)> fired, std::uint64_t& id);
     static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    // A watch_data() whose watch was not set (rc says why): told at once, and forgotten.
+    void not_set(std::uint64_t id, int rc);
+    // Waits until the session is made (or failed for good) or until by: whether it was made.
+    bool made_by(Clock::time_point by);
     void state_changed(int state);
     // A call on its way (rc: ZOK, or why it was not sent).
     struct Pending {
@@ -127,6 +147,11 @@ class ZkSession {
     std::chrono::milliseconds timeout_{0};
     std::string servers_;
     std::vector<std::uint16_t> ports_;  // the servers' client ports
+    // What the nodes it creates get: anyone all rights, or the URL's user all rights and
+    // anyone else read.
+    const ACL_vector* acl_ = &ZOO_OPEN_ACL_UNSAFE;
+    ACL creator_read_[2]{};
+    ACL_vector creator_read_vector_{};
     mutable std::mutex m_;
     std::condition_variable cv_;
     int state_ = 0;
@@ -134,7 +159,7 @@ class ZkSession {
     struct Watch {
         ZkSession* session;
         std::uint64_t id;
-        std::function<void()> fired;  // empty once fired or unwatched
+        std::function<void(int)> fired;  // empty once fired or unwatched
     };
     // The C client holds a pointer to each until it fires its node event; the rest go with
     // the session.

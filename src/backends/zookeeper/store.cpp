@@ -11,14 +11,14 @@
 #include "backends/zookeeper/paths.hpp"
 #include "backends/zookeeper/permit_claim.hpp"
 #include "core/reentrant_value.hpp"
-#include "core/token.hpp"
 
 namespace deadbolt::detail {
 
-ZkStore::ZkStore(ClientImpl& c, ZkUrl url, std::shared_ptr<ZkSession> first)
-    : client_(c), url_(std::move(url)) {
-    first->set_on_state([this] { session_changed(); });
-    session_ = std::move(first);
+ZkStore::ZkStore(ClientImpl& c, std::unique_ptr<ZkSessions> sessions)
+    : client_(c), sessions_(std::move(sessions)) {
+    alarm_->store = this;
+    // An expired session's nodes are gone: every holding on it is lost.
+    sessions_->on_expiry([a = alarm_] { raise(a); });
 }
 
 ZkStore::~ZkStore() {
@@ -26,46 +26,87 @@ ZkStore::~ZkStore() {
 }
 
 void ZkStore::stop() noexcept {
-    std::shared_ptr<ZkSession> s;
     {
-        std::lock_guard lk(m_);
-        stopped_ = true;
-        s = session_;
+        std::lock_guard lk(alarm_->m);  // waits for a callback that is posting a check
+        alarm_->store = nullptr;
     }
-    // Outside m_: a state callback running now holds the session's lock and waits for m_.
-    if (s) s->set_on_state({});
+    sessions_->stop();
 }
 
-void ZkStore::session_changed() {
-    // On the C client's thread, which must not wait for a reply: the checks run on the loop.
-    std::lock_guard lk(m_);
-    if (stopped_ || !session_ || !session_->expired()) return;
-    client_.loop().post([this] {
-        if (on_doubt) on_doubt();  // the session's nodes are gone: every holding is lost
+void ZkStore::raise(const std::shared_ptr<Alarm>& a) {
+    std::lock_guard lk(a->m);
+    if (!a->store || a->pending) return;
+    a->pending = true;
+    a->store->client_.loop().post([a] {
+        ZkStore* store = nullptr;
+        {
+            std::lock_guard lk(a->m);
+            a->pending = false;  // what fires from now on is checked again
+            store = a->store;
+        }
+        if (store && store->on_doubt) store->on_doubt();
     });
 }
 
-Status ZkStore::session(std::shared_ptr<ZkSession>& out) {
-    std::shared_ptr<ZkSession> old;
+void ZkStore::arm(const std::shared_ptr<ZkOwnWatch>& w, const std::shared_ptr<ZkSession>& s,
+                  const std::string& node) {
+    std::uint64_t arming = 0;
     {
-        std::lock_guard lk(m_);
-        if (session_ && !session_->expired()) {
-            out = session_;
-            return {};
-        }
-        std::shared_ptr<ZkSession> fresh;
-        if (Status st = ZkSession::open(url_, fresh); !st.ok()) return st;
-        fresh->set_on_state([this] { session_changed(); });
-        old = std::exchange(session_, fresh);
-        out = std::move(fresh);
+        std::lock_guard lk(w->m);
+        if (w->set || w->gone) return;
+        w->set = true;
+        arming = ++w->arming;
     }
-    if (old) old->set_on_state({});  // outside m_, as in stop()
-    return {};
+    // Not under w->m: a watch that cannot be set is told at once, on this thread.
+    auto id = s->watch_data(
+        node, [weak = std::weak_ptr<ZkOwnWatch>(w), a = alarm_, arming](ZkWatched what) {
+            auto w = weak.lock();
+            if (!w) return;  // its holding is gone
+            if (what == ZkWatched::gone) w->gone = true;
+            {
+                std::lock_guard lk(w->m);
+                if (w->arming == arming) w->set = false;
+            }
+            // A change (a reentrant count, a proclamation) is checked too, which sets it again.
+            if (what != ZkWatched::unset) raise(a);
+        });
+    std::lock_guard lk(w->m);
+    if (w->arming != arming) return;  // fired and set again meanwhile
+    w->on = s;
+    w->id = id;
+}
+
+void ZkStore::disarm(ZkOwnWatch& w) noexcept {
+    std::shared_ptr<ZkSession> s;
+    std::uint64_t id = 0;
+    {
+        std::lock_guard lk(w.m);
+        if (!w.set) return;
+        w.set = false;
+        ++w.arming;
+        s = w.on.lock();
+        id = w.id;
+    }
+    if (s) s->unwatch(id);
+}
+
+void ZkStore::watch_own(ZkPlace& p) {
+    if (p.node.empty() || !p.session) return;
+    if (p.watch) disarm(*p.watch);
+    p.watch = std::make_shared<ZkOwnWatch>();
+    arm(p.watch, p.session, p.node);
+}
+
+Status ZkStore::session(std::shared_ptr<ZkSession>& out) {
+    return sessions_->any(out);
+}
+
+Status ZkStore::session_for(std::chrono::milliseconds ttl, std::shared_ptr<ZkSession>& out) {
+    return sessions_->of_ttl(ttl, out);
 }
 
 std::chrono::milliseconds ZkStore::longest_ttl() const {
-    std::lock_guard lk(m_);
-    return session_ ? session_->timeout() : kMaxTtl;
+    return sessions_->longest();
 }
 
 Status ZkStore::supports(const LockSpec& spec) const {
@@ -74,6 +115,7 @@ Status ZkStore::supports(const LockSpec& spec) const {
          spec.shape == Shape::multi ? spec.names : std::vector<std::string>{spec.name})
         if (znode_of(name, why).empty()) return Status::error(errc::invalid_argument, why);
     const auto& o = spec.options;
+    if (Status st = sessions_->admits(o.ttl); !st.ok()) return st;
     if (!o.auto_renew || o.max_hold.count() > 0)
         return Status::error(
             errc::invalid_argument,
@@ -92,12 +134,14 @@ Status ZkStore::offers(std::string_view primitive) const {
     if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
         primitive == "PermitExpirableSemaphore" || primitive == "CountDownLatch")
         return {};
-    return Status::error(errc::invalid_argument,
-                         fmt::format("deadbolt's ZooKeeper backend does not offer {} yet (Mutex, "
-                                     "FairMutex, RWLock, ReentrantMutex, Semaphore, "
-                                     "PermitExpirableSemaphore, MultiLock, CountDownLatch and "
-                                     "LeaderElection are built): use it on Redis or etcd",
-                                     primitive));
+    // Only RateLimiter is asked for and missing: name the engines whose stores offer it.
+    return Status::error(
+        errc::invalid_argument,
+        fmt::format("deadbolt's ZooKeeper backend does not offer {} (it offers Mutex, "
+                    "FairMutex, RWLock, ReentrantMutex, Semaphore, PermitExpirableSemaphore, "
+                    "MultiLock, CountDownLatch and LeaderElection): {} is offered on Redis (one "
+                    "server, Sentinel or Cluster; not redlock://), PostgreSQL and MariaDB",
+                    primitive, primitive));
 }
 
 std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {
@@ -169,16 +213,21 @@ Status ZkStore::find_own_node(ZkSession& s, const std::string& dir, const std::s
 
 Verdict ZkStore::look_at_holds(const ZkHolding& h, Clock::time_point by) {
     // A reentrant node may be another client's (its owner id joined it there): ours while it
-    // counts holds of our owner, whichever session keeps it.
+    // counts holds of our owner, whichever session keeps it. Its deletion, once seen, ends our
+    // hold too.
+    if (h.watch && h.watch->gone) return Verdict::no();
     std::shared_ptr<ZkSession> s;
     if (Status st = session(s); !st.ok()) return Verdict::unknown(std::move(st));
     auto r = s->get(h.node, by);
     if (r.rc == ZNONODE) return Verdict::no();
     if (!r.ok()) return Verdict::unknown(s->fail(r, "checking a holding", false));
-    return holds_of(r.data, h.owner) ? Verdict::yes() : Verdict::no();
+    if (!holds_of(r.data, h.owner)) return Verdict::no();
+    if (h.watch && h.session && !h.session->expired()) arm(h.watch, h.session, h.node);
+    return Verdict::yes();
 }
 
 Verdict ZkStore::release_hold(const ZkHolding& h, Clock::time_point by) {
+    if (h.watch) disarm(*h.watch);  // our own change of the node is no news
     std::shared_ptr<ZkSession> s;
     if (Status st = session(s); !st.ok()) return Verdict::unknown(std::move(st));
     auto what = fmt::format("releasing '{}'", h.node);
@@ -223,8 +272,9 @@ Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
     if (!h.parts.empty())
         return of_parts(h, true, [&](const ZkHolding& part) { return look_at(part, by); });
     if (!h.owner.empty() && !h.node.empty()) return look_at_holds(h, by);
-    // An expired session's nodes are gone: no question to ask.
-    if (!h.session || h.session->expired()) return Verdict::no();
+    // An expired session's nodes are gone, and so is a node whose deletion was seen: no
+    // question to ask (a sequential node's path is never made again).
+    if (!h.session || h.session->expired() || (h.watch && h.watch->gone)) return Verdict::no();
     if (h.node.empty()) {  // a create whose reply was lost: ours if it is there
         std::string node;
         std::int64_t czxid = 0;
@@ -235,7 +285,9 @@ Verdict ZkStore::look_at(const ZkHolding& h, Clock::time_point by) {
     auto r = h.session->exists(h.node, by);
     if (r.rc == ZNONODE) return Verdict::no();
     if (!r.ok()) return Verdict::unknown(h.session->fail(r, "checking a holding", false));
-    return r.stat.ephemeralOwner == h.session->id() ? Verdict::yes() : Verdict::no();
+    if (r.stat.ephemeralOwner != h.session->id()) return Verdict::no();
+    if (h.watch) arm(h.watch, h.session, h.node);  // again, once a change fired it
+    return Verdict::yes();
 }
 
 std::vector<Verdict> ZkStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
@@ -257,6 +309,7 @@ Verdict ZkStore::release_one(const ZkHolding& h, Clock::time_point by) {
     if (!h.parts.empty())
         return of_parts(h, false, [&](const ZkHolding& part) { return release_one(part, by); });
     if (!h.owner.empty() && !h.node.empty()) return release_hold(h, by);
+    if (h.watch) disarm(*h.watch);  // our own deletion is no loss
     if (!h.session || h.session->expired()) return Verdict::no();
     std::string node = h.node;
     std::int64_t czxid = 0;
@@ -276,61 +329,6 @@ std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock:
     out.reserve(hs.size());
     for (const auto* one : hs) out.push_back(release_one(as_zk(one), by));
     return out;
-}
-
-Status ZkStore::statuses(const std::vector<std::string>& names,
-                         std::vector<std::pair<LockStatus, Status>>& out) {
-    std::shared_ptr<ZkSession> s;
-    if (Status st = session(s); !st.ok()) return st;
-    out.clear();
-    for (const auto& name : names) {
-        LockStatus ls;
-        ls.kind = "free";
-        std::string why;
-        auto dir = znode_of(name, why);
-        if (dir.empty()) {
-            out.emplace_back(ls, Status::error(errc::invalid_argument, why));
-            continue;
-        }
-        auto r = s->children(dir, deadline());
-        if (!r.ok() && r.rc != ZNONODE) return s->fail(r, "reading a lock's state", false);
-        if (is_semaphore(r.children)) {
-            Status st = semaphore_status(*s, dir, ls);
-            if (!st.ok()) return st;
-            out.emplace_back(std::move(ls), Status{});
-            continue;
-        }
-        auto line = in_line(r.children);
-        if (!line.empty()) {
-            // Readers at the head of the line hold together; anyone else holds alone.
-            std::size_t readers = 0;
-            while (readers < line.size() && is_reader(line[readers].name)) ++readers;
-            ls.held = true;
-            ls.kind = readers > 0 ? "readers" : "mutex";
-            auto holder =
-                readers == 0 ? s->get(dir + "/" + line.front().name, deadline()) : ZkReply{};
-            if (holder.ok() && parse_reentrant(holder.data)) ls.kind = "reentrant";
-            ls.holders = static_cast<int>(std::max<std::size_t>(readers, 1));
-            ls.waiters = static_cast<int>(line.size()) - ls.holders;
-            ls.writer_waiting = readers > 0 && readers < line.size();
-            ls.ttl = std::chrono::milliseconds(-1);  // it lives as long as its holder's session
-            if (holder.ok()) ls.last_fence = static_cast<std::uint64_t>(holder.stat.czxid);
-            // Each holder's node carries its token, which names its host and process (nodes
-            // of other tools carry something else: no origin).
-            for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
-                Holder who{.ttl = ls.ttl};
-                auto one =
-                    k == 0 && holder.ok()
-                        ? holder
-                        : s->get(dir + "/" + line[static_cast<std::size_t>(k)].name, deadline());
-                if (auto o = one.ok() ? token_origin(one.data) : std::nullopt)
-                    who.host = o->host, who.pid = o->pid;
-                ls.held_by.push_back(std::move(who));
-            }
-        }
-        out.emplace_back(std::move(ls), Status{});
-    }
-    return {};
 }
 
 Status ZkStore::ping() {

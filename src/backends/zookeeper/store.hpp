@@ -1,9 +1,11 @@
 // ZkStore: the seam's ZooKeeper side (DESIGN section 12), in Curator's layout. A claim puts an
 // EPHEMERAL_SEQUENTIAL contender under the lock's znode and waits for the one just ahead of
-// it to go (no herd, no polling); the session is the lease of every holding: a renewal is one
-// read proving the session alive and the node still ours, a release deletes the node, and a
-// check reads it. The fence is the node's czxid. LeaderElection is Curator's LeaderLatch: the
-// lowest "-latch-" candidate leads, its node's data is what it proclaims (election.cpp).
+// it to go (no herd, no polling); the session is the lease of every holding, and a holding of
+// TTL T lives on the client's session of timeout T (sessions.hpp): a renewal is one read
+// proving the session alive and the node still ours, a release deletes the node, and a check
+// reads it. A granted node is watched: its deletion (force-unlock, another tool) is a loss told
+// at once. The fence is the node's czxid. LeaderElection is Curator's LeaderLatch: the lowest
+// "-latch-" candidate leads, its node's data is what it proclaims (election.cpp).
 #pragma once
 
 #include <map>
@@ -15,7 +17,7 @@
 
 #include "backends/zookeeper/holding.hpp"
 #include "backends/zookeeper/session.hpp"
-#include "backends/zookeeper/url.hpp"
+#include "backends/zookeeper/sessions.hpp"
 #include "core/client_impl.hpp"
 #include "core/store.hpp"
 
@@ -23,7 +25,7 @@ namespace deadbolt::detail {
 
 class ZkStore final : public Store {
   public:
-    ZkStore(ClientImpl& c, ZkUrl url, std::shared_ptr<ZkSession> first);
+    ZkStore(ClientImpl& c, std::unique_ptr<ZkSessions> sessions);
     ~ZkStore() override;
 
     Status supports(const LockSpec& spec) const override;
@@ -66,8 +68,15 @@ class ZkStore final : public Store {
     void add_term(const std::string& token, const std::shared_ptr<ZkHolding>& h);
 
     // For claims.
-    /// The live session: the current one, or a new one when it expired.
+    /// The live session for reads and administration: the current one, or a new one when it
+    /// expired.
     Status session(std::shared_ptr<ZkSession>& out);
+    /// The live session for nodes of holdings of ttl (ZkSessions::of_ttl): fails with
+    /// invalid_argument for a ttl under the ensemble's shortest session.
+    Status session_for(std::chrono::milliseconds ttl, std::shared_ptr<ZkSession>& out);
+    /// Watches p's node once it is granted, without waiting for the answer: its deletion (or
+    /// its session's end) marks the holding gone and has every holding checked at once.
+    void watch_own(ZkPlace& p);
     /// Creates dir and its missing parents as containers (Curator's way: the server drops
     /// them once empty).
     Status make_dirs(ZkSession& s, const std::string& dir, Clock::time_point by);
@@ -88,6 +97,17 @@ class ZkStore final : public Store {
                          Clock::time_point by, std::string& node, std::int64_t& czxid);
 
   private:
+    // Sets w on node of s (again, once it fired), unless it is set. Never blocks.
+    void arm(const std::shared_ptr<ZkOwnWatch>& w, const std::shared_ptr<ZkSession>& s,
+             const std::string& node);
+    // Drops w: the release that follows deletes the node, which is no loss.
+    static void disarm(ZkOwnWatch& w) noexcept;
+    struct Alarm;
+    // The engine may have dropped holdings: the client checks every one, on its loop, since
+    // this runs on the C client's thread, which must not wait for a reply. One check at a time
+    // is posted. Never blocks.
+    static void raise(const std::shared_ptr<Alarm>& a);
+
     // Whether h's node is there and on its session, which lives: the verdict.
     Verdict look_at(const ZkHolding& h, Clock::time_point by);
     // A reentrant holding's node still counts holds of its owner; one of them given back.
@@ -95,17 +115,21 @@ class ZkStore final : public Store {
     Verdict release_hold(const ZkHolding& h, Clock::time_point by);
     Verdict release_one(const ZkHolding& h, Clock::time_point by);
 
-    void session_changed();
     // A semaphore's state (a znode with "leases" among its children).
     Status semaphore_status(ZkSession& s, const std::string& dir, LockStatus& ls);
 
     ClientImpl& client_;
-    const ZkUrl url_;
     std::mutex terms_m_;
     std::map<std::string, std::weak_ptr<ZkHolding>> terms_;  // by campaign token
-    mutable std::mutex m_;
-    std::shared_ptr<ZkSession> session_;
-    bool stopped_ = false;
+    const std::unique_ptr<ZkSessions> sessions_;
+    // What a session's or a watch's callback reaches the store through: either may fire after
+    // the store stopped.
+    struct Alarm {
+        std::mutex m;
+        ZkStore* store = nullptr;  // null once stopped
+        bool pending = false;      // a check is posted and has not started
+    };
+    std::shared_ptr<Alarm> alarm_ = std::make_shared<Alarm>();
 };
 
 }  // namespace deadbolt::detail
