@@ -174,6 +174,7 @@ Status MyConn::open(const MyUrl& url, Clock::time_point by, std::shared_ptr<MyCo
     }
     c->fd_.store(static_cast<int>(mysql_get_socket(c->db_)));
     c->id = mysql_thread_id(c->db_);
+    c->version_ = mysql_get_server_version(c->db_);
     c->last_used = Clock::now();
     out = std::move(c);
     return {};

@@ -30,6 +30,8 @@ class MyConn final : public SqlSession {
     void close() noexcept override;
     int socket() const override;
     bool ended_while_idle() override;
+    /// The server's version as major * 10000 + minor * 100 + patch (100500: MariaDB 10.5.0).
+    unsigned long server_version() const { return version_; }
 
   private:
     MyConn() = default;
@@ -44,7 +46,8 @@ class MyConn final : public SqlSession {
     Status error(bool sent);
 
     st_mysql* db_ = nullptr;
-    std::string where_;  // host:port/db, for messages
+    std::string where_;          // host:port/db, for messages
+    unsigned long version_ = 0;  // the server's
 };
 
 /// The errc for a server or client error number.

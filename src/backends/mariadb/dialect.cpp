@@ -12,7 +12,8 @@ long long whole_seconds(std::chrono::milliseconds ttl) {
     return std::max<long long>(1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
 }
 
-MyDialect::MyDialect(std::optional<TokenOrigin> me) : pid_(me ? me->pid : 0) {
+MyDialect::MyDialect(std::optional<TokenOrigin> me, bool returning)
+    : pid_(me ? me->pid : 0), returning_(returning) {
     auto host = me ? me->host : std::string("unknown");
     std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
     host_ = "'" + host.substr(0, 64) + "'";
@@ -38,6 +39,22 @@ std::string MyDialect::try_take(const std::vector<std::string>& keys, std::size_
                                 bool /*shared*/, bool fenced, std::chrono::milliseconds ttl) const {
     auto fence = fenced ? std::string("NEXTVAL(deadbolt_fences)") : std::string("0");
     std::vector<std::string> tried(keys.begin() + static_cast<std::ptrdiff_t>(from), keys.end());
+    // The session's row in deadbolt_holders, with fence f.
+    auto row = [&](std::string_view f) {
+        return fmt::format(
+            "CONNECTION_ID(), {}, {}, {}, ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), {}, {}",
+            keys.front(), f, ttl.count(), pid_, host_);
+    };
+    // One statement where the server can (each one more costs it about as much as the try):
+    // the row is written only when its WHERE took the lock, and a refusal answers no row.
+    if (returning_ && from == 0 && tried.size() == 1)
+        return fmt::format(
+            "REPLACE INTO deadbolt_holders SELECT {} FROM DUAL WHERE COALESCE(GET_LOCK({}, 0), 0) "
+            "= 1 RETURNING fence",
+            row(fence), tried[0]);
+    if (returning_ && tried.empty())
+        return fmt::format("REPLACE INTO deadbolt_holders SELECT {} FROM DUAL RETURNING fence",
+                           row(fence));
     // @deadbolt_f: the fence once every key is held, else NULL; what the session holds is
     // marked in its row (a MultiLock taking its names: no fence yet).
     std::string take, held_any;
@@ -60,10 +77,9 @@ std::string MyDialect::try_take(const std::vector<std::string>& keys, std::size_
         held_any = from > 0 ? "TRUE" : "@deadbolt_n > 0";
     }
     return fmt::format(
-        "{0} REPLACE INTO deadbolt_holders SELECT CONNECTION_ID(), {1}, @deadbolt_f, {2}, "
-        "ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), {3}, {4} FROM DUAL WHERE {5}; SELECT @deadbolt_f{6}",
-        take, keys.front(), ttl.count(), pid_, host_, held_any,
-        tried.size() > 1 ? ", @deadbolt_n" : "");
+        "{} REPLACE INTO deadbolt_holders SELECT {} FROM DUAL WHERE {}; SELECT "
+        "@deadbolt_f{}",
+        take, row("@deadbolt_f"), held_any, tried.size() > 1 ? ", @deadbolt_n" : "");
 }
 
 std::string MyDialect::wait_for(const std::string& key, bool /*shared*/,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/mariadb/conn.hpp"
 #include "backends/mariadb/url.hpp"
 #include "backends/sql/store.hpp"
 
@@ -14,7 +15,8 @@ namespace deadbolt::detail {
 
 class MyStore final : public SqlStore {
   public:
-    MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<SqlSession> first);
+    /// first: a session to the server, whose version says which statements a grant may use.
+    MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<MyConn> first);
 
     Status supports(const LockSpec& spec) const override;
     Status offers(std::string_view primitive) const override;
