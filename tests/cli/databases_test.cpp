@@ -101,8 +101,8 @@ TYPED_TEST(Database, StatusOfARunShowsItsPidItsFenceAndThatItEndsWithItsSession)
     }));
     auto s = this->cli({"status", name});
     EXPECT_EQ(s.rc, 0) << s.out;
-    EXPECT_TRUE(says_all(
-        s, {"ends with its holder's session (timeout 30.0s)", "last fence " + fence, "pid " + pid}));
+    const std::string ends = "ends with its holder's session (timeout 30.0s)";
+    EXPECT_TRUE(says_all(s, {ends, "last fence " + fence, "pid " + pid}));
     auto j = this->cli({"status", "--json", name});
     EXPECT_TRUE(says_all(j, {"\"last_fence\":" + fence, "\"pid\":" + pid,
                              "\"session_timeout_ms\":30000", "\"ttl_ms\":-1"}));

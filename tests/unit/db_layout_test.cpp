@@ -33,26 +33,18 @@ TEST(PgKeys, AMultiLocksKeysAreSortedOnceEach) {
 
 TEST(PgDialect, ATryDrawsItsFenceOnlyWhenItTookEveryKeyAndNamesTheHoldingInItsSession) {
     PgDialect d("deadbolt", TokenOrigin{"vm", 1234});
-    // 63 bytes at most: the host gives way to the fence.
-    auto label = std::string(
-        "set_config('application_name', 'deadbolt ' || left('vm', 42 - "
-        "length(coalesce(f::text, '-'))) || ':1234 ' || coalesce(f::text, '-') || ' 30000', "
-        "false)");
+    // The schema's functions try, draw the fence and set application_name (schema.cpp).
     EXPECT_EQ(d.try_take({"7"}, 0, false, true, 30s),
-              "SELECT f, CASE WHEN f IS NOT NULL THEN " + label +
-                  " END FROM (SELECT CASE WHEN pg_try_advisory_lock(7) THEN "
-                  "nextval('deadbolt.fences') END f) t");
-    EXPECT_NE(d.try_take({"7"}, 0, true, false, 30s)
-                  .find("(SELECT CASE WHEN pg_try_advisory_lock_shared(7) THEN 0 END f) t"),
-              std::string::npos);
-    EXPECT_NE(
-        d.try_take({"1", "2"}, 0, false, true, 30s).find("deadbolt.try_locks('{1,2}'::bigint[]"),
-        std::string::npos);
+              "SELECT deadbolt.take1(7, false, true, 'vm', 1234, 30000)");
+    EXPECT_EQ(d.try_take({"7"}, 0, true, false, 30s),
+              "SELECT deadbolt.take1(7, true, false, 'vm', 1234, 30000)");
+    EXPECT_EQ(d.try_take({"1", "2"}, 0, false, true, 30s),
+              "SELECT * FROM deadbolt.take('{1,2}'::bigint[], 0, false, true, 'vm', 1234, 30000)");
     // The rest after a wait: what is left to try, or only the fence.
-    EXPECT_NE(d.try_take({"1", "2"}, 1, false, true, 30s).find("pg_try_advisory_lock(2)"),
-              std::string::npos);
+    EXPECT_EQ(d.try_take({"1", "2"}, 1, false, true, 30s),
+              "SELECT * FROM deadbolt.take('{1,2}'::bigint[], 1, false, true, 'vm', 1234, 30000)");
     EXPECT_EQ(d.try_take({"1"}, 1, false, true, 30s),
-              "SELECT f, " + label + " FROM (SELECT nextval('deadbolt.fences') f) t");
+              "SELECT deadbolt.take1(NULL, false, true, 'vm', 1234, 30000)");
 }
 
 TEST(PgDialect, StatusReadsTheHoldingBackFromItsSessionsName) {

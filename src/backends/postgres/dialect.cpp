@@ -29,39 +29,19 @@ std::string PgDialect::keep(std::chrono::milliseconds ttl) const {
     return fmt::format("SET idle_session_timeout = {};", ttl.count());
 }
 
-std::string PgDialect::label(const std::string& fence, std::chrono::milliseconds ttl) const {
-    auto host = me_ ? me_->host : std::string("unknown");
-    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
-    auto pid = std::to_string(me_ ? me_->pid : 0), keep = std::to_string(ttl.count());
-    // The host gives way to the fence: a name cut at 63 bytes must not cut a number.
-    auto room = 63 - static_cast<int>(std::string_view("deadbolt ").size() + pid.size() + 2 +
-                                      keep.size() + 1);
-    return fmt::format(
-        "set_config('application_name', 'deadbolt ' || left('{0}', {1} - "
-        "length(coalesce({2}::text, '-'))) || ':{3} ' || coalesce({2}::text, '-') || ' {4}', "
-        "false)",
-        host, room, fence, pid, keep);
-}
-
 std::string PgDialect::try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
                                 bool fenced, std::chrono::milliseconds ttl) const {
-    auto fence = fenced ? fmt::format("nextval('{}.fences')", schema_) : std::string("0");
-    std::vector<std::string> tried(keys.begin() + static_cast<std::ptrdiff_t>(from), keys.end());
-    // The try runs once in its subquery (volatile, so never pulled up into the label's
-    // expression), and the label reads its answer.
-    if (tried.empty())
-        return fmt::format("SELECT f, {} FROM (SELECT {} f) t", label("f", ttl), fence);
-    // A MultiLock that holds part of its names is labelled as taking them (no fence yet).
-    if (tried.size() == 1)
-        return fmt::format(
-            "SELECT f, CASE WHEN {} THEN {} END FROM (SELECT CASE WHEN "
-            "pg_try_advisory_lock{}({}) THEN {} END f) t",
-            from > 0 ? "true" : "f IS NOT NULL", label("f", ttl), suffix(shared), tried[0], fence);
-    return fmt::format(
-        "SELECT f, n, CASE WHEN {} THEN {} END FROM (SELECT CASE WHEN n = {} THEN {} END f, "
-        "n FROM {}.try_locks({}, {}) n) t",
-        from > 0 ? "true" : "n > 0", label("f", ttl), tried.size(), fence, schema_, array_of(tried),
-        shared);
+    auto host = me_ ? me_->host : std::string("unknown");
+    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
+    auto who =
+        fmt::format("{}, {}, '{}', {}, {}", shared, fenced, host, me_ ? me_->pid : 0, ttl.count());
+    // The schema's functions try, draw the fence and name the holding in application_name
+    // (schema.cpp's take1 and take): PL/pgSQL plans once per session, where the same SQL
+    // inline is parsed and planned again by every try.
+    if (from == keys.size()) return fmt::format("SELECT {}.take1(NULL, {})", schema_, who);
+    if (from == 0 && keys.size() == 1)
+        return fmt::format("SELECT {}.take1({}, {})", schema_, keys[0], who);
+    return fmt::format("SELECT * FROM {}.take({}, {}, {})", schema_, array_of(keys), from, who);
 }
 
 std::string PgDialect::holding_like(std::uint64_t fence, std::chrono::milliseconds ttl) const {

@@ -1,9 +1,9 @@
 // PostgreSQL's session locks: advisory locks on a name's 64-bit key (keys.hpp). A try draws
 // its fence from the schema's sequence in the same statement, and names the holding in the
 // session's application_name ("deadbolt <host>:<pid> <fence> <ttl_ms>", which
-// pg_stat_activity shows everyone: status reads it, no row is written); a wait is
-// pg_advisory_lock under a lock_timeout local to the wait; the TTL is idle_session_timeout
-// (PostgreSQL 14+).
+// pg_stat_activity shows everyone: status reads it, no row is written), through the schema's
+// functions take1 and take; a wait is pg_advisory_lock under a lock_timeout local to the
+// wait; the TTL is idle_session_timeout (PostgreSQL 14+).
 #pragma once
 
 #include <cstdint>
@@ -34,10 +34,6 @@ class PgDialect final : public SqlDialect {
     std::string count_held(const std::vector<std::string>& keys) const override;
 
   private:
-    // The SQL that sets application_name to name a holding of fence (a bigint expression,
-    // NULL while part of a MultiLock is taken) and ttl, within PostgreSQL's 63 bytes.
-    std::string label(const std::string& fence, std::chrono::milliseconds ttl) const;
-
     const std::string schema_;
     const std::optional<TokenOrigin> me_;
 };

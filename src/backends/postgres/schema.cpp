@@ -63,6 +63,54 @@ BEGIN
   END LOOP;
   RETURN n;
 END $$;
+CREATE OR REPLACE FUNCTION {1}.take1(p_key bigint, p_shared boolean, p_fenced boolean,
+  p_host text, p_pid integer, p_ttl_ms bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE f bigint;
+BEGIN
+  -- One key tried (none: the session holds its keys already), its fence drawn, and the
+  -- holding named where pg_stat_activity shows it to status; NULL when refused.
+  IF p_key IS NOT NULL THEN
+    IF p_shared THEN
+      IF NOT pg_try_advisory_lock_shared(p_key) THEN RETURN NULL; END IF;
+    ELSIF NOT pg_try_advisory_lock(p_key) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
+  f := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  -- 'deadbolt <host>:<pid> <fence> <ttl_ms>' in application_name's 63 bytes: the host gives
+  -- way, so that no number is ever cut. (Inline: a SQL function called here is planned at
+  -- every call.)
+  PERFORM set_config('application_name', 'deadbolt ' || left(p_host, 51 -
+    length(p_pid::text) - length(coalesce(f::text, '-')) - length(p_ttl_ms::text)) || ':' ||
+    p_pid || ' ' || coalesce(f::text, '-') || ' ' || p_ttl_ms, false);
+  RETURN f;
+END $$;
+CREATE OR REPLACE FUNCTION {1}.take(p_keys bigint[], p_from integer, p_shared boolean,
+  p_fenced boolean, p_host text, p_pid integer, p_ttl_ms bigint, OUT fence bigint,
+  OUT taken integer) LANGUAGE plpgsql AS $$
+DECLARE n integer := coalesce(array_length(p_keys, 1), 0);
+BEGIN
+  -- A MultiLock's keys after the p_from it holds, in order, until one is refused; the fence
+  -- once it holds them all, and a session that holds any named as taking them.
+  taken := 0;
+  FOR i IN p_from + 1 .. n LOOP
+    IF p_shared THEN
+      EXIT WHEN NOT pg_try_advisory_lock_shared(p_keys[i]);
+    ELSE
+      EXIT WHEN NOT pg_try_advisory_lock(p_keys[i]);
+    END IF;
+    taken := taken + 1;
+  END LOOP;
+  IF p_from + taken = n THEN
+    fence := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  ELSIF p_from + taken = 0 THEN
+    RETURN;
+  END IF;
+  -- Named as take1 names it; '-' while it has no fence yet.
+  PERFORM set_config('application_name', 'deadbolt ' || left(p_host, 51 -
+    length(p_pid::text) - length(coalesce(fence::text, '-')) - length(p_ttl_ms::text)) || ':' ||
+    p_pid || ' ' || coalesce(fence::text, '-') || ' ' || p_ttl_ms, false);
+END $$;
 CREATE OR REPLACE FUNCTION {1}.fenced_write(k bytea, v bytea, f bigint, expected bigint,
   OUT accepted boolean, OUT highest bigint, OUT version_now bigint) LANGUAGE plpgsql AS $$
 DECLARE r record;
