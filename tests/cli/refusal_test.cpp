@@ -39,8 +39,6 @@ TYPED_TEST(Refusal, NoWaitNamesTheHolder) {
     auto lease = c.acquire(name);
     auto r = this->cli({"run", "--no-wait", name, "--", "true"});
     EXPECT_EQ(r.rc, 75);
-    if (std::string(TypeParam::kName) == "My")
-        GTEST_SKIP() << "MariaDB's status cannot name the holder yet (issue 30 item 5)";
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     EXPECT_TRUE(says(r, {"is held by", host, ("pid " + std::to_string(getpid())).c_str()}));

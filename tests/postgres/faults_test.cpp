@@ -96,7 +96,7 @@ TEST(PgSchema, ASchemaOfAnotherLayoutIsMadeAgain) {
     Client::connect(pg.url());
     // What an older deadbolt left: a function with another body, and no marker of this
     // layout.
-    ASSERT_EQ(pg.psql("DROP FUNCTION deadbolt.layout_2(); CREATE OR REPLACE FUNCTION "
+    ASSERT_EQ(pg.psql("DROP FUNCTION deadbolt.layout_3(); CREATE OR REPLACE FUNCTION "
                       "deadbolt.release_permit(p_key bigint, p_id bytea) RETURNS boolean "
                       "LANGUAGE sql AS $$ SELECT false $$"),
               0);

@@ -170,6 +170,50 @@ TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     EXPECT_EQ(b.force_unlock("admin:never"), "free");
 }
 
+TEST(PgAdmin, StatusShowsTheFenceHowTheHoldingEndsAndWhoAForeignHolderIs) {
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    auto held = a.acquire("truth:held", {.ttl = 30s});
+    auto s = b.status("truth:held");
+    EXPECT_EQ(s.last_fence, held.fence()) << "the fence its session's name carries";
+    EXPECT_EQ(s.session_timeout, 30s) << "it ends with its session, after 30 s of silence";
+    EXPECT_EQ(s.ttl, -1ms);
+    ASSERT_EQ(s.held_by.size(), 1u);
+    EXPECT_EQ(s.held_by[0].pid, ::getpid());
+    EXPECT_FALSE(s.held_by[0].host.empty());
+    EXPECT_TRUE(s.held_by[0].client.empty());
+    // A grant after a wait, a MultiLock's names, a reader: each as it was taken.
+    auto waited = std::async(std::launch::async, [&] {
+        return b.acquire("truth:held", {.ttl = 15s}, {.deadline = Clock::now() + 30s});
+    });
+    ASSERT_TRUE(eventually([&] { return a.status("truth:held").waiters == 1; }));
+    held.release();
+    auto got = waited.get();
+    auto after = a.status("truth:held");
+    EXPECT_EQ(after.last_fence, got.fence());
+    EXPECT_EQ(after.session_timeout, 15s);
+    auto both = a.acquire_all({"truth:m1", "truth:m2"}, {.ttl = 20s});
+    EXPECT_EQ(b.status("truth:m2").last_fence, both.fence());
+    auto reader = a.acquire("truth:read", deadbolt::LockMode::shared, {.ttl = 10s});
+    auto read = b.status("truth:read");
+    EXPECT_EQ(read.kind, "readers");
+    EXPECT_EQ(read.session_timeout, 10s);
+    EXPECT_EQ(read.last_fence, 0u);
+    // psql's session: named as psql's, with no host or pid of deadbolt's.
+    auto psql = std::async(std::launch::async, [&] {
+        return pg.psql("SELECT pg_advisory_lock(deadbolt.key('truth:psql')), pg_sleep(2)");
+    });
+    ASSERT_TRUE(eventually([&] { return b.status("truth:psql").held; }));
+    auto foreign = b.status("truth:psql");
+    ASSERT_EQ(foreign.held_by.size(), 1u);
+    EXPECT_TRUE(foreign.held_by[0].host.empty());
+    EXPECT_NE(foreign.held_by[0].client.find("'psql' session from"), std::string::npos)
+        << foreign.held_by[0].client;
+    EXPECT_EQ(foreign.session_timeout, 0ms);
+    EXPECT_EQ(foreign.last_fence, 0u);
+    EXPECT_EQ(psql.get(), 0);
+}
+
 TEST(PgFenced, AStaleFenceAndAMovedVersionWriteNothing) {
     auto& pg = PgServer::shared();
     auto c = Client::connect(pg.url());

@@ -345,7 +345,7 @@ TEST(PgCli, InitMakesTheSchemaAndOthersAreToldWhatToGrant) {
               0)
         << out;
     std::string layout;
-    pg.psql("SELECT to_regprocedure('made_by_init.layout_2()') IS NOT NULL", &layout);
+    pg.psql("SELECT to_regprocedure('made_by_init.layout_3()') IS NOT NULL", &layout);
     EXPECT_EQ(layout, "t\n");
     ASSERT_EQ(pg.psql("CREATE ROLE initless LOGIN PASSWORD 'pw'"), 0);
     auto url = "postgresql://initless:pw@127.0.0.1:" + std::to_string(pg.port()) +

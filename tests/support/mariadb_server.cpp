@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "redis_server.hpp"  // free_port, run_command, spawn_logged
@@ -21,7 +22,8 @@ bool as_root() {
 
 }  // namespace
 
-MariaDbServer::MariaDbServer() {
+MariaDbServer::MariaDbServer(std::vector<std::string> server_args)
+    : server_args_(std::move(server_args)) {
     std::string tmpl = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm/deadbolt-mariadb-XXXXXX"
                                                        : "/tmp/deadbolt-mariadb-XXXXXX";
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
@@ -63,6 +65,21 @@ MariaDbServer::~MariaDbServer() {
     stop(SIGKILL);
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+}
+
+std::vector<std::string> MariaDbServer::tls_args(const std::string& dir, bool require) {
+    // The server runs as `mysql` when the tests run as root; openssl wrote the keys 0600.
+    namespace fs = std::filesystem;
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    for (const auto& e : fs::directory_iterator(dir))
+        fs::permissions(e.path(), fs::perms::group_read | fs::perms::others_read,
+                        fs::perm_options::add);
+    std::vector<std::string> args = {"--ssl-ca=" + dir + "/ca.crt",
+                                     "--ssl-cert=" + dir + "/server.crt",
+                                     "--ssl-key=" + dir + "/server.key"};
+    if (require) args.emplace_back("--require-secure-transport=ON");
+    return args;
 }
 
 MariaDbServer& MariaDbServer::shared() {
@@ -107,6 +124,7 @@ void MariaDbServer::start() {
                                      "--max-connections=400",
                                      "--skip-log-bin"};
     if (as_root()) args.emplace_back("--user=mysql");
+    args.insert(args.end(), server_args_.begin(), server_args_.end());
     pid_ = spawn_logged(args, dir_ + "/out.log");
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!ready()) {

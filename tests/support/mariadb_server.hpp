@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace deadbolt::test {
 
@@ -18,9 +19,10 @@ class MariaDbServer {
     static constexpr const char* kPassword = "s3cret";
     static constexpr const char* kDatabase = "deadbolt";
 
-    /// Installs a data directory, starts the server, creates the test user and database.
-    /// Throws std::runtime_error when the server does not start.
-    MariaDbServer();
+    /// Installs a data directory, starts the server (with server_args added to its command
+    /// line), creates the test user and database. Throws std::runtime_error when the server
+    /// does not start.
+    explicit MariaDbServer(std::vector<std::string> server_args = {});
     ~MariaDbServer();
     MariaDbServer(const MariaDbServer&) = delete;
     MariaDbServer& operator=(const MariaDbServer&) = delete;
@@ -37,6 +39,11 @@ class MariaDbServer {
     /// separated, no column names) in *out.
     int sql(const std::string& sql, std::string* out = nullptr,
             const std::string& db = kDatabase) const;
+    /// The server arguments for TLS with the certificates certs.hpp wrote into dir (made
+    /// readable by the server's user here): its certificate and key, the CA it checks client
+    /// certificates against, and, when require, require_secure_transport (plain connections
+    /// refused).
+    static std::vector<std::string> tls_args(const std::string& dir, bool require);
     /// SIGKILL (or sig: SIGTERM shuts down) to the server; start() brings it back.
     void stop(int sig = 9);
     void start();
@@ -44,6 +51,7 @@ class MariaDbServer {
   private:
     bool ready() const;
     std::string dir_;
+    std::vector<std::string> server_args_;
     std::uint16_t port_ = 0;
     pid_t pid_ = -1;
 };

@@ -10,6 +10,7 @@
 #include "backends/postgres/dialect.hpp"
 #include "backends/postgres/keys.hpp"
 #include "backends/postgres/url.hpp"
+#include "core/token.hpp"
 
 using namespace deadbolt::detail;
 using namespace std::chrono_literals;
@@ -30,14 +31,40 @@ TEST(PgKeys, AMultiLocksKeysAreSortedOnceEach) {
               std::string("a\0\xff'", 4));
 }
 
-TEST(PgDialect, ATryDrawsItsFenceOnlyWhenItTookEveryKey) {
-    PgDialect d("deadbolt");
-    EXPECT_EQ(d.try_take({"7"}, false, true),
-              "SELECT CASE WHEN pg_try_advisory_lock(7) THEN nextval('deadbolt.fences') END");
-    EXPECT_EQ(d.try_take({"7"}, true, false),
-              "SELECT CASE WHEN pg_try_advisory_lock_shared(7) THEN 0 END");
-    EXPECT_NE(d.try_take({"1", "2"}, false, true).find("deadbolt.try_locks('{1,2}'::bigint[]"),
-              std::string::npos);
+TEST(PgDialect, ATryDrawsItsFenceOnlyWhenItTookEveryKeyAndNamesTheHoldingInItsSession) {
+    PgDialect d("deadbolt", TokenOrigin{"vm", 1234});
+    // The schema's functions try, draw the fence and set application_name (schema.cpp).
+    EXPECT_EQ(d.try_take({"7"}, 0, false, true, 30s),
+              "SELECT deadbolt.take1(7, false, true, 'vm', 1234, 30000)");
+    EXPECT_EQ(d.try_take({"7"}, 0, true, false, 30s),
+              "SELECT deadbolt.take1(7, true, false, 'vm', 1234, 30000)");
+    EXPECT_EQ(d.try_take({"1", "2"}, 0, false, true, 30s),
+              "SELECT * FROM deadbolt.take('{1,2}'::bigint[], 0, false, true, 'vm', 1234, 30000)");
+    // The rest after a wait: what is left to try, or only the fence.
+    EXPECT_EQ(d.try_take({"1", "2"}, 1, false, true, 30s),
+              "SELECT * FROM deadbolt.take('{1,2}'::bigint[], 1, false, true, 'vm', 1234, 30000)");
+    EXPECT_EQ(d.try_take({"1"}, 1, false, true, 30s),
+              "SELECT deadbolt.take1(NULL, false, true, 'vm', 1234, 30000)");
+}
+
+TEST(PgDialect, StatusReadsTheHoldingBackFromItsSessionsName) {
+    auto l = parse_pg_label("deadbolt vm.example:1234 57 30000");
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->host, "vm.example");
+    EXPECT_EQ(l->pid, 1234);
+    EXPECT_TRUE(l->holding);
+    EXPECT_EQ(l->fence, 57u);
+    EXPECT_EQ(l->ttl, 30s);
+    auto taking = parse_pg_label("deadbolt vm:1 - 5000");
+    ASSERT_TRUE(taking);
+    EXPECT_TRUE(taking->holding);
+    EXPECT_FALSE(taking->fence) << "a MultiLock taking its names has no fence yet";
+    auto idle = parse_pg_label("deadbolt vm:1");
+    ASSERT_TRUE(idle);
+    EXPECT_FALSE(idle->holding);
+    EXPECT_FALSE(parse_pg_label("psql"));
+    EXPECT_FALSE(parse_pg_label("deadbolt"));
+    EXPECT_FALSE(parse_pg_label("deadbolt vm:x"));
 }
 
 TEST(MyNames, PlainLowercaseNamesStayAndTheRestAreHashedTo64Characters) {
@@ -58,14 +85,28 @@ TEST(MyDialect, TtlsAreWholeSecondsRoundedUp) {
     EXPECT_EQ(whole_seconds(1000ms), 1);
     EXPECT_EQ(whole_seconds(1001ms), 2);
     EXPECT_EQ(whole_seconds(1ms), 1);
-    MyDialect d;
-    EXPECT_EQ(d.try_take({"'a'"}, false, true),
-              "SELECT IF(COALESCE(GET_LOCK('a', 0), 0) = 1, NEXTVAL(deadbolt_fences), NULL)");
-    // Several: nested IFs stop at the first refused, counted into a variable.
-    auto two = d.try_take({"'a'", "'b'"}, false, true);
+    // The try, the fence and the session's row for status: one statement on MariaDB 10.5+ (a
+    // refusal answers no row) ...
+    MyDialect now(TokenOrigin{"vm", 1234}, true);
+    EXPECT_EQ(now.try_take({"'a'"}, 0, false, true, 30s),
+              "REPLACE INTO deadbolt_holders SELECT CONNECTION_ID(), 'a', "
+              "NEXTVAL(deadbolt_fences), 30000, ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), 1234, 'vm' "
+              "FROM DUAL WHERE COALESCE(GET_LOCK('a', 0), 0) = 1 RETURNING fence");
+    // ... and one round trip before.
+    MyDialect d(TokenOrigin{"vm", 1234}, false);
+    EXPECT_EQ(d.try_take({"'a'"}, 0, false, true, 30s),
+              "SET @deadbolt_f = IF(COALESCE(GET_LOCK('a', 0), 0) = 1, NEXTVAL(deadbolt_fences), "
+              "NULL); REPLACE INTO deadbolt_holders SELECT CONNECTION_ID(), 'a', @deadbolt_f, "
+              "30000, ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), 1234, 'vm' FROM DUAL WHERE "
+              "@deadbolt_f IS NOT NULL; SELECT @deadbolt_f");
+    // Several: nested IFs stop at the first refused, counted into a variable; a session that
+    // took some of them is marked too.
+    auto two = d.try_take({"'a'", "'b'"}, 0, false, true, 30s);
     EXPECT_NE(two.find("IF(COALESCE(GET_LOCK('a', 0), 0) = 1, IF(COALESCE(GET_LOCK('b', 0), 0) = "
                        "1, 2, 1), 0)"),
               std::string::npos)
+        << two;
+    EXPECT_NE(two.find("WHERE @deadbolt_n > 0; SELECT @deadbolt_f, @deadbolt_n"), std::string::npos)
         << two;
 }
 
@@ -108,4 +149,24 @@ TEST(DbUrl, MariaDbUrlsNeedOneServerAndADatabase) {
         true);
     EXPECT_FALSE(parse_my_url("mysql://app:pw@a,b/x", {}).ok);
     EXPECT_FALSE(parse_my_url("mysql://app:pw@db/x`y", {}).ok);
+}
+
+TEST(DbUrl, MariaDbTlsIsAskedWithTlsOrAFileAndVerifiesUnlessTold) {
+    auto plain = parse_my_url("mysql://app:pw@db/x", {});
+    EXPECT_FALSE(plain.options.tls.enabled);
+    auto ca = parse_my_url("mysql://app:pw@db/x?ca=/etc/ca.pem", {});
+    ASSERT_TRUE(ca.ok) << ca.error;
+    EXPECT_TRUE(ca.options.tls.enabled) << "a CA asks for TLS";
+    EXPECT_TRUE(ca.options.tls.verify);
+    EXPECT_EQ(ca.options.tls.ca_file, "/etc/ca.pem");
+    auto bare = parse_my_url("mysql://app:pw@db/x?tls=1&verify=0", {});
+    ASSERT_TRUE(bare.ok) << bare.error;
+    EXPECT_TRUE(bare.options.tls.enabled);
+    EXPECT_FALSE(bare.options.tls.verify);
+    EXPECT_NE(parse_my_url("mysql://db/x?tls=0&ca=/c", {}).error.find("tls=0"), std::string::npos);
+    EXPECT_NE(parse_my_url("mysql://db/x?verify=0", {}).error.find("add tls=1"), std::string::npos);
+    EXPECT_NE(parse_my_url("mysql://db/x?cert=/c", {}).error.find("both cert= and key="),
+              std::string::npos);
+    EXPECT_NE(parse_my_url("mysql://db/x?sslmode=x", {}).error.find("tls, ca, cert, key, verify"),
+              std::string::npos);
 }

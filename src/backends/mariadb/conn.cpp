@@ -6,7 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <utility>
+
+#include "backends/mariadb/schema.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -47,43 +52,129 @@ errc errc_of_mysql(unsigned n) {
     }
 }
 
+namespace {
+
+// Asks Connector/C for TLS as url says (nothing when it asks for none).
+void ask_tls(st_mysql* db, const TlsOptions& tls) {
+    if (!tls.enabled) return;
+    // verify=0 checks nothing: a CA given would still have its chain checked.
+    if (!tls.ca_file.empty() && tls.verify)
+        mysql_optionsv(db, MYSQL_OPT_SSL_CA, tls.ca_file.c_str());
+    if (!tls.cert_file.empty()) mysql_optionsv(db, MYSQL_OPT_SSL_CERT, tls.cert_file.c_str());
+    if (!tls.key_file.empty()) mysql_optionsv(db, MYSQL_OPT_SSL_KEY, tls.key_file.c_str());
+    my_bool verify = tls.verify ? 1 : 0, enforce = 1;
+    mysql_optionsv(db, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    mysql_optionsv(db, MYSQL_OPT_SSL_ENFORCE, &enforce);
+}
+
+// A file the URL names that cannot be read, as an error naming the option; "" when all are.
+std::string unreadable(const TlsOptions& tls) {
+    for (auto [option, file] : {std::pair{"ca", &tls.ca_file}, std::pair{"cert", &tls.cert_file},
+                                std::pair{"key", &tls.key_file}}) {
+        if (file->empty()) continue;
+        if (std::FILE* f = std::fopen(file->c_str(), "r")) {
+            std::fclose(f);
+            continue;
+        }
+        return fmt::format("cannot read {}={}: {}", option, *file, std::strerror(errno));
+    }
+    return {};
+}
+
+// What to do about a failed TLS handshake, from Connector/C's words for it.
+std::string tls_advice(const std::string& msg, const MyUrl& url) {
+    auto has = [&](std::string_view s) { return msg.find(s) != std::string::npos; };
+    const auto& tls = url.options.tls;
+    if (has("Validation of SSL server certificate failed"))
+        return fmt::format(
+            "the server's certificate does not name host '{}': connect by a name it holds",
+            url.server.host);
+    if (has("not support") || has("SSL is required"))
+        return "the server offers no TLS (start it with ssl_cert and ssl_key), or drop tls=1";
+    if (has("certificate") || has("verify") || has("issuer"))
+        return tls.ca_file.empty()
+                   ? "the server's certificate is not signed by a CA this system trusts: name "
+                     "the CA that signed it with ca=FILE"
+                   : fmt::format("the server's certificate is not signed by the CA in ca={}",
+                                 tls.ca_file);
+    return "check ca, cert and key in the URL";
+}
+
+}  // namespace
+
+int MyConn::drive_connect(const MyUrl& url, bool tls, Clock::time_point by) {
+    db_ = mysql_init(nullptr);
+    if (!db_) return -1;
+    mysql_options(db_, MYSQL_OPT_NONBLOCK, nullptr);
+    mysql_options(db_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    auto options = url.options.tls;
+    if (tls && !options.enabled) options = {.enabled = true, .verify = false};  // a probe
+    ask_tls(db_, tls ? options : TlsOptions{});
+    MYSQL* ret = nullptr;
+    int status =
+        mysql_real_connect_start(&ret, db_, url.server.host.c_str(), url.options.username.c_str(),
+                                 url.options.password.c_str(), url.database.c_str(),
+                                 url.server.port, nullptr, CLIENT_MULTI_STATEMENTS);
+    bool woken = false;
+    while (status) {
+        int ready = await(status, by, -1, woken);
+        if (!ready) return 0;
+        status = mysql_real_connect_cont(&ret, db_, ready);
+    }
+    return ret ? 1 : 2;
+}
+
 Status MyConn::open(const MyUrl& url, Clock::time_point by, std::shared_ptr<MyConn>& out) {
     static std::once_flag init;
     std::call_once(init, [] { mysql_library_init(0, nullptr, nullptr); });
+    const auto& tls = url.options.tls;
+    if (auto why = tls.enabled ? unreadable(tls) : std::string(); !why.empty())
+        return Status::error(
+            errc::connect_failed,
+            fmt::format("cannot connect to MariaDB at {} over TLS: {}", url.describe(), why));
     std::shared_ptr<MyConn> c(new MyConn);
     c->where_ = url.describe();
-    c->db_ = mysql_init(nullptr);
-    if (!c->db_) return Status::error(errc::out_of_memory, "Connector/C could not allocate");
-    mysql_options(c->db_, MYSQL_OPT_NONBLOCK, nullptr);
-    mysql_options(c->db_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    MYSQL* ret = nullptr;
-    int status = mysql_real_connect_start(&ret, c->db_, url.server.host.c_str(),
-                                          url.options.username.c_str(),
-                                          url.options.password.c_str(), url.database.c_str(),
-                                          url.server.port, nullptr, CLIENT_MULTI_STATEMENTS);
-    bool woken = false;
-    while (status) {
-        int ready = c->await(status, by, -1, woken);
-        if (!ready)
-            return Status::error(errc::connect_failed,
-                                 fmt::format("MariaDB at {} did not answer within the connect "
-                                             "timeout",
-                                             c->where_));
-        status = mysql_real_connect_cont(&ret, c->db_, ready);
-    }
-    if (!ret) {
+    int got = c->drive_connect(url, tls.enabled, by);
+    if (got < 0) return Status::error(errc::out_of_memory, "Connector/C could not allocate");
+    if (got == 0)
+        return Status::error(errc::connect_failed,
+                             fmt::format("MariaDB at {} did not answer within the connect "
+                                         "timeout",
+                                         c->where_));
+    if (got == 2) {
         unsigned n = mysql_errno(c->db_);
         std::string msg = mysql_error(c->db_);
         auto e = errc_of_mysql(n);
-        if (n == 1049)
+        unsigned long caps = 0;
+        mariadb_get_infov(c->db_, MARIADB_CONNECTION_SERVER_CAPABILITIES, &caps);
+        if (n == 1049) {
             msg += "; create it (CREATE DATABASE) or name another database in the URL";
-        else if (e == errc::auth_failed)
-            msg += "; check the user and password in the URL";
-        else if (e == errc::connection_lost || e == errc::server_error)
+        } else if (n == 1044) {
+            msg += "; " + my_grants(url.database, url.options.username);
+        } else if (n == 2026) {
             e = errc::connect_failed;
+            return Status::error(e, fmt::format("cannot connect to MariaDB at {} over TLS: {}; {}",
+                                                c->where_, msg, tls_advice(msg, url)));
+        } else if (e == errc::auth_failed && !tls.enabled && (caps & CLIENT_SSL) &&
+                   MyConn().drive_connect(url, true, by) == 1) {
+            // A server that requires secure transport refuses a plain connection as it
+            // refuses a wrong password; the same credentials over TLS tell them apart.
+            return Status::error(
+                errc::connect_failed,
+                fmt::format("cannot connect to MariaDB at {}: it refuses connections without "
+                            "TLS (require_secure_transport): add tls=1 to the URL, and ca=FILE "
+                            "unless this system trusts the CA that signed its certificate",
+                            c->where_));
+        } else if (e == errc::auth_failed) {
+            msg += "; check the user and password in the URL";
+        } else if (e == errc::connection_lost || e == errc::server_error) {
+            e = errc::connect_failed;
+        }
         return Status::error(e, fmt::format("cannot connect to MariaDB at {}: {}", c->where_, msg));
     }
     c->fd_.store(static_cast<int>(mysql_get_socket(c->db_)));
+    c->id = mysql_thread_id(c->db_);
+    c->version_ = mysql_get_server_version(c->db_);
     c->last_used = Clock::now();
     out = std::move(c);
     return {};

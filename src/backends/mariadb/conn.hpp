@@ -15,7 +15,9 @@ namespace deadbolt::detail {
 
 class MyConn final : public SqlSession {
   public:
-    /// Connects as url says until by: the session, or why not (auth_failed, connect_failed,
+    /// Connects as url says until by, over TLS when it asks (the server's certificate checked
+    /// against its CA and its host unless verify=0): the session, or why not (auth_failed,
+    /// connect_failed naming a certificate problem or a server that requires TLS,
     /// server_error naming a missing database, ...).
     static Status open(const MyUrl& url, Clock::time_point by, std::shared_ptr<MyConn>& out);
     ~MyConn() override;
@@ -28,9 +30,15 @@ class MyConn final : public SqlSession {
     void close() noexcept override;
     int socket() const override;
     bool ended_while_idle() override;
+    /// The server's version as major * 10000 + minor * 100 + patch (100500: MariaDB 10.5.0).
+    unsigned long server_version() const { return version_; }
 
   private:
     MyConn() = default;
+    // Connects as url says until by, with TLS when tls (verified as the URL says, or not at
+    // all for a probe of a URL without TLS): 1 connected, 2 refused (mysql_errno says why),
+    // 0 no answer in time, -1 no memory.
+    int drive_connect(const MyUrl& url, bool tls, Clock::time_point by);
     // Waits for what a non-blocking call asked (status: MYSQL_WAIT_*) until by or a wake:
     // the events to continue it with, or 0 when time ran out (woken: a wake).
     int await(int status, Clock::time_point by, int wake_fd, bool& woken) const;
@@ -38,7 +46,8 @@ class MyConn final : public SqlSession {
     Status error(bool sent);
 
     st_mysql* db_ = nullptr;
-    std::string where_;  // host:port/db, for messages
+    std::string where_;          // host:port/db, for messages
+    unsigned long version_ = 0;  // the server's
 };
 
 /// The errc for a server or client error number.

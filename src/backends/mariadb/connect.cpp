@@ -1,6 +1,7 @@
 #include "backends/mariadb/connect.hpp"
 
 #include "backends/mariadb/conn.hpp"
+#include "backends/mariadb/schema.hpp"
 #include "backends/mariadb/store.hpp"
 #include "backends/mariadb/url.hpp"
 #include "deadbolt/error.hpp"

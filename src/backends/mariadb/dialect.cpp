@@ -12,6 +12,13 @@ long long whole_seconds(std::chrono::milliseconds ttl) {
     return std::max<long long>(1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
 }
 
+MyDialect::MyDialect(std::optional<TokenOrigin> me, bool returning)
+    : pid_(me ? me->pid : 0), returning_(returning) {
+    auto host = me ? me->host : std::string("unknown");
+    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
+    host_ = "'" + host.substr(0, 64) + "'";
+}
+
 std::vector<std::string> MyDialect::keys(const std::vector<std::string>& names) const {
     std::vector<std::string> lock_names;
     lock_names.reserve(names.size());
@@ -28,20 +35,51 @@ std::string MyDialect::keep(std::chrono::milliseconds ttl) const {
     return fmt::format("SET SESSION wait_timeout = {};", whole_seconds(ttl));
 }
 
-std::string MyDialect::try_take(const std::vector<std::string>& keys, bool /*shared*/,
-                                bool fenced) const {
+std::string MyDialect::try_take(const std::vector<std::string>& keys, std::size_t from,
+                                bool /*shared*/, bool fenced, std::chrono::milliseconds ttl) const {
     auto fence = fenced ? std::string("NEXTVAL(deadbolt_fences)") : std::string("0");
-    if (keys.empty()) return "SELECT " + fence;
-    if (keys.size() == 1)
-        return fmt::format("SELECT IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, NULL)", keys[0], fence);
-    // Nested IFs stop at the first lock refused; a user variable carries the count to the
-    // statement that draws the fence.
-    std::string take;
-    for (std::size_t i = keys.size(); i-- > 0;)
-        take = fmt::format("IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, {})", keys[i],
-                           i + 1 == keys.size() ? std::to_string(keys.size()) : take, i);
-    return fmt::format("SET @deadbolt_n = {}; SELECT IF(@deadbolt_n = {}, {}, NULL), @deadbolt_n",
-                       take, keys.size(), fence);
+    std::vector<std::string> tried(keys.begin() + static_cast<std::ptrdiff_t>(from), keys.end());
+    // The session's row in deadbolt_holders, with fence f.
+    auto row = [&](std::string_view f) {
+        return fmt::format(
+            "CONNECTION_ID(), {}, {}, {}, ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), {}, {}",
+            keys.front(), f, ttl.count(), pid_, host_);
+    };
+    // One statement where the server can (each one more costs it about as much as the try):
+    // the row is written only when its WHERE took the lock, and a refusal answers no row.
+    if (returning_ && from == 0 && tried.size() == 1)
+        return fmt::format(
+            "REPLACE INTO deadbolt_holders SELECT {} FROM DUAL WHERE COALESCE(GET_LOCK({}, 0), 0) "
+            "= 1 RETURNING fence",
+            row(fence), tried[0]);
+    if (returning_ && tried.empty())
+        return fmt::format("REPLACE INTO deadbolt_holders SELECT {} FROM DUAL RETURNING fence",
+                           row(fence));
+    // @deadbolt_f: the fence once every key is held, else NULL; what the session holds is
+    // marked in its row (a MultiLock taking its names: no fence yet).
+    std::string take, held_any;
+    if (tried.empty()) {
+        take = fmt::format("SET @deadbolt_f = {};", fence);
+        held_any = "TRUE";
+    } else if (tried.size() == 1) {
+        take = fmt::format("SET @deadbolt_f = IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, NULL);",
+                           tried[0], fence);
+        held_any = from > 0 ? "TRUE" : "@deadbolt_f IS NOT NULL";
+    } else {
+        // Nested IFs stop at the first lock refused and count the ones taken.
+        std::string count;
+        for (std::size_t i = tried.size(); i-- > 0;)
+            count = fmt::format("IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, {})", tried[i],
+                                i + 1 == tried.size() ? std::to_string(tried.size()) : count, i);
+        take =
+            fmt::format("SET @deadbolt_n = {}; SET @deadbolt_f = IF(@deadbolt_n = {}, {}, NULL);",
+                        count, tried.size(), fence);
+        held_any = from > 0 ? "TRUE" : "@deadbolt_n > 0";
+    }
+    return fmt::format(
+        "{} REPLACE INTO deadbolt_holders SELECT {} FROM DUAL WHERE {}; SELECT "
+        "@deadbolt_f{}",
+        take, row("@deadbolt_f"), held_any, tried.size() > 1 ? ", @deadbolt_n" : "");
 }
 
 std::string MyDialect::wait_for(const std::string& key, bool /*shared*/,

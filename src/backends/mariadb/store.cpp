@@ -5,6 +5,8 @@
 #include "backends/mariadb/conn.hpp"
 #include "backends/mariadb/dialect.hpp"
 #include "backends/mariadb/names.hpp"
+#include "backends/mariadb/schema.hpp"
+#include "core/token.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -43,18 +45,29 @@ Status refused(std::string_view primitive) {
                     primitive, why));
 }
 
+// Where this process's holdings say they come from (deadbolt_holders).
+std::optional<TokenOrigin> this_process() {
+    try {
+        return token_origin(random_token());
+    } catch (const std::exception&) {  // no randomness: the holdings name no host
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
-MyStore::MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<SqlSession> first)
+MyStore::MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<MyConn> first)
     : SqlStore(
-          c, std::make_unique<MyDialect>(),
+          c, std::make_unique<MyDialect>(this_process(), first->server_version() >= 100500),
           [url](Clock::time_point by, std::shared_ptr<SqlSession>& out) {
               std::shared_ptr<MyConn> conn;
               auto st = MyConn::open(url, by, conn);
               out = std::move(conn);
               return st;
           },
-          std::move(first)) {}
+          std::move(first)),
+      database_(url.database),
+      user_(url.options.username) {}
 
 Status MyStore::supports(const LockSpec& spec) const {
     switch (spec.shape) {
@@ -94,42 +107,45 @@ Status MyStore::offers(std::string_view primitive) const {
 std::string MyStore::record_names(const std::vector<std::string>& fresh) const {
     std::string values;
     for (const auto& n : fresh)
-        values += fmt::format("{}({}, {})", values.empty() ? "" : ", ", quoted(get_lock_name(n)),
-                              hex_literal(n));
-    return fmt::format("INSERT IGNORE INTO deadbolt_names VALUES {};", values);
+        values += fmt::format("{}({}, {}, UTC_TIMESTAMP(3))", values.empty() ? "" : ", ",
+                              quoted(get_lock_name(n)), hex_literal(n));
+    // seen moves at most once a minute: fewer row writes, and still far from a prune.
+    return fmt::format(
+        "INSERT INTO deadbolt_names (lock_name, name, seen) VALUES {} ON DUPLICATE KEY UPDATE "
+        "seen = IF(seen < VALUES(seen) - INTERVAL 60 SECOND, VALUES(seen), seen);",
+        values);
 }
 
-Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by) {
+std::string MyStore::rights_advice() const {
+    return fmt::format("User '{}' may not make or use deadbolt's tables in database {}: {}", user_,
+                       database_, my_grants(database_, user_));
+}
+
+std::string MyStore::prune_names() const {
+    // A free GET_LOCK has no waiters: the server hands a released lock to the first at once.
+    // A session's row goes once it holds its first key no more (it ended, or let go).
+    return fmt::format(
+        "DELETE FROM deadbolt_names WHERE seen < UTC_TIMESTAMP(3) - INTERVAL {} SECOND AND "
+        "IS_USED_LOCK(lock_name) IS NULL ORDER BY seen LIMIT 1000; DELETE FROM deadbolt_holders "
+        "WHERE NOT (IS_USED_LOCK(lock_name) <=> conn)",
+        kNamesKept.count());
+}
+
+Verdict MyStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
+    // Its connection, known by its id and by the row its grant wrote (an id is not given
+    // again before a restart, which empties the table), holding the first key still.
+    auto id = std::to_string(held.orphan());
+    auto found = verdict_by(fmt::format("SELECT COUNT(*) FROM deadbolt_holders WHERE conn = {0} "
+                                        "AND fence = {1} AND IS_USED_LOCK({2}) = {0}",
+                                        id, held.grant.fence, held.keys.front()),
+                            "1", by);
+    if (found.is != Verdict::Is::yes) return found;
+    // It held our grant after the release was sent: ours up to it. Ended now, or by itself
+    // in between (1094: no such connection), it is released.
     std::vector<SqlRows> out;
-    auto st = s.run(
-        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
-        "DATABASE() AND table_name IN ('deadbolt_fences', 'deadbolt_names', 'deadbolt_fenced', "
-        "'deadbolt_buckets')",
-        by, out);
-    if (!st.ok()) return st;
-    if (out.back().at(0, 0) == "4") return {};
-    // Fenced values are keyed by their key's SHA-256: keys of any length and bytes.
-    st = s.run(
-        "CREATE SEQUENCE IF NOT EXISTS deadbolt_fences NOCYCLE; CREATE TABLE IF NOT "
-        "EXISTS deadbolt_names (lock_name VARCHAR(64) CHARACTER SET ascii COLLATE "
-        "ascii_bin PRIMARY KEY, name BLOB NOT NULL) ENGINE = InnoDB; CREATE TABLE IF NOT EXISTS "
-        "deadbolt_fenced (key_hash BINARY(32) PRIMARY KEY, k LONGBLOB NOT NULL, value LONGBLOB, "
-        "fence BIGINT UNSIGNED NOT NULL, version BIGINT UNSIGNED NOT NULL) ENGINE = InnoDB; "
-        "CREATE TABLE IF NOT EXISTS deadbolt_buckets (key_hash BINARY(32) PRIMARY KEY, tokens "
-        "DOUBLE NOT NULL, ts DOUBLE NOT NULL, rate BIGINT NOT NULL, per_ms BIGINT NOT NULL, "
-        "burst BIGINT NOT NULL) ENGINE = InnoDB",
-        by, out);
-    if (st.ec == make_error_code(errc::permission_denied))
-        return Status::error(
-            errc::permission_denied,
-            fmt::format("deadbolt keeps its fence sequence (deadbolt_fences), the names in use "
-                        "(deadbolt_names), fenced values (deadbolt_fenced) and rate limiters' "
-                        "buckets (deadbolt_buckets) in database {0}, and user '{1}' may not make "
-                        "them ({2}). GRANT CREATE, SELECT, INSERT, UPDATE ON {0}.* TO '{1}', or "
-                        "have a user who may connect once with this URL and GRANT SELECT, "
-                        "INSERT, UPDATE ON those four to '{1}'",
-                        url.database, url.options.username, st.detail));
-    return st;
+    auto st = run_once("KILL CONNECTION " + id, out, by);
+    if (st.ok() || st.detail.find("1094") != std::string::npos) return Verdict::yes();
+    return Verdict::unknown(st);
 }
 
 }  // namespace deadbolt::detail

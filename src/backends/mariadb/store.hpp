@@ -1,12 +1,13 @@
 // MyStore: the seam's MariaDB (and MySQL) side, on GET_LOCK (sql/store.hpp says how a
 // session holds a lock; dialect.hpp the statements). What this adds: which shapes MariaDB
-// keeps (no RWLock: GET_LOCK has no shared mode), its schema (a fence sequence and the names
-// in use, in the URL's database), and what a client sees without holding (admin.cpp).
+// keeps (no RWLock: GET_LOCK has no shared mode), the names in use and their pruning, and
+// what a client sees without holding (admin.cpp); its tables are schema.hpp's.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "backends/mariadb/conn.hpp"
 #include "backends/mariadb/url.hpp"
 #include "backends/sql/store.hpp"
 
@@ -14,7 +15,8 @@ namespace deadbolt::detail {
 
 class MyStore final : public SqlStore {
   public:
-    MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<SqlSession> first);
+    /// first: a session to the server, whose version says which statements a grant may use.
+    MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<MyConn> first);
 
     Status supports(const LockSpec& spec) const override;
     Status offers(std::string_view primitive) const override;
@@ -28,12 +30,15 @@ class MyStore final : public SqlStore {
     Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                         std::string_view version, FencedResult& out) override;
 
-  protected:
-    std::string record_names(const std::vector<std::string>& fresh) const override;
-};
+    std::string rights_advice() const override;
 
-/// Makes the fence sequence, the names table and the fenced values' table in the session's
-/// database unless they are there; fails naming the rights that are missing.
-Status ensure_my_schema(SqlSession& s, const MyUrl& url, Clock::time_point by);
+  protected:
+    Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
+    std::string record_names(const std::vector<std::string>& fresh) const override;
+    std::string prune_names() const override;
+
+  private:
+    const std::string database_, user_;  // the URL's, for GRANTs
+};
 
 }  // namespace deadbolt::detail

@@ -16,11 +16,24 @@ MyUrl fail(std::string why) {
     return u;
 }
 
+// Options as Redis and etcd name them (rediss://...?ca=&cert=&key=&verify=), with tls=1 for
+// the scheme a MariaDB URL lacks.
 std::string apply_option(std::string_view k, const std::string& v, MyUrl& u) {
     if (std::string err; common_option(k, v, u.options, err)) return err;
+    auto& tls = u.options.tls;
+    auto boolean = [&](bool& dst) -> std::string {
+        if (v != "0" && v != "1") return fmt::format("option {} must be 0 or 1, not '{}'", k, v);
+        dst = v == "1";
+        return "";
+    };
+    if (k == "tls") return u.tls_asked = true, boolean(tls.enabled);
+    if (k == "ca") return tls.ca_file = v, "";
+    if (k == "cert") return tls.cert_file = v, "";
+    if (k == "key") return tls.key_file = v, "";
+    if (k == "verify") return u.verify_asked = true, boolean(tls.verify);
     return fmt::format(
         "unknown MariaDB URL option '{}': known options are connect_timeout, command_timeout, "
-        "user, password",
+        "user, password, tls, ca, cert, key, verify",
         k);
 }
 
@@ -66,8 +79,16 @@ MyUrl parse_my_url(std::string_view url, const ClientOptions& base) {
             query, [&](std::string_view k, const std::string& v) { return apply_option(k, v, u); });
         !err.empty())
         return fail(std::move(err));
-    if (u.options.tls.enabled || !u.options.tls.ca_file.empty())
-        return fail("TLS to MariaDB is not supported by deadbolt yet");
+    auto& tls = u.options.tls;
+    bool files = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty();
+    // A CA or a client certificate asks for TLS; tls=0 beside them is a contradiction.
+    if (files && u.tls_asked && !tls.enabled)
+        return fail(fmt::format("'{}' sets tls=0 and also ca, cert or key: drop one", url));
+    if (files) tls.enabled = true;
+    if (u.verify_asked && !tls.enabled)
+        return fail(fmt::format("'{}' sets verify without TLS: add tls=1", url));
+    if (tls.cert_file.empty() != tls.key_file.empty())
+        return fail("a TLS client certificate needs both cert= and key=");
     u.ok = true;
     return u;
 }

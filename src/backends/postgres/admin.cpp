@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
+#include "backends/postgres/dialect.hpp"
 #include "backends/postgres/keys.hpp"
 #include "backends/postgres/store.hpp"
 #include "core/name_pattern.hpp"
@@ -36,15 +38,19 @@ std::string rows_of(const std::string& schema, std::int64_t k) {
         schema, k);
 }
 
-// A deadbolt session names its host and process in application_name; another client's
-// shows its address only.
-Holder holder_of(const std::string& application, const std::string& address) {
-    Holder h{.host = address, .pid = 0, .since = {}, .ttl = std::chrono::milliseconds(-1)};
-    constexpr std::string_view kOurs = "deadbolt ";
-    auto colon = application.rfind(':');
-    if (application.starts_with(kOurs) && colon != std::string::npos && colon > kOurs.size()) {
-        h.host = application.substr(kOurs.size(), colon - kOurs.size());
-        h.pid = std::atoi(application.c_str() + colon + 1);
+// A deadbolt session names its host, process and holding in application_name (dialect.hpp);
+// another client's is named by its own application_name and address.
+Holder holder_of(const std::string& application, const std::string& address,
+                 const std::optional<PgLabel>& ours) {
+    Holder h{.host = {}, .pid = 0, .since = {}, .ttl = std::chrono::milliseconds(-1)};
+    if (ours) {
+        h.host = ours->host;
+        h.pid = ours->pid;
+    } else {
+        h.client = fmt::format("{} from {}",
+                               application.empty() ? "psql or another session"
+                                                   : fmt::format("'{}' session", application),
+                               address);
     }
     return h;
 }
@@ -60,15 +66,21 @@ LockStatus status_of(const SqlRows& rows) {
         ls.held = true;
         ++ls.holders;
         ls.kind = rows.at(i, 1) == "ShareLock" ? "readers" : "mutex";
+        auto ours = parse_pg_label(rows.at(i, 4));
+        // A holding ends with its session, after its TTL of silence (idle_session_timeout).
+        if (ours && ours->holding) {
+            ls.session_timeout = std::max(ls.session_timeout, ours->ttl);
+            if (ours->fence) ls.last_fence = std::max(ls.last_fence, *ours->fence);
+        }
         if (!rows.null(i, 5)) {
             ls.kind = "leader";
             ls.value = bytea_value(rows.at(i, 5));
             ls.last_fence = std::stoull(rows.at(i, 6));
         }
         if (ls.held_by.size() < static_cast<std::size_t>(kMaxListedHolders))
-            ls.held_by.push_back(holder_of(rows.at(i, 4), rows.at(i, 3)));
+            ls.held_by.push_back(holder_of(rows.at(i, 4), rows.at(i, 3), ours));
     }
-    // A holder keeps it while its session lives: no expiry to show.
+    // Held while its session lives: no expiry of its own (session_timeout says how it ends).
     if (ls.held) ls.ttl = std::chrono::milliseconds(-1);
     return ls;
 }

@@ -101,6 +101,7 @@ Status PgConn::open(const PgUrl& url, Clock::time_point by, std::shared_ptr<PgCo
     }
     PQsetnonblocking(conn->c_, 1);
     conn->fd_.store(PQsocket(conn->c_));
+    conn->id = static_cast<std::uint64_t>(PQbackendPID(conn->c_));
     conn->last_used = Clock::now();
     out = std::move(conn);
     return {};

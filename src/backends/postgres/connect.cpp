@@ -14,8 +14,7 @@ Client connect_pg(std::string_view url, const ClientOptions& options) {
     PgConn::open(parsed, Clock::now() + parsed.options.connect_timeout, first).throw_if_error();
     {
         std::lock_guard lock(first->m);
-        ensure_schema(*first, parsed.schema, parsed.options.username,
-                      Clock::now() + parsed.options.command_timeout)
+        ensure_schema(*first, parsed.schema, Clock::now() + parsed.options.command_timeout)
             .throw_if_error();
     }
     return Client(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {

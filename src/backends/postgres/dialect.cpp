@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "backends/postgres/keys.hpp"
 
 namespace deadbolt::detail {
@@ -27,16 +29,24 @@ std::string PgDialect::keep(std::chrono::milliseconds ttl) const {
     return fmt::format("SET idle_session_timeout = {};", ttl.count());
 }
 
-std::string PgDialect::try_take(const std::vector<std::string>& keys, bool shared,
-                                bool fenced) const {
-    auto fence = fenced ? fmt::format("nextval('{}.fences')", schema_) : std::string("0");
-    if (keys.empty()) return "SELECT " + fence;
-    if (keys.size() == 1)
-        return fmt::format("SELECT CASE WHEN pg_try_advisory_lock{}({}) THEN {} END",
-                           suffix(shared), keys[0], fence);
-    // In FROM, the try runs once, whatever the select list says.
-    return fmt::format("SELECT CASE WHEN n = {} THEN {} END, n FROM {}.try_locks({}, {}) n",
-                       keys.size(), fence, schema_, array_of(keys), shared);
+std::string PgDialect::try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
+                                bool fenced, std::chrono::milliseconds ttl) const {
+    auto host = me_ ? me_->host : std::string("unknown");
+    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
+    auto who =
+        fmt::format("{}, {}, '{}', {}, {}", shared, fenced, host, me_ ? me_->pid : 0, ttl.count());
+    // The schema's functions try, draw the fence and name the holding in application_name
+    // (schema.cpp's take1 and take): PL/pgSQL plans once per session, where the same SQL
+    // inline is parsed and planned again by every try.
+    if (from == keys.size()) return fmt::format("SELECT {}.take1(NULL, {})", schema_, who);
+    if (from == 0 && keys.size() == 1)
+        return fmt::format("SELECT {}.take1({}, {})", schema_, keys[0], who);
+    return fmt::format("SELECT * FROM {}.take({}, {}, {})", schema_, array_of(keys), from, who);
+}
+
+std::string PgDialect::holding_like(std::uint64_t fence, std::chrono::milliseconds ttl) const {
+    // The host is matched by '%': the label cut it to fit.
+    return fmt::format("deadbolt %:{} {} {}", me_ ? me_->pid : 0, fence, ttl.count());
 }
 
 std::string PgDialect::wait_for(const std::string& key, bool shared,
@@ -66,6 +76,34 @@ std::string PgDialect::count_held(const std::vector<std::string>& keys) const {
         "'advisory' AND granted AND objsubid = 1 AND (classid::bigint << 32 | "
         "objid::bigint) = ANY({})",
         array_of(keys));
+}
+
+std::optional<PgLabel> parse_pg_label(std::string_view name) {
+    constexpr std::string_view kOurs = "deadbolt ";
+    if (!name.starts_with(kOurs)) return std::nullopt;
+    std::vector<std::string_view> words;
+    for (auto rest = name.substr(kOurs.size()); !rest.empty();) {
+        auto space = rest.find(' ');
+        words.push_back(rest.substr(0, space));
+        rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    }
+    auto number = [](std::string_view w, auto& out) {
+        auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), out);
+        return ec == std::errc() && end == w.data() + w.size();
+    };
+    PgLabel l;
+    auto colon = words.empty() ? std::string_view::npos : words[0].rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || !number(words[0].substr(colon + 1), l.pid))
+        return std::nullopt;
+    l.host = std::string(words[0].substr(0, colon));
+    if (words.size() < 3) return l;  // a session that has held nothing yet
+    std::uint64_t fence = 0;
+    long long ttl = 0;
+    if ((words[1] != "-" && !number(words[1], fence)) || !number(words[2], ttl)) return l;
+    l.holding = true;
+    if (words[1] != "-") l.fence = fence;
+    l.ttl = std::chrono::milliseconds(ttl);
+    return l;
 }
 
 }  // namespace deadbolt::detail

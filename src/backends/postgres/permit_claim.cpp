@@ -77,13 +77,15 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
         listening_ = true;
     }
     std::string sql = s->idle_timeout != keep ? store_.dialect().keep(keep) : std::string();
-    sql += store_.naming({spec_.name});
+    std::vector<std::string> fresh;
+    sql += store_.naming({spec_.name}, fresh);
     // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15). A
     // re-entry answers its holding's fence.
     sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {}, {})", schema_, key_,
                        permits_, bytea_literal(token), keep.count(), at_gate_, permits_ <= 1,
                        reenter_);
-    a.status = s->run(sql, store_.deadline(), out);
+    auto sent = Clock::now();
+    a.status = store_.advised(s->run(sql, store_.deadline(), out));
     if (!a.status.ok()) {
         // The gate, and a row if the answer was lost, may be ours: the session goes with the
         // gate, and the cleanup of an unknown outcome deletes the row by our token.
@@ -92,7 +94,7 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
         return;
     }
     s->idle_timeout = keep;
-    store_.noted({spec_.name});
+    store_.noted(fresh, sent);
     const auto& row = out.back();
     // take_permit says whether the session holds the gate now: a grant through the gate
     // left it, an owner's re-entry did not pass it (and one already at the gate keeps it

@@ -14,7 +14,7 @@ constexpr std::int64_t kSetupKey = 0x6465616462736574;  // "deadbset"
 // The layout of the schema's objects: a schema made by a deadbolt whose layout differs is
 // made again (CREATE OR REPLACE, IF NOT EXISTS), so a function's new body reaches it. Bump
 // it with every change to what creation() makes.
-constexpr int kLayout = 2;
+constexpr int kLayout = 3;
 
 std::string creation(const std::string& s) {
     return fmt::format(R"(BEGIN;
@@ -22,6 +22,28 @@ SELECT pg_advisory_xact_lock({0});
 CREATE SCHEMA IF NOT EXISTS {1};
 CREATE SEQUENCE IF NOT EXISTS {1}.fences AS bigint NO CYCLE;
 CREATE TABLE IF NOT EXISTS {1}.names (key bigint PRIMARY KEY, name bytea NOT NULL);
+ALTER TABLE {1}.names ADD COLUMN IF NOT EXISTS seen timestamptz NOT NULL DEFAULT now();
+CREATE INDEX IF NOT EXISTS names_seen ON {1}.names (seen);
+CREATE OR REPLACE FUNCTION {1}.prune_names() RETURNS integer LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE n integer;
+BEGIN
+  -- Names unused for 10 minutes (a client trusts its record of a name for 1) that nothing
+  -- holds, waits for, or keeps a live permit of; a bounded batch, oldest first, skipping rows
+  -- a recording client has locked (it keeps them).
+  WITH used AS MATERIALIZED (SELECT l.classid::bigint << 32 | l.objid::bigint AS key
+    FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 1)
+  DELETE FROM {1}.names d WHERE d.key IN (SELECT o.key FROM {1}.names o
+    WHERE o.seen < clock_timestamp() - interval '10 minutes' ORDER BY o.seen LIMIT 1000
+    FOR UPDATE SKIP LOCKED)
+    AND NOT EXISTS (SELECT 1 FROM used u WHERE u.key = d.key)
+    AND NOT EXISTS (SELECT 1 FROM {1}.permits p WHERE p.key = d.key
+      AND p.expires > clock_timestamp());
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+EXCEPTION WHEN OTHERS THEN
+  RETURN -1;  -- housekeeping: whatever stopped it, the next prune tries again
+END $$;
 CREATE TABLE IF NOT EXISTS {1}.fenced (key bytea PRIMARY KEY, value bytea NOT NULL,
   fence bigint NOT NULL, version bigint NOT NULL);
 CREATE OR REPLACE FUNCTION {1}.key(name text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
@@ -40,6 +62,54 @@ BEGIN
     n := n + 1;
   END LOOP;
   RETURN n;
+END $$;
+CREATE OR REPLACE FUNCTION {1}.take1(p_key bigint, p_shared boolean, p_fenced boolean,
+  p_host text, p_pid integer, p_ttl_ms bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE f bigint;
+BEGIN
+  -- One key tried (none: the session holds its keys already), its fence drawn, and the
+  -- holding named where pg_stat_activity shows it to status; NULL when refused.
+  IF p_key IS NOT NULL THEN
+    IF p_shared THEN
+      IF NOT pg_try_advisory_lock_shared(p_key) THEN RETURN NULL; END IF;
+    ELSIF NOT pg_try_advisory_lock(p_key) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
+  f := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  -- 'deadbolt <host>:<pid> <fence> <ttl_ms>' in application_name's 63 bytes: the host gives
+  -- way, so that no number is ever cut. (Inline: a SQL function called here is planned at
+  -- every call.)
+  PERFORM set_config('application_name', 'deadbolt ' || left(p_host, 51 -
+    length(p_pid::text) - length(coalesce(f::text, '-')) - length(p_ttl_ms::text)) || ':' ||
+    p_pid || ' ' || coalesce(f::text, '-') || ' ' || p_ttl_ms, false);
+  RETURN f;
+END $$;
+CREATE OR REPLACE FUNCTION {1}.take(p_keys bigint[], p_from integer, p_shared boolean,
+  p_fenced boolean, p_host text, p_pid integer, p_ttl_ms bigint, OUT fence bigint,
+  OUT taken integer) LANGUAGE plpgsql AS $$
+DECLARE n integer := coalesce(array_length(p_keys, 1), 0);
+BEGIN
+  -- A MultiLock's keys after the p_from it holds, in order, until one is refused; the fence
+  -- once it holds them all, and a session that holds any named as taking them.
+  taken := 0;
+  FOR i IN p_from + 1 .. n LOOP
+    IF p_shared THEN
+      EXIT WHEN NOT pg_try_advisory_lock_shared(p_keys[i]);
+    ELSE
+      EXIT WHEN NOT pg_try_advisory_lock(p_keys[i]);
+    END IF;
+    taken := taken + 1;
+  END LOOP;
+  IF p_from + taken = n THEN
+    fence := CASE WHEN p_fenced THEN nextval('{1}.fences') ELSE 0 END;
+  ELSIF p_from + taken = 0 THEN
+    RETURN;
+  END IF;
+  -- Named as take1 names it; '-' while it has no fence yet.
+  PERFORM set_config('application_name', 'deadbolt ' || left(p_host, 51 -
+    length(p_pid::text) - length(coalesce(fence::text, '-')) - length(p_ttl_ms::text)) || ':' ||
+    p_pid || ' ' || coalesce(fence::text, '-') || ' ' || p_ttl_ms, false);
 END $$;
 CREATE OR REPLACE FUNCTION {1}.fenced_write(k bytea, v bytea, f bigint, expected bigint,
   OUT accepted boolean, OUT highest bigint, OUT version_now bigint) LANGUAGE plpgsql AS $$
@@ -206,23 +276,55 @@ COMMIT;)",
                        kSetupKey, s, kLayout);
 }
 
+// The GRANTs that let user use schema s once it exists, ready to run.
+std::string grants(const std::string& s, const std::string& user) {
+    return fmt::format(
+        "GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON SEQUENCE {0}.fences TO {1}; GRANT "
+        "SELECT, INSERT, UPDATE ON {0}.names, {0}.fenced, {0}.buckets TO {1}; GRANT SELECT, "
+        "INSERT, UPDATE, DELETE ON {0}.permits, {0}.latches, {0}.leaders TO {1};",
+        s, user);
+}
+
+// What the schema is to this session: "none" (missing), "old" (another layout), "ok", or
+// "denied" (no USAGE on it: nothing of deadbolt's works, not even status). A session without
+// USAGE on a schema cannot even look a function up in it: the CASE asks first. Rights on its
+// objects are needed only by what uses them (a status reader may lack a locker's), and a
+// refusal then gives the GRANTs too (PgStore::rights_advice).
+std::string state_of(const std::string& s) {
+    return fmt::format(
+        "CASE WHEN n.oid IS NULL THEN 'none' WHEN NOT has_schema_privilege(n.oid, 'USAGE') THEN "
+        "'denied' WHEN to_regprocedure('{0}.layout_{1}()') IS NULL THEN 'old' ELSE 'ok' END",
+        s, kLayout);
+}
+
 }  // namespace
 
-Status ensure_schema(PgConn& c, const std::string& schema, const std::string& user,
-                     Clock::time_point by) {
+std::string used_by_others(const std::string& schema, const std::string& user) {
+    return fmt::format(
+        "deadbolt keeps its fences in schema '{0}', which exists, but user '{1}' may not use it. "
+        "Have the schema's owner (who ran `deadbolt init`) or a superuser run: {2} (functions "
+        "run for everyone)",
+        schema, user, grants(schema, user));
+}
+
+Status ensure_schema(PgConn& c, const std::string& schema, Clock::time_point by) {
     std::vector<SqlRows> out;
-    auto st = c.run(fmt::format("SELECT current_setting('server_version_num')::int, "
-                                "to_regprocedure('{0}.layout_{1}()') IS NOT NULL, "
-                                "current_database()",
-                                schema, kLayout),
+    auto st = c.run(fmt::format("SELECT current_setting('server_version_num')::int, {1}, "
+                                "current_database(), quote_ident(current_user) FROM (SELECT 1) o "
+                                "LEFT JOIN pg_namespace n ON n.nspname = '{0}'",
+                                schema, state_of(schema)),
                     by, out);
     if (!st.ok()) return st;
     if (std::stoi(out.at(0).at(0, 0)) < 140000)
         return Status::error(errc::server_error,
                              "deadbolt needs PostgreSQL 14 or newer (idle_session_timeout keeps a "
                              "lock's TTL); this server is older");
-    if (out.at(0).at(0, 1) == "t") return {};
-    auto db = out.at(0).at(0, 2);
+    auto state = out.at(0).at(0, 1), db = out.at(0).at(0, 2), user = out.at(0).at(0, 3);
+    if (state == "ok") return {};
+    // Made already (`deadbolt init`, or another user's first use), but not for this user:
+    // making it again would not help, its owner's GRANTs do.
+    if (state == "denied")
+        return Status::error(errc::permission_denied, used_by_others(schema, user));
     st = c.run(creation(schema), by, out);
     if (st.ok()) return st;
     if (c.alive()) {
@@ -235,12 +337,8 @@ Status ensure_schema(PgConn& c, const std::string& schema, const std::string& us
             fmt::format("deadbolt keeps its fences in schema '{0}', which is missing or "
                         "incomplete, and user '{1}' may not make it ({2}). Either GRANT CREATE "
                         "ON DATABASE {3} TO {1}, or have a user who may run `deadbolt init` with "
-                        "this URL once and then: GRANT USAGE ON SCHEMA {0} TO {1}; GRANT USAGE ON "
-                        "SEQUENCE {0}.fences TO {1}; GRANT SELECT, INSERT, UPDATE ON {0}.names, "
-                        "{0}.fenced, {0}.buckets TO {1}; GRANT SELECT, INSERT, UPDATE, DELETE ON "
-                        "{0}.permits, {0}.latches, {0}.leaders TO {1}; (functions run for "
-                        "everyone)",
-                        schema, user, st.detail, db));
+                        "this URL once and then: {4} (functions run for everyone)",
+                        schema, user, st.detail, db, grants(schema, user)));
     if (st.ec == make_error_code(errc::readonly))
         return Status::error(errc::readonly,
                              fmt::format("{}: locks need the primary; name it, or add "

@@ -12,8 +12,12 @@
 namespace deadbolt::detail {
 
 /// Makes schema and its objects unless they are there already; fails naming the right that
-/// is missing (and who could grant it), or a server older than PostgreSQL 14.
-Status ensure_schema(PgConn& c, const std::string& schema, const std::string& user,
-                     Clock::time_point by);
+/// is missing and the GRANTs that give it (to make the schema, or to use it once made), or a
+/// server older than PostgreSQL 14.
+Status ensure_schema(PgConn& c, const std::string& schema, Clock::time_point by);
+
+/// What to tell user, refused by schema's objects once the schema exists: that it may not use
+/// them, and the GRANTs its owner runs.
+std::string used_by_others(const std::string& schema, const std::string& user);
 
 }  // namespace deadbolt::detail

@@ -2,14 +2,30 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "backends/postgres/conn.hpp"
 #include "backends/postgres/keys.hpp"
+#include "backends/postgres/schema.hpp"
+#include "core/token.hpp"
 
 namespace deadbolt::detail {
+namespace {
+
+// Where this process's holdings say they come from (application_name).
+std::optional<TokenOrigin> this_process() {
+    try {
+        return token_origin(random_token());
+    } catch (const std::exception&) {  // no randomness: the holdings name no host
+        return std::nullopt;
+    }
+}
+
+}  // namespace
 
 PgStore::PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> first)
     : SqlStore(
-          c, std::make_unique<PgDialect>(url.schema),
+          c, std::make_unique<PgDialect>(url.schema, this_process()),
           [url](Clock::time_point by, std::shared_ptr<SqlSession>& out) {
               std::shared_ptr<PgConn> conn;
               auto st = PgConn::open(url, by, conn);
@@ -17,7 +33,8 @@ PgStore::PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> fi
               return st;
           },
           std::move(first)),
-      schema_(url.schema) {}
+      schema_(url.schema),
+      user_(url.options.username.empty() ? "<your role>" : url.options.username) {}
 Status PgStore::supports(const LockSpec& spec) const {
     // Every shape: session locks, and rows where a session cannot keep the shape.
     if (spec.options.lock_delay.count() > 0)
@@ -32,12 +49,40 @@ Status PgStore::offers(std::string_view /*primitive*/) const {
 }
 
 std::string PgStore::record_names(const std::vector<std::string>& fresh) const {
+    // One row per key: ON CONFLICT DO UPDATE may not touch a row twice in one statement.
+    std::map<std::int64_t, const std::string*> rows;
+    for (const auto& n : fresh) rows.emplace(advisory_key(n), &n);
     std::string values;
-    for (const auto& n : fresh)
-        values += fmt::format("{}({}, {})", values.empty() ? "" : ", ", advisory_key(n),
-                              bytea_literal(n));
-    return fmt::format("INSERT INTO {}.names VALUES {} ON CONFLICT (key) DO NOTHING;", schema_,
-                       values);
+    for (const auto& [key, name] : rows)
+        values += fmt::format("{}({}, {})", values.empty() ? "" : ", ", key, bytea_literal(*name));
+    // seen moves at most once a minute: fewer row versions, and still far from a prune.
+    return fmt::format(
+        "INSERT INTO {0}.names AS n (key, name) VALUES {1} ON CONFLICT (key) DO UPDATE SET "
+        "seen = now() WHERE n.seen < now() - interval '1 minute';",
+        schema_, values);
+}
+
+std::string PgStore::rights_advice() const {
+    return used_by_others(schema_, user_);
+}
+
+std::string PgStore::prune_names() const {
+    return fmt::format("SELECT {}.prune_names()", schema_);
+}
+
+Verdict PgStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
+    // Its backend, known by its pid and by the name its grant gave it (a pid the kernel gave
+    // another backend since would not carry this fence), holding the first key still.
+    const auto& d = static_cast<const PgDialect&>(dialect());
+    return verdict_by(
+        fmt::format("SELECT count(*) FILTER (WHERE pg_terminate_backend(a.pid)) FROM "
+                    "pg_stat_activity a WHERE a.pid = {} AND a.application_name LIKE '{}' AND "
+                    "EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND "
+                    "l.locktype = 'advisory' AND l.objsubid = 1 AND (l.classid::bigint << 32 | "
+                    "l.objid::bigint) = {})",
+                    held.orphan(), d.holding_like(held.grant.fence, held.grant.ttl),
+                    held.keys.front()),
+        "1", by);
 }
 
 }  // namespace deadbolt::detail

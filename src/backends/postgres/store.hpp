@@ -54,14 +54,19 @@ class PgStore final : public SqlStore {
                          std::chrono::milliseconds keep, bool& extended) override;
     Status permits_in_use(const std::string& name, int permits, int& in_use) override;
 
+    std::string rights_advice() const override;
+
   protected:
+    Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
     Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
                    Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;
+    std::string prune_names() const override;
 
   private:
     const std::string& schema() const { return schema_; }
     const std::string schema_;
+    const std::string user_;  // the URL's, for GRANTs
     std::mutex terms_m_;
     std::map<std::string, std::pair<std::string, std::uint64_t>> terms_;  // name: token, term
 };

@@ -42,9 +42,9 @@ void SqlClaim::drop_session() noexcept {
     }
 }
 
-void SqlClaim::hand_over(const std::string& token, std::string farewell) {
+void SqlClaim::hand_over(const std::string& token, std::string farewell, SqlGrant g) {
     places_[token] =
-        std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell));
+        std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell), g);
     session_.reset();
     held_ = 0;
 }
@@ -61,11 +61,12 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     // The idle timeout is the lease's TTL: set before the try, so that a grant is never
     // held by a session without one.
     std::string sql = s->idle_timeout != keep ? d.keep(keep) : std::string();
-    sql += store_.naming(names_);
-    sql += d.try_take({keys_.begin() + static_cast<std::ptrdiff_t>(held_), keys_.end()}, shared_,
-                      !shared_);
+    std::vector<std::string> fresh;
+    sql += store_.naming(names_, fresh);
+    sql += d.try_take(keys_, held_, shared_, !shared_, keep);
     std::vector<SqlRows> out;
-    a.status = s->run(sql, store_.deadline(), out);
+    auto sent = Clock::now();
+    a.status = store_.advised(s->run(sql, store_.deadline(), out));
     if (!a.status.ok()) {
         // A statement that failed part way may have taken a key before it failed: the session
         // goes, and what it took with it. The cleanup of an unknown outcome finds it gone.
@@ -74,7 +75,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
         return;
     }
     s->idle_timeout = keep;
-    store_.noted(names_);
+    store_.noted(fresh, sent);
     const auto& row = out.back();
     auto tried = keys_.size() - held_;
     if (row.null(0, 0)) {
@@ -92,7 +93,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     }
     a.acquired = true;
     store_.watch(s);
-    hand_over(token, std::move(farewell));
+    hand_over(token, std::move(farewell), {f.fence, keep});
 }
 
 void SqlClaim::wait(Clock::time_point until) {

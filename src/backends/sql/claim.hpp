@@ -43,8 +43,8 @@ class SqlClaim final : public Claim {
     void wait(Clock::time_point until) override;
 
   private:
-    // The session leaves the claim: into a holding for token (granted, or unknown).
-    void hand_over(const std::string& token, std::string farewell = {});
+    // The session leaves the claim: into a holding for token (granted as g, or unknown).
+    void hand_over(const std::string& token, std::string farewell = {}, SqlGrant g = {});
     // The session goes back to the pool when it holds nothing, else it is closed.
     void drop_session() noexcept;
 

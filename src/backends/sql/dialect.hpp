@@ -22,11 +22,14 @@ class SqlDialect {
     /// Sets the session's idle timeout to ttl (the holding's TTL: the server ends a session
     /// silent for longer, and frees its locks). A statement of its own, ';'-terminated.
     virtual std::string keep(std::chrono::milliseconds ttl) const = 0;
-    /// Tries keys in order without waiting, stopping at the first refused. Answers, when it
-    /// took all of them, a fresh fence in column 0 (0 when !fenced), else NULL there; and
-    /// when there were several, how many it took in column 1.
-    virtual std::string try_take(const std::vector<std::string>& keys, bool shared,
-                                 bool fenced) const = 0;
+    /// Tries keys[from, end) in order without waiting, stopping at the first refused
+    /// (keys[0, from) are held already). Answers, when the session then holds all of keys, a
+    /// fresh fence in column 0 (0 when !fenced), else NULL there; and when it tried several,
+    /// how many it took in column 1. A session that holds any of keys afterwards is marked,
+    /// in the same round trip, as held by this process for ttl with that fence, where the
+    /// engine's status can read it.
+    virtual std::string try_take(const std::vector<std::string>& keys, std::size_t from,
+                                 bool shared, bool fenced, std::chrono::milliseconds ttl) const = 0;
     /// Waits inside the server for key for at most timeout (0: without end).
     virtual std::string wait_for(const std::string& key, bool shared,
                                  std::chrono::milliseconds timeout) const = 0;

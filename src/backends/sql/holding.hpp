@@ -3,6 +3,8 @@
 // server's clock (a semaphore's permit), which outlives no TTL and needs no session.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,14 +15,26 @@
 
 namespace deadbolt::detail {
 
+/// What a grant was: its fence and the TTL it was taken for (how its session is marked as
+/// holding it, dialect.hpp's try_take).
+struct SqlGrant {
+    std::uint64_t fence = 0;
+    std::chrono::milliseconds ttl{0};
+};
+
 struct SqlHolding final : Holding {
     SqlHolding(std::shared_ptr<SqlSession> s, std::vector<std::string> k, bool sh,
-               std::string bye = {})
-        : keys(std::move(k)), shared(sh), farewell(std::move(bye)), session_(std::move(s)) {}
+               std::string bye = {}, SqlGrant g = {})
+        : keys(std::move(k)),
+          shared(sh),
+          farewell(std::move(bye)),
+          grant(g),
+          session_(std::move(s)) {}
 
     const std::vector<std::string> keys;  // held on the session, in the order taken
     const bool shared = false;            // a shared lock (an RWLock's reader)
     const std::string farewell;           // ';'-ended statements a release runs first
+    const SqlGrant grant;                 // none ({}) for a holding never granted
 
     /// The session, while the holding has it (null once released or found dead).
     std::shared_ptr<SqlSession> session() const {
@@ -34,9 +48,21 @@ struct SqlHolding final : Holding {
         return std::move(session_);
     }
 
+    /// The server's id of the session a release closed without an answer (it may live on in
+    /// the server, holding the keys, until the server notices), set then; 0 otherwise.
+    void orphaned(std::uint64_t session_id) const {
+        std::lock_guard lock(m_);
+        orphan_ = session_id;
+    }
+    std::uint64_t orphan() const {
+        std::lock_guard lock(m_);
+        return orphan_;
+    }
+
   private:
     mutable std::mutex m_;
     mutable std::shared_ptr<SqlSession> session_;
+    mutable std::uint64_t orphan_ = 0;
 };
 
 /// A holding kept as a row with an expiry: the engine's store extends, releases and checks

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ class SqlSession {
 
     /// Serializes statements from the holder's thread, the renewer and the watch.
     std::mutex m;
+    /// The server's id of the session (PostgreSQL's backend pid, MariaDB's connection id),
+    /// by which another session can find and end it.
+    std::uint64_t id = 0;
     /// The idle timeout set on the session now (0: the server's default), and when it was
     /// last used: a pooled session idle past it is dead.
     std::chrono::milliseconds idle_timeout{0};

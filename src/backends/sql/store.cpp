@@ -97,19 +97,49 @@ bool SqlStore::wait_in_server(SqlSession& s, const std::string& key, bool shared
            dialect_->took(out.back());
 }
 
-std::string SqlStore::naming(const std::vector<std::string>& names) {
-    std::vector<std::string> fresh;
+std::string SqlStore::naming(const std::vector<std::string>& names,
+                             std::vector<std::string>& fresh) {
+    fresh.clear();
     {
         std::lock_guard lock(m_);
+        auto now = Clock::now();
         for (const auto& n : names)
-            if (!named_.contains(n)) fresh.push_back(n);
+            if (auto it = named_.find(n); it == named_.end() || now - it->second >= kNameTrust)
+                fresh.push_back(n);
     }
-    return fresh.empty() ? std::string() : record_names(fresh);
+    if (fresh.empty()) return {};
+    std::sort(fresh.begin(), fresh.end());
+    fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
+    return record_names(fresh);
 }
 
-void SqlStore::noted(const std::vector<std::string>& names) {
+void SqlStore::noted(const std::vector<std::string>& fresh, Clock::time_point sent) {
     std::lock_guard lock(m_);
-    named_.insert(names.begin(), names.end());
+    // A record is trusted from when it was sent: the server marked it seen after that.
+    for (const auto& n : fresh)
+        if (auto [it, made] = named_.try_emplace(n, sent); !made && it->second < sent)
+            it->second = sent;
+    // Records past their trust are forgotten now and then: a client that locks a million
+    // names once each keeps none of them.
+    if (sent - swept_ >= kNameTrust) {
+        swept_ = sent;
+        std::erase_if(named_, [&](const auto& e) { return sent - e.second >= kNameTrust; });
+    }
+}
+
+void SqlStore::maybe_prune() noexcept {
+    try {
+        {
+            std::lock_guard lock(m_);
+            auto now = Clock::now();
+            if (now < next_prune_) return;
+            next_prune_ = now + kNameTrust;
+        }
+        // Pruning is housekeeping: a failure leaves names for the next one, and nothing else.
+        std::vector<SqlRows> out;
+        (void)run_once(prune_names(), out);
+    } catch (...) {  // no memory: the next release prunes
+    }
 }
 
 std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
@@ -147,6 +177,12 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         const auto* held = dynamic_cast<const SqlHolding*>(h);
         auto s = held ? held->take() : nullptr;
         if (s) watch_.unwatch(*s);
+        // Asked again after a release that got no answer: that session is closed here, but
+        // the server may not know yet, and only another session can end it now.
+        if (held && !s && held->orphan() != 0) {
+            out.push_back(end_orphan(*held, by));
+            continue;
+        }
         if (!held || !s || !s->alive()) {
             out.push_back(Verdict::no());  // its session ended, and the server freed its keys
             continue;
@@ -156,11 +192,15 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         auto st = s->run(held->farewell + dialect_->give_back(held->keys, held->shared), by, rows);
         auto v = verdict_of(st);
         if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
+        if (v.is == Verdict::Is::unknown) held->orphaned(s->id);
         if (v.is != Verdict::Is::yes) s->close();  // whatever it held goes with the session
         lock.unlock();
         if (v.is == Verdict::Is::yes) give_back(std::move(s));
         out.push_back(std::move(v));
     }
+    // After a release the server answered, not into one that is down.
+    if (std::ranges::any_of(out, [](const Verdict& v) { return v.is == Verdict::Is::yes; }))
+        maybe_prune();
     return out;
 }
 
@@ -193,6 +233,25 @@ Status SqlStore::on_grant(SqlSession& /*s*/, const LockSpec& /*spec*/, const std
                           std::string& farewell) {
     farewell.clear();
     return {};
+}
+
+Status SqlStore::advised(Status st) const {
+    if (st.ec != make_error_code(errc::permission_denied)) return st;
+    auto advice = rights_advice();
+    if (advice.empty()) return st;
+    return Status::error(errc::permission_denied, st.detail + ". " + advice);
+}
+
+Verdict SqlStore::end_orphan(const SqlHolding& /*held*/, Clock::time_point /*by*/) {
+    return Verdict::no();
+}
+
+Verdict SqlStore::verdict_by(const std::string& sql, std::string_view expect,
+                             Clock::time_point by) {
+    std::vector<SqlRows> out;
+    // A failure here is this statement's (its own session), not the holding's: ask again.
+    if (auto st = run_once(sql, out, by); !st.ok()) return Verdict::unknown(st);
+    return out.back().at(0, 0) == expect ? Verdict::yes() : Verdict::no();
 }
 
 Verdict SqlStore::on_row(RowOp /*op*/, const SqlRow& /*row*/, std::chrono::milliseconds /*keep*/,

@@ -13,9 +13,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/sql/dialect.hpp"
@@ -61,16 +61,27 @@ class SqlStore : public Store {
     /// it instead, which frees whatever it held.
     void give_back_after(std::shared_ptr<SqlSession> s, const std::string& sql,
                          std::string_view expect) noexcept;
-    /// The statement that records names for status and list the first time this client uses
-    /// them ("" after); noted() once it ran.
-    std::string naming(const std::vector<std::string>& names);
-    void noted(const std::vector<std::string>& names);
+    /// The statement that records names for list (a key cannot be turned back into its
+    /// name) that this client has not recorded within kNameTrust ("" when none; those are
+    /// fresh), marking them seen now; noted(fresh) once it ran, with when it was sent. The
+    /// engine prunes names nothing holds or waits for that nobody marked seen for kNamesKept
+    /// (prune_names): many times kNameTrust, so that a name this client trusts recorded is
+    /// never pruned under it.
+    std::string naming(const std::vector<std::string>& names, std::vector<std::string>& fresh);
+    void noted(const std::vector<std::string>& fresh, Clock::time_point sent);
+    /// How long a client trusts its record of a name, and how long an unused name is kept.
+    static constexpr std::chrono::seconds kNameTrust{60}, kNamesKept{600};
     /// What the engine does on the session s (m held) right after it granted spec to token
     /// with fence, before the grant is reported: an election's leader publishes its value.
     /// farewell: the statements a release of the holding runs first. Default: nothing.
     virtual Status on_grant(SqlSession& s, const LockSpec& spec, const std::string& token,
                             std::uint64_t fence, std::chrono::milliseconds keep,
                             std::string& farewell);
+    /// What to add to a refusal of deadbolt's own statements for want of rights: who may not
+    /// do what, and the GRANTs that let it ("" by default).
+    virtual std::string rights_advice() const { return {}; }
+    /// st, with rights_advice() added when it is a refusal for want of rights.
+    Status advised(Status st) const;
     /// Waits inside the server on s (m held) for key until until (its lock timeout; the
     /// client gives up a command timeout later, for a server that does not answer), cut
     /// short when wake_fd is readable: true when it took key. A failed wait that broke the
@@ -87,21 +98,43 @@ class SqlStore : public Store {
     ClientImpl& client() { return client_; }
 
   protected:
+    /// The release of held asked again after one that got no answer, which closed its
+    /// session here: ends that session in the server, from another one, when it still holds
+    /// held's first key as held's grant (the server has not noticed the close: a stalled
+    /// link), answering yes; no when it is gone (whether or not it outlived the release, its
+    /// holding cannot be shown to have); unknown when no answer came. Default: no.
+    virtual Verdict end_orphan(const SqlHolding& held, Clock::time_point by);
+    /// The answer of a statement on a pooled session (run_once) as a verdict: yes when its
+    /// first value is expect, no when it is something else, unknown when no answer came.
+    Verdict verdict_by(const std::string& sql, std::string_view expect, Clock::time_point by);
+
     enum class RowOp : unsigned char { extend, release, check };
     /// Extends (by keep), releases or checks a holding kept as a row; the default answers
     /// unknown (an engine without row holdings never makes one).
     virtual Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
                            Clock::time_point by);
-    /// The statement that records fresh (names not recorded by this client yet), ';'-ended.
+    /// The statement that records fresh (names this client does not trust recorded, without
+    /// repeats) and marks them seen now, ';'-ended.
     virtual std::string record_names(const std::vector<std::string>& fresh) const = 0;
+    /// The statement that deletes, a bounded number at a time, the recorded names that
+    /// nothing holds or waits for and nobody marked seen for kNamesKept (and whatever else
+    /// the engine keeps per name or session that nothing uses any more). It must never leave
+    /// a name that a client trusts recorded unrecorded: kNamesKept is far beyond kNameTrust.
+    virtual std::string prune_names() const = 0;
 
   private:
+    // Runs prune_names() after a release at most every kNameTrust: a round trip a minute, and
+    // one per short-lived client (a CLI run), whatever the rate of releases.
+    void maybe_prune() noexcept;
+
     ClientImpl& client_;
     const std::unique_ptr<const SqlDialect> dialect_;
     const Opener opener_;
     std::mutex m_;
     std::vector<std::shared_ptr<SqlSession>> idle_;
-    std::set<std::string> named_;
+    std::unordered_map<std::string, Clock::time_point> named_;  // name: when recorded
+    Clock::time_point swept_{};                                 // named_'s last sweep
+    Clock::time_point next_prune_{};
     SessionWatch watch_;  // last: stopped before the rest goes
 };
 
