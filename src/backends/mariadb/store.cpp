@@ -65,7 +65,7 @@ MyStore::MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<MyConn> first)
               out = std::move(conn);
               return st;
           },
-          std::move(first)),
+          first),  // a copy: the dialect's argument reads first, in no set order
       database_(url.database),
       user_(url.options.username) {}
 
