@@ -191,7 +191,12 @@ def main():
                                            for k in runs[0]["waiting_per_waiter"]},
                     "drain_s": stats.spread([r["drain_s"] for r in runs])}
             if "C" in only:
-                refused = e.url.replace(f":{e.port()}", f":{free_port()}", 1)
+                # Every server of the URL swapped for one address nobody listens on.
+                scheme, rest = e.url.split("://", 1)
+                user = rest.split("@")[0] + "@" if "@" in rest.split("/")[0] else ""
+                hosts = rest[len(user):]
+                tail = hosts[len(hosts.split("/")[0].split("?")[0]):]
+                refused = f"{scheme}://{user}127.0.0.1:{free_port()}{tail}"
                 row["refused_ms"] = stats.spread([connect_ms(refused)[0] for _ in range(max(reps, 3))])
                 if name != "redis":
                     row["redis_url_at_its_port_ms"] = stats.spread(
