@@ -55,8 +55,10 @@ TEST(Waiting, EightWaitersSendNoPollingTraffic) {
     auto commands = raw.client_commands() - before;
     EXPECT_EQ(timed_out.load(), 8);
     EXPECT_GE(elapsed, 5s);
-    // Per waiter: the subscriber connection's handshake PING, attempt, SUBSCRIBE, attempt,
-    // final attempt at the deadline, UNSUBSCRIBE. A 100 ms poller would send ~50 per waiter.
+    // Per waiter: the subscriber connection's handshake PING, attempt, SUBSCRIBE (its inbox
+    // and notices, one command), attempt (it lines up), final attempt at the deadline, and
+    // leaving the line (a script; the inbox stays subscribed). A 100 ms poller would send
+    // ~50 per waiter.
     EXPECT_LE(commands, 8 * 6) << commands << " commands while 8 clients waited 5 s";
 }
 
@@ -139,11 +141,8 @@ TEST(Waiting, ReleaserYieldsToTheWokenWaiterInsteadOfBargingBackIn) {
         std::this_thread::sleep_for(50ms);
         l.release();
     });
-    // The waiter is subscribed once the server has a subscriber on the channel.
-    for (int i = 0;
-         i < 500 &&
-         srv.raw().cmd({"PUBSUB", "NUMSUB", "{polite}:released"}).elements.at(1).integer == 0;
-         ++i)
+    // The waiter listens once it stands in the name's line.
+    for (int i = 0; i < 500 && srv.raw().cmd({"ZCARD", "{polite}:waiters"}).integer == 0; ++i)
         std::this_thread::sleep_for(10ms);
     held.release();
     auto again = a.acquire("polite", o, {.deadline = Clock::now() + 10s});  // right away

@@ -255,7 +255,10 @@ RedisStore::RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> cn
            : n ? n->first()
                : nullptr),
       server(s ? std::move(s) : one_server(conn)),
-      nodes(n ? std::move(n) : std::make_shared<Nodes>(server)) {}
+      nodes(n ? std::move(n) : std::make_shared<Nodes>(server)),
+      // One per client, under the prefix: the ACL's channel pattern ({prefix*) covers it.
+      inbox_(aux_key(c.options.key_prefix + "deadbolt",
+                     "inbox:" + c.id.substr(c.id.rfind(':') + 1))) {}
 
 Subscriber& RedisStore::subscriber() {
     std::lock_guard lk(sub_m_);
@@ -276,7 +279,9 @@ Subscriber& RedisStore::subscriber() {
                 all.emplace_back(nodes->node(i).endpoint().host, nodes->node(i).endpoint().port);
             others = [all] { return all; };
         }
-        sub_ = std::make_unique<Subscriber>(ep, std::move(others));
+        SubscriberHooks hooks;
+        hooks.inbox = inbox_;
+        sub_ = std::make_unique<Subscriber>(ep, std::move(others), std::move(hooks));
         if (moved_port_ != 0) sub_->retarget(moved_host_, moved_port_);
     }
     return *sub_;

@@ -77,6 +77,8 @@ class RedisStore final : public Store {
 
     /// The pub/sub connection, started on first use.
     Subscriber& subscriber();
+    /// This client's inbox: where a release tells the one waiter it wakes.
+    const std::string& inbox() const { return inbox_; }
     /// The connection of the asynchronous API on one server (or Sentinel's primary), made at
     /// first use; null elsewhere (a cluster has async_cluster(), Redlock its Nodes).
     /// Loop thread only.
@@ -112,6 +114,7 @@ class RedisStore final : public Store {
     RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> conn,
                std::shared_ptr<Server> s, std::shared_ptr<Nodes> n);
 
+    std::string inbox_;  // see inbox()
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
     std::set<AsyncWaker*> armed_;                                         // loop thread only
