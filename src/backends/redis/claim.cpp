@@ -132,7 +132,9 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
 
 Status RedisClaim::confirm() {
     ScriptCall c = call();
-    return redis(c_).server->confirm_replicated({&c, 1}, c_.deadline());
+    Status st = redis(c_).server->confirm_replicated({&c, 1}, c_.deadline());
+    granted_ = st.ok();
+    return st;
 }
 
 void RedisClaim::disarm() noexcept {
@@ -161,7 +163,10 @@ void RedisClaim::cancel_wait() noexcept {
 
 std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
                                              std::chrono::milliseconds keep) const {
-    return RedisHolding::held(spec_, token, keep);
+    auto h = RedisHolding::held(spec_, token, keep);
+    // The grant's holding, not what a failed attempt may have left to clean up.
+    if (granted_) redis(c_).watch(*h);
+    return h;
 }
 
 std::shared_ptr<Holding> RedisClaim::waiter(const std::string& token,

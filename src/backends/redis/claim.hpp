@@ -55,7 +55,8 @@ class RedisClaim final : public Claim {
     // Only a waiter that listens lines up: a release would otherwise tell nobody, and a
     // try-lock (which never arms) would leave a place behind.
     bool armed_ = false;
-    std::string ticket_;  // its place in line, once it lined up; kept for every later attempt
+    std::string ticket_;    // its place in line, once it lined up; kept for every later attempt
+    bool granted_ = false;  // confirm() passed: the next holding() is the grant's
 };
 
 }  // namespace deadbolt::detail

@@ -140,8 +140,9 @@ const Script& latch_count_down_script();
 /// KEYS: main, fence, queue, readers, claim, limit, line. Returns {kind, pttl, last fence or
 /// false, holders, waiters, permits, writer waiting 0/1}; see LockStatus.
 const Script& status_script();
-/// KEYS as status_script; ARGV: box, observe channel. Returns what it freed ('lock',
-/// 'readers', 'reentrant', 'leader', 'semaphore') or 'free', and wakes the next in line.
+/// KEYS as status_script; ARGV: box, observe channel, notices channel, name. Returns what it
+/// freed ('lock', 'readers', 'reentrant', 'leader', 'semaphore') or 'free'; it names the
+/// name on the notices channel (its holders check at once) and wakes the next in line.
 const Script& force_unlock_script();
 
 /// Write if fence >= highest seen and (unless ARGV[3] is empty) the version is still ARGV[3].

@@ -64,9 +64,11 @@ return {kind, pttl, redis.call('GET', KEYS[2]), holders, waiters, permits,
 )lua";
 
 // KEYS: main, fence, queue, readers, claim, limit, line (as status). ARGV: box, observe
-// channel. Frees the name whatever holds it (Redisson's forceUnlock): the next in line is
-// woken, and each holder finds its key gone at its next renewal and reports the loss. The
-// fence counter stays, so every later grant's fence is higher than the evicted holder's.
+// channel, notices channel, name. Frees the name whatever holds it (Redisson's forceUnlock):
+// the next in line is woken, and the name goes out on the notices channel, where every client
+// that holds something listens: a holder checks its holdings of the name at once and reports
+// the loss (one that does not listen finds its key gone at its next renewal). The fence
+// counter stays, so every later grant's fence is higher than the evicted holder's.
 // A string with no expiry is freed only when it reads as a lock's token (deadbolt's, redis-py's
 // uuid hex, node-redlock's hex, redsync's base64: 16 to 128 token characters, digits and
 // letters both);
@@ -93,6 +95,7 @@ if found ~= 'lock' and found ~= 'readers' and found ~= 'reentrant' and found ~= 
    not (found == 'semaphore' and redis.call('EXISTS', KEYS[6]) == 1) then
   return refuse(KEYS[1], found == 'semaphore' and 'zset' or found, 'force-unlock')
 end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 redis.call('PUBLISH', ARGV[2], 'resigned')
 redis.call('DEL', KEYS[1])
 if found == 'readers' then redis.call('DEL', KEYS[4]) end
