@@ -24,12 +24,16 @@ local function told(m, word, box)
   return redis.call('PUBLISH', inbox, word .. ' ' .. box) > 0 or string.find(m, '^%u') ~= nil
 end
 -- Wakes the first waiter in line w whose client listens (dropping those whose client does not)
--- and has the next one stand by, in case the woken one never comes: 1 if it woke one.
+-- and has the next one stand by, in case the woken one never comes: 1 if it woke one. Each is
+-- told before it leaves the line, so a PUBLISH the ACL refuses fails the script before it
+-- wrote anything.
 local function wake(w, box)
   repeat
-    local head = redis.call('ZPOPMIN', w)[1]
+    local head = redis.call('ZRANGE', w, 0, 0)[1]
     if not head then return 0 end
-  until told(head, 'go', box)
+    local listens = told(head, 'go', box)
+    redis.call('ZREM', w, head)
+  until listens
   repeat
     local next = redis.call('ZRANGE', w, 0, 0)[1]
     if not next or told(next, 'next', box) then return 1 end

@@ -236,6 +236,11 @@ void Subscriber::on_reply_locked(const Reply& r, Tell& tell) {
     Channel& ch = it->second;
     if (ch.pending_acks > 0) --ch.pending_acks;
     ch.subscribed = kind == "subscribe";
+    // Listening again after a lost session: a waiter that looked meanwhile lined up while
+    // nobody listened here, and a release may have dropped it for that. Each looks again now.
+    if (ch.subscribed && sessions_ > 1 && !hooks_.inbox.empty() && name == hooks_.inbox)
+        for (auto& [box, waiter] : channels_)
+            if (waiter.kind == Kind::mailbox) ++waiter.seq;
     if (ch.refs <= 0 && ch.pending_acks == 0) channels_.erase(it);
 }
 
