@@ -168,6 +168,10 @@ TEST(Herd, ReadersBehindAWriterGoInTogetherAndTheWriterBehindThemWaitsForTheLast
     RedisServer srv;
     auto raw = srv.raw();
     auto w = deadbolt::Client::connect(srv.url());
+    // A fresh server meets each script once (NOSCRIPT, then EVAL); the readers would meet the
+    // release's all at once. Load them first, as a server that ran a while has them.
+    w.acquire("warm", deadbolt::LockMode::write, kLong).release();
+    w.acquire("warm", deadbolt::LockMode::shared, kLong).release();
     auto held = w.acquire("rw", deadbolt::LockMode::write, kLong);
     constexpr int kN = 6;
     std::vector<deadbolt::Client> clients;
@@ -194,8 +198,9 @@ TEST(Herd, ReadersBehindAWriterGoInTogetherAndTheWriterBehindThemWaitsForTheLast
     held.release();
     for (auto& t : readers) t.join();
     EXPECT_EQ(read, kN) << "the readers did not all hold at once";
-    // One wake-up per reader, each let in by the one before: its grant and its release.
-    EXPECT_LE(scripts(raw) - lined_up, 2 * kN + 2);
+    // The writer's release, then one wake-up per reader, each let in by the one before: its
+    // grant and its release.
+    EXPECT_LE(scripts(raw) - lined_up, 2 * kN + 1);
     EXPECT_EQ(raw.cmd({"EXISTS", "{rw}:waiters"}).integer, 0);
 }
 
