@@ -319,12 +319,13 @@ void RedisStore::doubt_key(std::string key) {
 void RedisStore::watch(RedisHolding& h) {
     Subscriber& s = subscriber();  // the first holding starts it: force-unlock's notices
     if (cluster || nodes->redlock()) return;
-    auto w = std::make_shared<RedisHolding::Watch>();
+    std::shared_ptr<RedisHolding::Watch> w;  // none while the server sends no events
     for (auto key : h.main_keys()) {
-        std::string k(key);
-        if (s.watch_key(k)) w->keys.push_back(std::move(k));
+        if (!s.watch_key(key)) continue;
+        if (!w) w = std::make_shared<RedisHolding::Watch>();
+        w->keys.emplace_back(key);
     }
-    if (!w->keys.empty()) h.watching = std::move(w);
+    if (w) h.watching = std::move(w);
 }
 
 void RedisStore::unwatch(const Holding& h) noexcept {

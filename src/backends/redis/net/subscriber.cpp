@@ -239,8 +239,8 @@ void Subscriber::on_reply_locked(const Reply& r, Tell& tell) {
     // Listening again after a lost session: a waiter that looked meanwhile lined up while
     // nobody listened here, and a release may have dropped it for that. Each looks again now.
     if (ch.subscribed && sessions_ > 1 && !hooks_.inbox.empty() && name == hooks_.inbox)
-        for (auto& [box, waiter] : channels_)
-            if (waiter.kind == Kind::mailbox) ++waiter.seq;
+        for (auto& entry : channels_)
+            if (entry.second.kind == Kind::mailbox) ++entry.second.seq;
     if (ch.refs <= 0 && ch.pending_acks == 0) channels_.erase(it);
 }
 
@@ -437,7 +437,7 @@ void Subscriber::unsubscribe(const std::string& channel) {
     post_write_locked();
 }
 
-bool Subscriber::watch_key(const std::string& key) {
+bool Subscriber::watch_key(std::string_view key) {
     if (keyspace_ == Keyspace::off) return false;
     std::lock_guard lk(m_);
     std::string name = keyspace_channel(key);

@@ -105,7 +105,7 @@ class Subscriber {
     /// Keyspace events: adds interest in key's deletion, expiry or eviction (Hooks::key_gone).
     /// False, and nothing to undo, when the server is known to have them off (or Hooks has
     /// keyspace off): then it costs one atomic load.
-    bool watch_key(const std::string& key);
+    bool watch_key(std::string_view key);
     /// Drops an interest watch_key counted.
     void unwatch_key(const std::string& key);
 
