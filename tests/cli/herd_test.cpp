@@ -1,6 +1,6 @@
 // Issue 30 item 4: a herd of `deadbolt run` waiters behind one holder drains with a few scripts
 // per waiter: a release wakes the first in line, not every waiter. Counted from INFO
-// commandstats (bench/herd.py measures 200 and the other engines).
+// commandstats (bench/faults.py row H measures 200, and the other engines).
 #include <future>
 #include <vector>
 
