@@ -263,10 +263,6 @@ pid_t spawn(const RunArgs& a, const Lease& lease, bool take_terminal, int& exit_
         // background (SIGTTIN). SIGTTOU is still blocked here, so this cannot stop us.
         if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
         signal(SIGPIPE, SIG_DFL);  // run ignores it; exec would keep that
-        // The client's threads open sockets while we fork (the subscriber starts with the
-        // lease): one made between its socket() and its FD_CLOEXEC would reach the command.
-        // Every descriptor above stderr closes at exec (errpipe's write end too, as it would).
-        (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
