@@ -153,9 +153,10 @@ def redis_benchmark(srv, clients, n, pipeline=1):
         source = subprocess.run([DRIVER, "script", name], capture_output=True, text=True, check=True).stdout
         sha[name] = srv.cli("SCRIPT", "LOAD", source)
     rows = {}
-    for name, cmd in (("acquire", ["EVALSHA", sha["acquire"], "2", "k:__rand_int__", "{k:__rand_int__}:fence",
-                                   "tok", "30000", "90000"]),
-                      ("release", ["EVALSHA", sha["release"], "1", "k:__rand_int__", "tok", "ch"])):
+    for name, cmd in (("acquire", ["EVALSHA", sha["acquire"], "3", "k:__rand_int__", "{k:__rand_int__}:fence",
+                                   "{k:__rand_int__}:waiters", "tok", "30000", "90000", "ch", "", ""]),
+                      ("release", ["EVALSHA", sha["release"], "2", "k:__rand_int__", "{k:__rand_int__}:waiters",
+                                   "tok", "ch"])):
         out = subprocess.run(["taskset", "-c", "1", "redis-benchmark", "-p", str(srv.port), "-c", str(clients),
                               "-n", str(n), "-P", str(pipeline), "-r", "1000000", "--csv", *cmd], capture_output=True, text=True).stdout
         fields = out.strip().splitlines()[-1].replace('"', "").split(",")

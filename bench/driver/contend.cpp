@@ -110,16 +110,19 @@ int contend(const Args& a) {
         raw->cmd({"SCRIPT", "LOAD", std::string(acq.source)});
         raw->cmd({"SCRIPT", "LOAD", std::string(rel.source)});
         std::string fence = "{" + a.key + "}:fence", chan = "{" + a.key + "}:released",
+                    line = "{" + a.key + "}:waiters",
                     token = "token-" + std::to_string(a.id) + "-0123456789abcdef";
-        s.enter = [&, fence, token](Clock::time_point) {
+        s.enter = [&, fence, line, chan, token](Clock::time_point) {
             bool ok = false;
             while (!ok && now_ns() < a.until_ns)  // a busy retry: no sleep at all
-                ok = raw->cmd({"EVALSHA", acq.sha1, "2", a.key, fence, token, "30000", "90000"}) ==
-                     1;
+                ok = raw->cmd({"EVALSHA", acq.sha1, "3", a.key, fence, line, token, "30000",
+                               "90000", chan, "", ""}) == 1;
             return ok;
         };
         s.work = rmw;
-        s.leave = [&, token, chan] { raw->cmd({"EVALSHA", rel.sha1, "1", a.key, token, chan}); };
+        s.leave = [&, line, token, chan] {
+            raw->cmd({"EVALSHA", rel.sha1, "2", a.key, line, token, chan});
+        };
     }
     // Every process starts contending at once, however long each took to start up.
     std::this_thread::sleep_for(

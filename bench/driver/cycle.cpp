@@ -18,11 +18,11 @@ void raw_cycles(int port, const std::string& key, std::int64_t until, std::vecto
     c.cmd({"SCRIPT", "LOAD", std::string(acq.source)});
     c.cmd({"SCRIPT", "LOAD", std::string(rel.source)});
     std::string fence = "{" + key + "}:fence", chan = "{" + key + "}:released",
-                token = "0123456789abcdef0123456789abcdef";
+                line = "{" + key + "}:waiters", token = "0123456789abcdef0123456789abcdef";
     while (now_ns() < until) {
         auto t0 = now_ns();
-        c.cmd({"EVALSHA", acq.sha1, "2", key, fence, token, "30000", "90000"});
-        c.cmd({"EVALSHA", rel.sha1, "1", key, token, chan});
+        c.cmd({"EVALSHA", acq.sha1, "3", key, fence, line, token, "30000", "90000", chan, "", ""});
+        c.cmd({"EVALSHA", rel.sha1, "2", key, line, token, chan});
         lat.push_back(double(now_ns() - t0) / 1000);
     }
 }

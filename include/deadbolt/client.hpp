@@ -59,7 +59,8 @@ struct LockStatus {
                          ///< "leader", "semaphore", or "readers" (RWLock read-held).
     int holders = 0;     ///< Holders now: 1 for a held mutex, owners of a reentrant lock, live
                          ///< readers or permits.
-    int waiters = 0;     ///< FairMutex waiters queued (other kinds wait without a queue).
+    int waiters = 0;     ///< Waiters in line, as the engine keeps them (on Redis: those
+                         ///< listening for their turn, of any kind).
     int permits = 0;     ///< A semaphore's permit count; 0 for other kinds.
     bool writer_waiting = false;  ///< An RWLock writer has claimed the lock and waits.
     /// The holders (at most kMaxListedHolders of them, soonest to expire last).

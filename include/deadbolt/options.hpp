@@ -94,6 +94,10 @@ struct MutexOptions {
     milliseconds waiter_ttl{5000};  ///< FairMutex queue places and RWLock writers' claims
                                     ///< last this long unless their waiter refreshes them
                                     ///< (every third of it): a dead waiter is skipped then.
+                                    ///< On Redis, a waiter next in line looks by itself a
+                                    ///< fifth of it after the one woken ahead of it, unless
+                                    ///< that one took the lock: a woken waiter that died
+                                    ///< keeps the lock free that long at most.
     LostHandler on_lost{};          ///< Called when a lease of this mutex is lost.
 };
 

@@ -61,7 +61,8 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
     };
     for (Step step = fsm.start(Clock::now());;) {
         if (step.release) cleanup(claim->holding(token, px), *step.release);
-        if (step.abandon) cleanup(claim->waiter(token, px), *step.abandon);
+        if (step.abandon)
+            if (auto w = claim->waiter(token, px)) cleanup(std::move(w), *step.abandon);
         if (step.new_token) token = random_token();
         if (step.unsubscribe) claim->disarm();
         if (step.report && how.on_wait) how.on_wait(*step.report);

@@ -65,7 +65,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
     void step(Step s) {
         for (;;) {
             if (s.release) cleanup(claim_->holding(token_, px_), *s.release);
-            if (s.abandon) cleanup(claim_->waiter(token_, px_), *s.abandon);
+            if (s.abandon)
+                if (auto w = claim_->waiter(token_, px_)) cleanup(std::move(w), *s.abandon);
             if (s.new_token) token_ = random_token();
             if (s.unsubscribe) claim_->disarm();
             if (s.report && how_.on_wait) how_.on_wait(*s.report);

@@ -12,6 +12,9 @@ ClientImpl::ClientImpl(ClientOptions o, const MakeStore& make_store)
     store->on_doubt = [weak = std::weak_ptr<Renewer>(renewer)] {
         if (auto r = weak.lock()) r->verify_all();
     };
+    store->on_doubt_of = [weak = std::weak_ptr<Renewer>(renewer)](Store::Concerns concerns) {
+        if (auto r = weak.lock()) r->doubt(std::move(concerns));
+    };
 }
 
 ClientImpl::~ClientImpl() {

@@ -100,11 +100,33 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
 }
 
 void Renewer::verify_all() noexcept {
+    verify({Store::Concerns{}});
+}
+
+void Renewer::doubt(Store::Concerns concerns) noexcept {
+    try {
+        std::lock_guard lk(m_);
+        if (leases_.empty() || stopping_) return;  // nothing held: nothing to doubt
+        doubts_.push_back(std::move(concerns));
+        cv_.notify_all();
+    } catch (const std::exception&) {
+        // Out of memory: the renewals will find out.
+    }
+}
+
+// One check for every lease any of which concerns (an empty one concerns all).
+void Renewer::verify(const std::vector<Store::Concerns>& which) noexcept {
     try {
         std::vector<std::shared_ptr<LeaseState>> all;
         {
             std::lock_guard lk(m_);
-            for (auto& [ptr, e] : leases_) all.push_back(e.lease);
+            for (auto& [ptr, e] : leases_) {
+                const Holding* h = e.lease->holding.get();
+                if (!h) continue;
+                bool concerned = false;
+                for (const auto& c : which) concerned = concerned || !c || c(*h);
+                if (concerned) all.push_back(e.lease);
+            }
         }
         std::vector<const Holding*> hs;
         hs.reserve(all.size());
@@ -151,6 +173,14 @@ void Renewer::schedule_locked(Entry& e, Clock::time_point at) {
 void Renewer::run() {
     std::unique_lock lk(m_);
     while (!stopping_) {
+        if (!doubts_.empty()) {
+            auto which = std::move(doubts_);
+            doubts_.clear();
+            lk.unlock();
+            verify(which);
+            lk.lock();
+            continue;
+        }
         run_cleanups(lk);  // drops the lock while it talks to the server
         if (stopping_) break;
         auto first = schedule_.empty() ? Clock::time_point::max() : schedule_.begin()->first;

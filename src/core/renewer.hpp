@@ -41,6 +41,10 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     /// a failover, a session expiry) and reports those it does not hold as lost (not_owner).
     /// Never throws.
     void verify_all() noexcept;
+    /// verify_all() of the leases whose holding concerns says is concerned (empty: all), on
+    /// the renewer's thread, soon: it never blocks the caller (an engine's event thread).
+    /// Never throws.
+    void doubt(Store::Concerns concerns) noexcept;
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();
 
@@ -64,6 +68,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
 
     void start_locked();
     void run();
+    void verify(const std::vector<Store::Concerns>& which) noexcept;
     void run_cleanups(std::unique_lock<std::mutex>& lk);
     void schedule_locked(Entry& e, Clock::time_point at);
     void renew(std::vector<std::shared_ptr<LeaseState>>& batch);
@@ -75,6 +80,7 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     std::map<const LeaseState*, Entry> leases_;
     Schedule schedule_;  // next renewal or expiry check of each lease
     std::vector<Cleanup> cleanups_;
+    std::vector<Store::Concerns> doubts_;  // doubt() calls the thread has yet to act on
     Clock::time_point sleeping_until_ = Clock::time_point::min();  // the thread's next wake-up
     bool stopping_ = false;
     Background thread_;

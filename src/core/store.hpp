@@ -97,7 +97,8 @@ class Claim : public Waker {
     /// What token holds, or may hold after a lost reply: what extend, release and check use.
     virtual std::shared_ptr<Holding> holding(const std::string& token,
                                              std::chrono::milliseconds keep) const = 0;
-    /// token's state as a waiter, to drop when it gives up (traits().abandons).
+    /// token's state as a waiter, to drop when it gives up (traits().abandons); null when
+    /// this claim left none (it never waited where the engine keeps waiters).
     virtual std::shared_ptr<Holding> waiter(const std::string& token,
                                             std::chrono::milliseconds keep) const = 0;
 
@@ -224,6 +225,14 @@ class Store {
     /// The engine may have dropped holdings by itself (a failover, a session expiry): the
     /// store calls this, and the client checks every holding. Set once, before any claim.
     std::function<void()> on_doubt;
+    /// Which holdings a doubt concerns (empty: all of them).
+    using Concerns = std::function<bool(const Holding&)>;
+    /// The engine saw a sign that some holdings may be gone (a force-unlock, a key deleted, a
+    /// server that came back): the store calls this from any of its threads, and the client
+    /// checks soon, on its own thread, each holding that concerns says is concerned, and
+    /// reports those the engine no longer holds as lost. Never blocks the caller. Set once,
+    /// before any claim.
+    std::function<void(Concerns concerns)> on_doubt_of;
 };
 
 }  // namespace deadbolt::detail

@@ -78,17 +78,31 @@ TEST(Acl, AScriptRefusedACommandNamesItAndWritesNothing) {
     }
 }
 
-TEST(Acl, AReleaseWhoseChannelIsRefusedKeepsTheLockWhole) {
+TEST(Acl, AReleaseWhoseWakeUpIsRefusedKeepsTheLockWhole) {
     RedisServer srv;
+    auto raw = srv.raw();
     srv.raw().cmd({"ACL", "SETUSER", "u", "on", ">pw", "~*", "&*", "+@all"});
     auto c = deadbolt::Client::connect(url_for(srv, "u", ""));
-    srv.raw().cmd({"ACL", "SETUSER", "u", "resetchannels"});
     auto lease = c.acquire("job", {}, no_wait());
+    // Someone waits in line: a client of another user, who may use every channel.
+    auto other = deadbolt::Client::connect(srv.url());
+    auto waiter = std::async(std::launch::async, [&] {
+        std::error_code ec;
+        other.acquire("job", {}, {.deadline = std::chrono::steady_clock::now() + 3s}, ec);
+        return ec;
+    });
+    for (int i = 0; i < 500 && raw.cmd({"ZCARD", "{job}:waiters"}).integer == 0; ++i)
+        std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(raw.cmd({"ZCARD", "{job}:waiters"}).integer, 1);
+    raw.cmd({"ACL", "SETUSER", "u", "resetchannels"});
     std::error_code ec;
     lease.release(ec);
     EXPECT_EQ(ec, errc::permission_denied) << ec.message();
-    // The message was refused before the delete: the key is still the holder's, not half gone.
-    EXPECT_EQ(srv.raw().cmd({"GET", "job"}).str, lease.token());
+    // The wake-up was refused before anything was written: the key is still the holder's, not
+    // half gone, and the waiter keeps its place.
+    EXPECT_EQ(raw.cmd({"GET", "job"}).str, lease.token());
+    EXPECT_EQ(raw.cmd({"ZCARD", "{job}:waiters"}).integer, 1);
+    EXPECT_EQ(waiter.get(), errc::not_acquired);
 }
 
 TEST(Acl, AUserGrantedExactlyTheDerivedListUsesEveryPrimitive) {
@@ -97,8 +111,8 @@ TEST(Acl, AUserGrantedExactlyTheDerivedListUsesEveryPrimitive) {
     const std::string url = url_for(srv, "locker", "?prefix=app:");
     auto c = deadbolt::Client::connect(url);
     auto other = deadbolt::Client::connect(url);
-    // Mutex, with a waiter woken by the release message (SUBSCRIBE on an auxiliary channel);
-    // one name with a stray '}' uses the {s<n>} form of auxiliary keys.
+    // Mutex, with a waiter woken by the release (in the name's line, told on its client's
+    // inbox channel); one name with a stray '}' uses the {s<n>} form of auxiliary keys.
     for (std::string name : {"job", "odd}name"}) {
         auto held = c.acquire(name);
         auto waiter = std::async(std::launch::async, [&] {

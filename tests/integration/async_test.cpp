@@ -291,20 +291,20 @@ TEST(Async, RequestsMoreThanTheSocketTakesAtOnceAllGoOut) {
     EXPECT_GE(srv.raw().cmd({"DBSIZE"}).integer, kN + 1);
 }
 
-TEST(Async, TheLoopStartsAtTheFirstAsynchronousCallAndWaitsAddTheSubscriber) {
+TEST(Async, TheLoopStartsAtTheFirstAsynchronousCallAndWaitsShareTheSubscriber) {
     using deadbolt::test::threads_of_this_process;
     RedisServer srv;
     const int before = threads_of_this_process();
     auto c = Client::connect(srv.url());
-    c.acquire("job").release();  // blocking: the renewer
-    EXPECT_EQ(threads_of_this_process(), before + 1);
+    c.acquire("job").release();  // blocking: the renewer, and the holder's subscriber
+    EXPECT_EQ(threads_of_this_process(), before + 2);
     deadbolt::async_acquire(c, "job", {}, {}, asio::use_future).get().release();
-    EXPECT_EQ(threads_of_this_process(), before + 2) << "the loop, and no subscriber: no wait";
+    EXPECT_EQ(threads_of_this_process(), before + 3) << "the loop";
     auto held = c.acquire("held");
     auto waited = deadbolt::async_acquire(c, "held", {}, {.deadline = Clock::now() + 100ms},
                                           asio::use_future);
     EXPECT_THROW(waited.get(), std::system_error);
-    EXPECT_EQ(threads_of_this_process(), before + 3) << "a real wait starts the subscriber";
+    EXPECT_EQ(threads_of_this_process(), before + 3) << "a real wait uses the same subscriber";
 }
 
 TEST(Async, TheObserverHearsAsynchronousAcquisitionsAsBlockingOnes) {

@@ -14,6 +14,20 @@ using namespace std::chrono_literals;
 using deadbolt::test::RedisServer;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// A long-running server knows every script deadbolt uses; a fresh one loads each at its first
+// use (NOSCRIPT, then EVAL). Waiting once on name (held) and giving up loads those of a wait,
+// so the counts that follow are the waiters' own.
+void wait_once_and_give_up(const RedisServer& srv, const std::string& name) {
+    auto c = deadbolt::Client::connect(srv.url());
+    std::error_code ec;
+    c.acquire(name, {.ttl = 60s}, {.deadline = Clock::now() + 300ms}, ec);
+    EXPECT_EQ(ec, deadbolt::errc::not_acquired);
+}
+
+}  // namespace
+
 TEST(Waiting, ReleaseWakesWaiterLongBeforeExpiry) {
     RedisServer srv;
     auto a = deadbolt::Client::connect(srv.url());
@@ -37,6 +51,7 @@ TEST(Waiting, EightWaitersSendNoPollingTraffic) {
     RedisServer srv;
     auto holder = deadbolt::Client::connect(srv.url());
     auto held = holder.acquire("busy", {.ttl = 60s}, {.deadline = Clock::now()});
+    wait_once_and_give_up(srv, "busy");
     std::vector<deadbolt::Client> clients;
     for (int i = 0; i < 8; ++i) clients.push_back(deadbolt::Client::connect(srv.url()));
     auto raw = srv.raw();
@@ -55,8 +70,10 @@ TEST(Waiting, EightWaitersSendNoPollingTraffic) {
     auto commands = raw.client_commands() - before;
     EXPECT_EQ(timed_out.load(), 8);
     EXPECT_GE(elapsed, 5s);
-    // Per waiter: the subscriber connection's handshake PING, attempt, SUBSCRIBE, attempt,
-    // final attempt at the deadline, UNSUBSCRIBE. A 100 ms poller would send ~50 per waiter.
+    // Per waiter: the subscriber connection's handshake PING, attempt, SUBSCRIBE (its inbox
+    // and notices, one command), attempt (it lines up), final attempt at the deadline, and
+    // leaving the line (a script; the inbox stays subscribed). A 100 ms poller would send
+    // ~50 per waiter.
     EXPECT_LE(commands, 8 * 6) << commands << " commands while 8 clients waited 5 s";
 }
 
@@ -64,6 +81,7 @@ TEST(Waiting, LocalThreadsQueueWithoutServerTraffic) {
     RedisServer srv;
     auto holder = deadbolt::Client::connect(srv.url());
     auto held = holder.acquire("local", {.ttl = 60s}, {.deadline = Clock::now()});
+    wait_once_and_give_up(srv, "local");
     auto c = deadbolt::Client::connect(srv.url());
     auto raw = srv.raw();
     auto before = raw.client_commands();
@@ -80,7 +98,7 @@ TEST(Waiting, LocalThreadsQueueWithoutServerTraffic) {
     // Six threads of one process: one talks to the server at a time, and each waits its
     // turn locally; the others' deadlines pass in the local queue with no traffic at all.
     // Without the local queue each thread would attempt, subscribe, attempt, retry at its
-    // deadline and unsubscribe (~30 commands); with it, one does, and the others reach the
+    // deadline and leave the line (~30 commands); with it, one does, and the others reach the
     // server at most once each, if their turn comes just as their deadline passes.
     EXPECT_LE(commands, 11) << commands;
 }
@@ -139,11 +157,8 @@ TEST(Waiting, ReleaserYieldsToTheWokenWaiterInsteadOfBargingBackIn) {
         std::this_thread::sleep_for(50ms);
         l.release();
     });
-    // The waiter is subscribed once the server has a subscriber on the channel.
-    for (int i = 0;
-         i < 500 &&
-         srv.raw().cmd({"PUBSUB", "NUMSUB", "{polite}:released"}).elements.at(1).integer == 0;
-         ++i)
+    // The waiter listens once it stands in the name's line.
+    for (int i = 0; i < 500 && srv.raw().cmd({"ZCARD", "{polite}:waiters"}).integer == 0; ++i)
         std::this_thread::sleep_for(10ms);
     held.release();
     auto again = a.acquire("polite", o, {.deadline = Clock::now() + 10s});  // right away
@@ -194,13 +209,19 @@ TEST(Waiting, WithoutADeadlineAConnectionErrorEndsTheWait) {
     EXPECT_THROW(got.get(), deadbolt::ConnectionError);
 }
 
-TEST(Waiting, ALockTakenAtOnceStartsNoSubscriberAndTheFirstRealWaitDoes) {
+TEST(Waiting, TheSubscriberStartsWithTheFirstHoldingOrTheFirstRealWait) {
     RedisServer srv;
     auto a = deadbolt::Client::connect(srv.url());
     const int before = srv.connections();
-    for (int i = 0; i < 3; ++i) a.acquire("free-" + std::to_string(i)).release();
     EXPECT_TRUE(a.latch("open").wait_for(10ms)) << "a latch that is open needs no wait";
-    EXPECT_EQ(srv.connections(), before) << "nothing waited, so no subscriber connected";
+    (void)a.status("free-0");
+    EXPECT_EQ(srv.connections(), before) << "nothing held or waited, so no subscriber connected";
+    // A holder listens for force-unlock's notices (and keyspace events): one connection for the
+    // client, however many it holds.
+    for (int i = 0; i < 3; ++i) a.acquire("free-" + std::to_string(i)).release();
+    for (auto until = Clock::now() + 10s; Clock::now() < until && srv.connections() == before;)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(srv.connections(), before + 1) << "the holder's subscriber connected";
     auto held = a.acquire("busy");
     auto b = deadbolt::Client::connect(srv.url());
     const int with_b = srv.connections();
@@ -219,9 +240,14 @@ TEST(Waiting, ThreadsStartOnlyWhenNeeded) {
     const int before = threads_of_this_process();
     auto c = deadbolt::Client::connect(srv.url());  // an address: no resolver thread
     EXPECT_EQ(threads_of_this_process(), before);
-    c.acquire("job").release();  // the renewer starts with the first lease
     EXPECT_TRUE(c.latch("open").wait_for(10ms));
-    EXPECT_EQ(threads_of_this_process(), before + 1) << "no subscriber without a wait";
+    EXPECT_EQ(threads_of_this_process(), before) << "no thread for a latch that is open";
+    // The renewer and the subscriber (a holder hears of its loss at once) start with the first
+    // lease.
+    c.acquire("job").release();
+    EXPECT_EQ(threads_of_this_process(), before + 2);
+    c.acquire("job").release();
+    EXPECT_EQ(threads_of_this_process(), before + 2) << "once per client";
     // A host name is still resolved (on Asio's resolver thread).
     deadbolt::Client::connect("redis://localhost:" + std::to_string(srv.port())).ping();
 }

@@ -61,7 +61,7 @@ TEST(Keys, AuxKeysOfEveryShapeAreToldFromLockKeys) {
     for (std::string main : {"job", "app:{7}:job", "a}b", "{x}", "{}y"}) {
         EXPECT_FALSE(is_aux_key(main)) << main;
         for (const char* suffix : {"fence", "queue", "readers", "claim", "limit", "alive",
-                                   "deadbolt-fence", "deadbolt-version"})
+                                   "waiters", "deadbolt-fence", "deadbolt-version"})
             EXPECT_TRUE(is_aux_key(aux_key(main, suffix))) << aux_key(main, suffix);
     }
     // Channels are not keys; names that only end like one are locks.
@@ -78,8 +78,8 @@ TEST(Keys, GlobEscapeMatchesLiterally) {
 }
 
 TEST(Keys, EveryKeyOfANameInStatusOrder) {
-    EXPECT_EQ(
-        every_key_of("app:", "job"),
-        (std::vector<std::string>{"app:job", "{app:job}:fence", "{app:job}:queue",
-                                  "{app:job}:readers", "{app:job}:claim", "{app:job}:limit"}));
+    EXPECT_EQ(every_key_of("app:", "job"),
+              (std::vector<std::string>{"app:job", "{app:job}:fence", "{app:job}:queue",
+                                        "{app:job}:readers", "{app:job}:claim", "{app:job}:limit",
+                                        "{app:job}:waiters"}));
 }

@@ -22,6 +22,14 @@ TEST(Replies, AcquireOutcomes) {
     EXPECT_EQ(o.pttl.count(), -1);
     ASSERT_TRUE(parse_acquire(arr({integer(0), integer(-2)}), o).ok());
     EXPECT_EQ(o.pttl.count(), 0);
+    // A refusal that lined up says where: the waiter keeps that place in every later attempt.
+    AttemptOutcome lined;
+    ASSERT_TRUE(
+        parse_acquire(arr({integer(0), integer(2500), str("1763790000123456")}), lined).ok());
+    EXPECT_FALSE(lined.acquired);
+    EXPECT_EQ(lined.pttl.count(), 2500);
+    EXPECT_EQ(lined.ticket, "1763790000123456");
+    EXPECT_TRUE(o.ticket.empty());
 }
 
 TEST(Replies, MalformedAcquireIsProtocolError) {
@@ -30,6 +38,10 @@ TEST(Replies, MalformedAcquireIsProtocolError) {
     EXPECT_EQ(parse_acquire(arr({integer(1), str("x")}), o).ec, deadbolt::errc::protocol_error);
     EXPECT_EQ(parse_acquire(arr({integer(1), str("0")}), o).ec, deadbolt::errc::protocol_error);
     EXPECT_EQ(parse_acquire(arr({integer(0), str("5")}), o).ec, deadbolt::errc::protocol_error);
+    EXPECT_EQ(parse_acquire(arr({integer(0), integer(5), integer(7)}), o).ec,
+              deadbolt::errc::protocol_error);
+    EXPECT_EQ(parse_acquire(arr({integer(0), integer(5), str("1"), str("2")}), o).ec,
+              deadbolt::errc::protocol_error);
 }
 
 TEST(Replies, Fenced) {

@@ -6,8 +6,11 @@
 
 namespace deadbolt::detail {
 
-AsyncWaker::AsyncWaker(RedisStore& store, Channels channels)
-    : store_(store), channels_(std::move(channels)), timer_(store.client.loop().io()) {}
+AsyncWaker::AsyncWaker(RedisStore& store, Channels channels, std::chrono::milliseconds standby)
+    : store_(store),
+      channels_(std::move(channels)),
+      standby_(standby),
+      timer_(store.client.loop().io()) {}
 
 AsyncWaker::~AsyncWaker() {
     disarm();
@@ -17,6 +20,9 @@ void AsyncWaker::arm(Clock::time_point until, std::function<void(Status)> done) 
     disarm();
     subscribed_to_ = channels_();
     store_.subscriber().subscribe_start(subscribed_to_);
+    if (standby_.count() > 0)
+        for (const auto& ch : subscribed_to_)
+            if (Subscriber::is_mailbox(ch)) store_.subscriber().standby(ch, standby_);
     state_ = State::arming;
     armed_ = std::move(done);
     store_.armed(this, true);

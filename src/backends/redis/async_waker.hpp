@@ -21,7 +21,8 @@ class RedisStore;
 class AsyncWaker {
   public:
     using Channels = std::function<std::vector<std::string>()>;
-    AsyncWaker(RedisStore& store, Channels channels);
+    /// standby: how long its mailboxes stand by after a "next" (Subscriber).
+    AsyncWaker(RedisStore& store, Channels channels, std::chrono::milliseconds standby = {});
     ~AsyncWaker();
     AsyncWaker(const AsyncWaker&) = delete;
     AsyncWaker& operator=(const AsyncWaker&) = delete;
@@ -41,6 +42,7 @@ class AsyncWaker {
 
     RedisStore& store_;
     Channels channels_;
+    std::chrono::milliseconds standby_;
     std::vector<std::string> subscribed_to_;
     std::vector<std::uint64_t> seqs_;
     enum class State : unsigned char { idle, arming, armed } state_ = State::idle;

@@ -1,6 +1,8 @@
 #include "backends/redis/claim.hpp"
 #include "backends/redis/store.hpp"
 
+#include <cctype>
+
 #include "backends/redis/holding.hpp"
 #include "backends/redis/net/async_connection.hpp"
 #include "backends/redis/net/status.hpp"
@@ -33,15 +35,31 @@ RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
               .can_sleep_instead = redis(c).nodes->redlock() || redis(c).cluster != nullptr,
               .refresh = spec_.refresh},
       waker_(
-          c, [this] { return channels(); }, std::move(cancel)) {}
+          c, [this] { return channels(); }, std::move(cancel), spec_.standby) {}
 
-// A FairMutex waiter sleeps on its own grant channel; the others on every release channel
-// of what they want (several for a MultiLock).
+// A FairMutex waiter sleeps on its own grant channel; the others in the name's line, where a
+// release tells them through this client's inbox, in the mailbox of each name they want
+// (several for a MultiLock). The mailboxes come first: a stop request pokes the first channel,
+// which wakes this waiter alone (a poke of the inbox would wake every waiter of the client).
 std::vector<std::string> RedisClaim::channels() const {
     if (!spec_.grant_prefix.empty()) return {spec_.grant_prefix + argv_.front()};
-    std::vector<std::string> out{spec_.channel};
-    out.insert(out.end(), spec_.extra_channels.begin(), spec_.extra_channels.end());
+    std::vector<std::string> out{Subscriber::mailbox(spec_.channel)};
+    for (const auto& box : spec_.extra_channels) out.push_back(Subscriber::mailbox(box));
+    out.push_back(redis(c_).inbox());
     return out;
+}
+
+std::string RedisClaim::member(const std::string& token) const {
+    // A cluster client listens on any node, and a PUBLISH counts only the listeners on the
+    // lock's own: upper case asks the release to take it at its word.
+    char role = spec_.role;
+    if (redis(c_).cluster) role = static_cast<char>(std::toupper(static_cast<unsigned char>(role)));
+    const std::string& inbox = redis(c_).inbox();
+    return role + std::to_string(inbox.size()) + ':' + inbox + token;
+}
+
+void RedisClaim::lined_up(const AttemptOutcome& out) {
+    if (!out.ticket.empty()) ticket_ = out.ticket;
 }
 
 ScriptCall RedisClaim::call() const {
@@ -52,6 +70,15 @@ void RedisClaim::set_argv(const std::string& token, std::chrono::milliseconds ke
     argv_ = {token, std::to_string(keep.count()),
              std::to_string((keep + std::chrono::minutes(1)).count())};
     argv_.insert(argv_.end(), spec_.args.begin(), spec_.args.end());
+    if (spec_.line.empty()) return;
+    argv_.push_back(armed_ ? member(token) : std::string());
+    argv_.push_back(ticket_);
+}
+
+Status RedisClaim::arm(Clock::time_point until) {
+    Status st = waker_.arm(until);
+    armed_ = st.ok();
+    return st;
 }
 
 void RedisClaim::async_attempt(const std::string& token, std::chrono::milliseconds keep,
@@ -60,8 +87,9 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
         set_argv(token, keep);
         return redlock_async_attempt(
             c_, spec_, call(), keep, a.sent_at,
-            [&a, &f, done = std::move(done)](Status st, AttemptOutcome out) {
+            [this, &a, &f, done = std::move(done)](Status st, AttemptOutcome out) {
                 a.status = std::move(st);
+                lined_up(out);
                 report(std::move(out), a, f);
                 done();
             });
@@ -78,6 +106,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
                              a.status = !st.ok()       ? st
                                         : r.is_error() ? from_server_error(r.str)
                                                        : parse_acquire(r, out, spec_.fenced);
+                             lined_up(out);
                              report(std::move(out), a, f);
                              done();
                          });
@@ -97,23 +126,31 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
         a.status = redis(c_).server->eval(c, reply, c_.deadline());
         if (a.status.ok()) a.status = parse_acquire(reply, out, spec_.fenced);
     }
+    lined_up(out);
     report(std::move(out), a, f);
 }
 
 Status RedisClaim::confirm() {
     ScriptCall c = call();
-    return redis(c_).server->confirm_replicated({&c, 1}, c_.deadline());
+    Status st = redis(c_).server->confirm_replicated({&c, 1}, c_.deadline());
+    granted_ = st.ok();
+    return st;
 }
 
 void RedisClaim::disarm() noexcept {
+    armed_ = false;
     waker_.disarm();
     if (async_waker_) async_waker_->disarm();
 }
 
 void RedisClaim::async_arm(Clock::time_point until, std::function<void(Status)> done) {
     if (!async_waker_)
-        async_waker_ = std::make_unique<AsyncWaker>(redis(c_), [this] { return channels(); });
-    async_waker_->arm(until, std::move(done));
+        async_waker_ = std::make_unique<AsyncWaker>(
+            redis(c_), [this] { return channels(); }, spec_.standby);
+    async_waker_->arm(until, [this, done = std::move(done)](Status st) {
+        armed_ = st.ok();
+        done(std::move(st));
+    });
 }
 
 void RedisClaim::async_wait(std::function<void()> woken) {
@@ -126,12 +163,21 @@ void RedisClaim::cancel_wait() noexcept {
 
 std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
                                              std::chrono::milliseconds keep) const {
-    return RedisHolding::held(spec_, token, keep);
+    auto h = RedisHolding::held(spec_, token, keep);
+    // The grant's holding, not what a failed attempt may have left to clean up.
+    if (granted_) redis(c_).watch(*h);
+    return h;
 }
 
 std::shared_ptr<Holding> RedisClaim::waiter(const std::string& token,
                                             std::chrono::milliseconds keep) const {
-    return RedisHolding::waiting(spec_, token, keep);
+    auto h = RedisHolding::waiting(spec_, token, keep);
+    if (spec_.line.empty()) return h;  // a FairMutex waiter leaves its queue
+    // Never in line: nothing to leave, unless it holds others back (a writer's claim).
+    if (ticket_.empty() && spec_.abandon == &leave_line_script()) return nullptr;
+    h->args = {ticket_.empty() ? std::string() : member(token)};
+    h->args.insert(h->args.end(), spec_.abandon_args.begin(), spec_.abandon_args.end());
+    return h;
 }
 
 }  // namespace deadbolt::detail

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/redis/async_waker.hpp"
+#include "backends/redis/replies.hpp"
 #include "backends/redis/specs.hpp"
 #include "backends/redis/waker.hpp"
 #include "core/store.hpp"
@@ -26,7 +27,7 @@ class RedisClaim final : public Claim {
     std::shared_ptr<Holding> waiter(const std::string& token,
                                     std::chrono::milliseconds keep) const override;
 
-    Status arm(Clock::time_point until) override { return waker_.arm(until); }
+    Status arm(Clock::time_point until) override;
     void disarm() noexcept override;
     void wait(Clock::time_point until) override { waker_.wait(until); }
 
@@ -40,6 +41,10 @@ class RedisClaim final : public Claim {
     ScriptCall call() const;
     void set_argv(const std::string& token, std::chrono::milliseconds keep);
     std::vector<std::string> channels() const;
+    // What token is called in the name's line: role, then this client's inbox, then token.
+    std::string member(const std::string& token) const;
+    // An attempt's outcome: its ticket is this claim's place in the line from now on.
+    void lined_up(const AttemptOutcome& out);
 
     ClientImpl& c_;
     RedisSpec spec_;
@@ -47,6 +52,11 @@ class RedisClaim final : public Claim {
     RedisWaker waker_;
     std::unique_ptr<AsyncWaker> async_waker_;  // made at the first async_arm
     std::vector<std::string> argv_;  // the last attempt's ARGV: token, px, fence_px, args...
+    // Only a waiter that listens lines up: a release would otherwise tell nobody, and a
+    // try-lock (which never arms) would leave a place behind.
+    bool armed_ = false;
+    std::string ticket_;    // its place in line, once it lined up; kept for every later attempt
+    bool granted_ = false;  // confirm() passed: the next holding() is the grant's
 };
 
 }  // namespace deadbolt::detail

@@ -30,4 +30,13 @@ ScriptCall RedisHolding::call(const Script& script, const std::string& px_s) con
     return c;
 }
 
+std::vector<std::string_view> RedisHolding::main_keys() const {
+    std::vector<std::string_view> out;
+    if (keys.empty()) return out;
+    // A MultiLock's keys are each name's lock and line, in turn.
+    std::size_t step = kind == &multi_kind() ? 2 : keys.size();
+    for (std::size_t i = 0; i < keys.size(); i += step) out.push_back(keys[i]);
+    return out;
+}
+
 }  // namespace deadbolt::detail

@@ -2,11 +2,13 @@
 // scripts and the keys and arguments they take.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/redis/commands.hpp"
@@ -24,6 +26,13 @@ struct RedisHolding final : Holding {
     std::string channel;              // where its release is announced
     std::chrono::milliseconds px{0};  // how long a release or check keeps what it touches
     std::optional<std::size_t> node;  // Redlock: on this node only (a cleanup's)
+    // The keys whose keyspace events the client listens for (RedisStore::watch), while on is
+    // set; shared by copies, so they are given up once.
+    struct Watch {
+        std::atomic<bool> on{true};
+        std::vector<std::string> keys;
+    };
+    std::shared_ptr<Watch> watching;
 
     /// What token holds under spec (or may hold after a lost reply).
     static std::shared_ptr<RedisHolding> held(const RedisSpec& spec, std::string token,
@@ -34,6 +43,9 @@ struct RedisHolding final : Holding {
 
     /// A call of script for it, ARGV {token, channel, px_s, args...}; px_s must outlive it.
     ScriptCall call(const Script& script, const std::string& px_s) const;
+    /// The keys whose loss is the holding's: the name's key (each name's, for a MultiLock), or
+    /// the readers' set for a reader.
+    std::vector<std::string_view> main_keys() const;
 };
 
 }  // namespace deadbolt::detail

@@ -72,7 +72,7 @@ std::string aux_key(std::string_view main, std::string_view suffix) {
 
 bool is_aux_key(std::string_view key) {
     for (std::string_view suffix : {"fence", "queue", "readers", "claim", "limit", "alive",
-                                    "deadbolt-fence", "deadbolt-version"}) {
+                                    "waiters", "deadbolt-fence", "deadbolt-version"}) {
         if (key.size() <= suffix.size() + 1 || !key.ends_with(suffix) ||
             key[key.size() - suffix.size() - 1] != ':')
             continue;
@@ -112,7 +112,7 @@ LockKeys lock_keys(std::string_view prefix, std::string_view name) {
 std::vector<std::string> every_key_of(std::string_view prefix, std::string_view name) {
     std::string main = std::string(prefix) + std::string(name);
     std::vector<std::string> keys = {main};
-    for (const char* suffix : {"fence", "queue", "readers", "claim", "limit"})
+    for (const char* suffix : {"fence", "queue", "readers", "claim", "limit", "waiters"})
         keys.push_back(aux_key(main, suffix));
     return keys;
 }

@@ -51,7 +51,7 @@ struct LockKeys {
 LockKeys lock_keys(std::string_view prefix, std::string_view name);
 
 /// Every key any kind keeps under a name, in the order status and force_unlock take them:
-/// main, fence, queue, readers, claim, limit.
+/// main, fence, queue, readers, claim, limit, waiters (the line, lua/line.cpp).
 std::vector<std::string> every_key_of(std::string_view prefix, std::string_view name);
 
 /// Where fenced_set keeps the highest fence a data key has seen.

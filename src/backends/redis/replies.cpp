@@ -39,8 +39,10 @@ Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced) {
         to_u64(r.elements[1], out.fence);
         return {};
     }
-    if (r.elements.size() != 2 || r.elements[1].type != Reply::Type::integer)
+    if (r.elements.size() > 3 || r.elements[1].type != Reply::Type::integer ||
+        (r.elements.size() == 3 && r.elements[2].type != Reply::Type::string))
         return unexpected("acquire");
+    if (r.elements.size() == 3) out.ticket = r.elements[2].str;
     // PTTL -2 (key vanished between SET and PTTL) means free now: retry at once.
     out.pttl = std::chrono::milliseconds(r.elements[1].integer == -2 ? 0 : r.elements[1].integer);
     return {};

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends/redis/net/resp.hpp"
@@ -18,10 +19,11 @@ struct AttemptOutcome {
     std::chrono::milliseconds pttl{0};  // when held by another; -1 = no expiry
     bool cleanup_pending = false;       // Redlock: this attempt's release still runs in the
                                         // background (a node did not answer)
+    std::string ticket;                 // refused, having lined up: its place in the line
 };
 
 /// An acquire script's {1, fence} (or {1, fence per name...}), {2, fence} for a re-entry, or
-/// {0, pttl}; fence 0 is accepted
+/// {0, pttl} ({0, pttl, ticket} when it lined up); fence 0 is accepted
 /// only when !fenced (a shared holding).
 Status parse_acquire(const Reply& r, AttemptOutcome& out, bool fenced = true);
 /// {1|0, fence} of fenced_set.

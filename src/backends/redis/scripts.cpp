@@ -146,6 +146,7 @@ Script make_script(std::string_view name, std::string source, int per_key_after)
 std::string with_helpers(std::string_view body) {
     std::string s(kHelpers);
     s += kKinds;
+    s += line_lua();
     s += body;
     return s;
 }

@@ -24,14 +24,24 @@ Script make_script(std::string_view name, std::string source, int per_key_after 
 /// The Redis commands source calls (redis.call / redis.pcall), upper case, sorted, unique.
 std::vector<std::string> script_commands(std::string_view source);
 /// body preceded by the Lua helpers shared by several scripts: now_ms(), next_fence(last,
-/// fence_key, fence_px) and extend_to(key, px) (see scripts.cpp).
+/// fence_key, fence_px) and extend_to(key, px) (see scripts.cpp), kind_of (with_kinds) and
+/// the waiters' line (with_line).
 std::string with_helpers(std::string_view body);
+/// body preceded by the waiters' line (lua/line.cpp): wake(line, box) wakes the first waiter
+/// whose client listens and has the next stand by (1 if it woke one); line_up(line, member,
+/// ticket, pttl) and leave_line(line, member, ticket, box) for acquire scripts; told(member,
+/// word, box) tells one waiter's client.
+std::string with_line(std::string_view body);
+/// The Lua of with_line.
+std::string_view line_lua();
 /// body preceded by kind_of(key) (what holds a lock key, in words, or nil) and
 /// refuse(key, found, want) (the error for a name held by another kind); with_helpers has them.
 std::string with_kinds(std::string_view body);
 
 /// How one kind of holding is renewed, released and checked on the server. Each script takes
-/// KEYS = the lease's op_keys and ARGV = {token, channel, px, op_args...}.
+/// KEYS = the lease's op_keys and ARGV = {token, box, px, op_args...}. The box names the lock
+/// to the waiters a release wakes (their mailbox, Subscriber::mailbox): the name's release
+/// channel, which nobody subscribes to on the server any more.
 struct LeaseKind {
     const Script* extend;   ///< 1 = expiry moved to px from now (or later); 0 = not ours.
     const Script* release;  ///< 0 = not ours; n >= 1: released and n - 1 waiters woken.
@@ -44,59 +54,78 @@ struct LeaseKind {
 
 // Acquire scripts all take ARGV = {token, px, fence_px, args...} and return {1, fence} when
 // granted (fence 0 for shared holdings) or {0, ms} when worth retrying in ms (-1 = no expiry).
+// Every kind but FairMutex waits in the name's line (KEYS ends with it, or with one line per
+// name); its args end with the box (one per name), then member (empty: the caller does not
+// listen yet, so it does not line up) and ticket (empty until it lined up): a refusal that
+// lined up answers {0, ms, ticket}.
 
-/// Mutex: SET NX PX + fencing. KEYS: lock, fence.
+/// Mutex: SET NX PX + fencing. KEYS: lock, fence, line. ARGV after the common three: box,
+/// member, ticket.
 const Script& acquire_script();
-/// Mutex over Redlock with fencing=0: SET NX PX alone, granted with fence 0. KEYS: lock.
+/// Mutex over Redlock with fencing=0: SET NX PX alone, granted with fence 0. KEYS and ARGV
+/// as acquire_script.
 const Script& unfenced_acquire_script();
-/// Mutex: compare-and-delete + publish. Returns 1 + waiters woken, or 0.
+/// Mutex: compare-and-delete, waking the next in line. KEYS: lock, line. Returns 1 + waiters
+/// woken, or 0.
 const Script& release_script();
+/// A waiter giving up leaves the lines it stood in (op convention; see lua/line.cpp).
+const Script& leave_line_script();
 /// Redlock round 2: if every lock of KEYS (lock1, fence1, lock2, fence2, ...) is still held by
 /// ARGV[1] (token) in the way ARGV[3] names (LeaseKind::held_as), raise each fence counter to at
 /// least its fence (ARGV[5...]), expiring in ARGV[2] ms, and publish "elected" on ARGV[4]
 /// unless empty; 1 if it did, 0 (nothing written) if any lock is not ours.
 const Script& raise_fence_script();
-/// The plain string-key lock (Mutex, FairMutex after its grant, RWLock writer).
+/// The plain string-key lock (Mutex, FairMutex after its grant, RWLock writer). op_keys:
+/// lock, line.
 const LeaseKind& mutex_kind();
 
-/// ReentrantMutex: a hash {owner: count, "": fence}. KEYS: lock, fence.
+/// ReentrantMutex: a hash {owner: count, "": fence}. KEYS: lock, fence, line. ARGV after the
+/// common three: "again" | "fresh", box, member, ticket.
 const Script& reentrant_acquire_script();
+/// op_keys: lock, line.
 const LeaseKind& reentrant_kind();
 
-/// FairMutex: KEYS lock, fence, queue (list), alive (zset of waiter deadlines).
-/// ARGV after the common three: waiter_ttl, grant channel prefix.
+/// FairMutex: KEYS lock, fence, queue (list), alive (zset of waiter deadlines). ARGV after
+/// the common three: waiter_ttl, grant channel prefix. Its waiters queue, not line up.
 const Script& fair_acquire_script();
-/// Hands the lock to the next live waiter (or deletes it); when not the holder, leaves the
-/// queue instead (a waiter giving up). op_args: waiter_ttl, fence_px, grant channel prefix.
+/// Hands the lock to the next live waiter (or deletes it, waking the next in the name's line);
+/// when not the holder, leaves the queue instead (a waiter giving up). op_keys: lock, fence,
+/// queue, alive, line; op_args: waiter_ttl, fence_px, grant channel prefix.
 const LeaseKind& fair_kind();
 
-/// RWLock: KEYS lock (writer), fence, readers (zset token -> expiry), claim (a waiting writer).
+/// RWLock: KEYS lock (writer), fence, readers (zset token -> expiry), claim (a waiting
+/// writer), line. ARGV after the common three: box, member, ticket.
 const Script& read_acquire_script();
-/// ARGV after the common three: waiter_ttl.
+/// ARGV after the common three: waiter_ttl, box, member, ticket.
 const Script& write_acquire_script();
-/// A writer that gives up drops its claim. Op convention; KEYS: claim.
+/// A writer that gives up drops its claim (waking the next in line, whom it held back) and
+/// leaves the line. Op convention; KEYS: claim, lock, line; op_args: member.
 const Script& write_abandon_script();
 
 /// Holders kept in a zset of token -> server expiry (RWLock readers, semaphore permits).
-/// op_keys: zset, companions sharing its expiry. op_args: "each" (publish on every release)
-/// or "last" (only when the last holder leaves).
+/// op_keys: zset, line, companions sharing its expiry. op_args: "each" (wake the next in line
+/// at every release) or "last" (only when the last holder leaves).
 const LeaseKind& zset_holder_kind();
 /// KEYS: zset. Returns how many holders have not expired.
 const Script& zset_live_count_script();
 
-/// Semaphore: KEYS permits (zset), limit. ARGV after the common three: permits.
+/// Semaphore: KEYS permits (zset), limit, line. ARGV after the common three: permits, box,
+/// member, ticket.
 const Script& semaphore_acquire_script();
 
-/// MultiLock: KEYS lock1, fence1, lock2, fence2, ...; all taken or none. Replies
-/// {1, fence1, fence2, ...} or {0, pttl of a held one}.
+/// MultiLock: KEYS lock1, fence1, lock2, fence2, ..., then line1, line2, ...; all taken or
+/// none. ARGV after the common three: box1, box2, ..., member, ticket. Replies
+/// {1, fence1, fence2, ...} or {0, pttl of a held one, ticket}.
 const Script& multi_acquire_script();
-/// op_keys: the locks; op_args: their release channels.
+/// op_keys: lock1, line1, lock2, line2, ...; op_args: each key's box (a lock's and its line's
+/// are its name's).
 const LeaseKind& multi_kind();
 
-/// LeaderElection: KEYS election (hash {leader, value, term}), fence. ARGV after the common
-/// three: value, observe channel.
+/// LeaderElection: KEYS election (hash {leader, value, term}), fence, line. ARGV after the
+/// common three: value, observe channel, box, member, ticket.
 const Script& campaign_script();
-/// The leader's term; op_args: the observe channel (resign publishes there too).
+/// The leader's term; op_keys: election, line; op_args: the observe channel (resign
+/// publishes there too).
 const LeaseKind& leader_kind();
 /// KEYS: election. ARGV: token, value, observe channel. 1 = done, 0 = not the leader.
 const Script& proclaim_script();
@@ -108,11 +137,12 @@ const Script& latch_set_script();
 /// KEYS: count. ARGV: channel. Returns {remaining, opened_now}; remaining -1 = not set.
 const Script& latch_count_down_script();
 
-/// KEYS: main, fence, queue, readers, claim, limit. Returns {kind, pttl, last fence or false,
-/// holders, waiters, permits, writer waiting 0/1}; see LockStatus.
+/// KEYS: main, fence, queue, readers, claim, limit, line. Returns {kind, pttl, last fence or
+/// false, holders, waiters, permits, writer waiting 0/1}; see LockStatus.
 const Script& status_script();
-/// KEYS as status_script; ARGV: release channel, observe channel. Returns what it freed
-/// ('lock', 'readers', 'reentrant', 'leader', 'semaphore') or 'free'.
+/// KEYS as status_script; ARGV: box, observe channel, notices channel, name. Returns what it
+/// freed ('lock', 'readers', 'reentrant', 'leader', 'semaphore') or 'free'; it names the
+/// name on the notices channel (its holders check at once) and wakes the next in line.
 const Script& force_unlock_script();
 
 /// Write if fence >= highest seen and (unless ARGV[3] is empty) the version is still ARGV[3].

@@ -1,5 +1,7 @@
 #include "backends/redis/specs.hpp"
 
+#include <algorithm>
+
 #include "backends/redis/keys.hpp"
 
 namespace deadbolt::detail {
@@ -19,7 +21,20 @@ RedisSpec base(std::string_view prefix, std::string_view name, const MutexOption
     return s;
 }
 
-// Both sides of an RWLock use KEYS: lock, fence, readers, claim.
+// A kind that waits in the name's line: the line ends its acquire's KEYS, the box its args,
+// and a waiter that gives up leaves the line (abandon).
+void lines_up(RedisSpec& s) {
+    s.line = aux_key(s.keys[0], "waiters");
+    s.keys.push_back(s.line);
+    s.args.push_back(s.channel);
+    // The one woken ahead of it has had a fifth of a waiter's time to come, or never will.
+    s.standby = std::max(s.options.waiter_ttl / 5, std::chrono::milliseconds(1));
+    s.abandon = &leave_line_script();
+    s.abandon_keys = {s.keys[0], s.line};
+    s.abandon_args = {s.channel, s.channel};
+}
+
+// Both sides of an RWLock use KEYS: lock, fence, readers, claim, line.
 RedisSpec rwlock_base(std::string_view prefix, std::string_view name, const MutexOptions& o) {
     RedisSpec s = base(prefix, name, o);
     const std::string main = s.keys[0];
@@ -34,7 +49,8 @@ RedisSpec mutex_spec(std::string_view prefix, std::string_view name, const Mutex
     RedisSpec s = base(prefix, name, o);
     s.script = &acquire_script();
     s.kind = &mutex_kind();
-    s.op_keys = {s.keys[0]};
+    lines_up(s);
+    s.op_keys = {s.keys[0], s.line};
     s.queue_key = s.keys[0];
     return s;
 }
@@ -49,12 +65,14 @@ RedisSpec fair_spec(std::string_view prefix, std::string_view name, const MutexO
     s.args = {ms(o.waiter_ttl), s.grant_prefix};
     s.kind = &fair_kind();
     s.op_keys = s.keys;
+    s.op_keys.push_back(aux_key(main, "waiters"));  // a release with no FairMutex waiter
+                                                    // wakes another kind's, in line
     auto fence_px = o.ttl + o.lock_delay + std::chrono::minutes(1);
     s.op_args = {ms(o.waiter_ttl), ms(fence_px), s.grant_prefix};
     s.queue_key = main;
     s.refresh = o.waiter_ttl / 3;
     s.abandon = fair_kind().release;  // a waiter that is not the holder leaves the queue
-    s.abandon_keys = s.keys;
+    s.abandon_keys = s.op_keys;
     return s;
 }
 
@@ -63,11 +81,13 @@ RedisSpec write_spec(std::string_view prefix, std::string_view name, const Mutex
     s.script = &write_acquire_script();
     s.args = {ms(o.waiter_ttl)};
     s.kind = &mutex_kind();
-    s.op_keys = {s.keys[0]};
+    lines_up(s);
+    s.op_keys = {s.keys[0], s.line};
     s.queue_key = s.keys[0];
     s.refresh = o.waiter_ttl / 3;
-    s.abandon = &write_abandon_script();
-    s.abandon_keys = {s.keys[3]};
+    s.abandon = &write_abandon_script();  // drops its claim too
+    s.abandon_keys = {s.keys[3], s.keys[0], s.line};
+    s.abandon_args = {};
     return s;
 }
 
@@ -76,8 +96,10 @@ RedisSpec read_spec(std::string_view prefix, std::string_view name, const MutexO
     s.script = &read_acquire_script();
     s.fenced = false;
     s.kind = &zset_holder_kind();
-    s.op_keys = {s.keys[2], s.keys[0]};  // the readers, and the name's key they hold
-    s.op_args = {"last"};                // writers wait for the last reader only
+    lines_up(s);
+    s.role = 'r';
+    s.op_keys = {s.keys[2], s.line, s.keys[0]};  // the readers, the line, the name's key
+    s.op_args = {"last"};                        // writers wait for the last reader only
     return s;
 }
 
@@ -87,7 +109,8 @@ RedisSpec reentrant_spec(std::string_view prefix, std::string_view name, const M
     s.script = &reentrant_acquire_script();
     s.args = {"again"};  // "fresh": this client does not hold it, whatever the server says
     s.kind = &reentrant_kind();
-    s.op_keys = {s.keys[0]};
+    lines_up(s);
+    s.op_keys = {s.keys[0], s.line};
     s.owner = std::string(owner);
     return s;
 }
@@ -100,8 +123,9 @@ RedisSpec semaphore_spec(std::string_view prefix, std::string_view name, const M
     s.args = {std::to_string(permits)};
     s.fenced = false;
     s.kind = &zset_holder_kind();
-    s.op_keys = s.keys;
-    s.op_args = {"each"};  // any release frees a permit for a waiter
+    lines_up(s);
+    s.op_keys = {s.keys[0], s.line, s.keys[1]};  // permits, line, limit
+    s.op_args = {"each"};                        // any release frees a permit for a waiter
     return s;
 }
 
@@ -111,17 +135,30 @@ RedisSpec multi_spec(std::string_view prefix, const std::vector<std::string>& na
     if (names.empty()) return s;  // refused by the acquire loop's name check
     s.keys.clear();
     s.names = names;
+    std::vector<std::string> lines, boxes;
     for (const auto& name : names) {
         std::string key = std::string(prefix) + name;
+        std::string box = aux_key(key, "released");
+        lines.push_back(aux_key(key, "waiters"));
+        boxes.push_back(box);
         s.keys.push_back(key);
         s.keys.push_back(aux_key(key, "fence"));
         s.op_keys.push_back(key);
-        s.op_args.push_back(aux_key(key, "released"));
+        s.op_keys.push_back(lines.back());
+        s.op_args.push_back(box);  // one per key: the lock's and its line's
+        s.op_args.push_back(box);
     }
-    s.channel = s.op_args.front();
-    s.extra_channels.assign(s.op_args.begin() + 1, s.op_args.end());
+    s.keys.insert(s.keys.end(), lines.begin(), lines.end());
+    s.args = boxes;
+    s.channel = boxes.front();
+    s.extra_channels.assign(boxes.begin() + 1, boxes.end());
+    s.line = lines.front();
+    s.standby = std::max(o.waiter_ttl / 5, std::chrono::milliseconds(1));
     s.script = &multi_acquire_script();
     s.kind = &multi_kind();
+    s.abandon = &leave_line_script();
+    s.abandon_keys = s.op_keys;
+    s.abandon_args = s.op_args;
     return s;
 }
 
@@ -136,7 +173,8 @@ RedisSpec election_spec(std::string_view prefix, std::string_view name, const Mu
     s.script = &campaign_script();
     s.args = {std::string(value), observe};
     s.kind = &leader_kind();
-    s.op_keys = {s.keys[0]};
+    lines_up(s);
+    s.op_keys = {s.keys[0], s.line};
     s.op_args = {observe};
     s.queue_key = s.keys[0];
     return s;
@@ -156,7 +194,7 @@ RedisSpec redis_spec(std::string_view prefix, const LockSpec& spec) {
         case Shape::reentrant: {
             RedisSpec s = reentrant_spec(prefix, spec.name, o, spec.owner);
             s.reentry = spec.reentry;
-            if (spec.leftover_is_new) s.args = {"fresh"};
+            if (spec.leftover_is_new) s.args.front() = "fresh";
             return s;
         }
         case Shape::permits:

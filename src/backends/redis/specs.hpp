@@ -23,18 +23,24 @@ struct RedisSpec {
     const LeaseKind* kind = nullptr;  // renews, releases and checks what was granted
     std::vector<std::string> op_keys;
     std::vector<std::string> op_args;
-    std::string channel;                      // releases are announced here; waiters sleep on it
-    std::vector<std::string> extra_channels;  // ...and on these too (a MultiLock's other names)
+    std::string channel;  // the box: names the lock to the waiters a release wakes
+    std::vector<std::string> extra_channels;  // ...and these (a MultiLock's other names)
     std::vector<std::string> names;           // a MultiLock's names, in the order of its fences
     std::string grant_prefix;  // non-empty: sleep on grant_prefix + token instead (a release
                                // grants the lock to one waiter and wakes it alone)
-    std::string queue_key;     // threads of this process line up on it; empty = none
-    std::string owner;         // fixed token (an owner id); empty = random per acquisition
-    bool reentry = false;      // the caller holds it already (a ReentrantMutex re-entry)
+    // Waiting in line (lua/line.cpp): a refused waiter that listens lines up here, and a
+    // release wakes the first of the line. Empty: the kind does not (FairMutex queues).
+    std::string line;
+    char role = 'x';                       // in line: 'r' a reader, 'x' any other kind
+    std::chrono::milliseconds standby{0};  // told "next", it looks after this long by itself
+    std::string queue_key;                 // threads of this process line up on it; empty = none
+    std::string owner;     // fixed token (an owner id); empty = random per acquisition
+    bool reentry = false;  // the caller holds it already (a ReentrantMutex re-entry)
     std::chrono::milliseconds refresh{0};  // retry at least this often while waiting, to keep
                                            // a queue entry or a writer's claim alive
     const Script* abandon = nullptr;       // run (op convention) when a waiter gives up
     std::vector<std::string> abandon_keys;
+    std::vector<std::string> abandon_args;  // ARGV after {token, box, px, member}
 };
 
 /// What spec is on Redis under prefix.

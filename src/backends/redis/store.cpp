@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -112,6 +113,8 @@ std::vector<Verdict> RedisStore::release(std::span<const Holding* const> hs, Clo
         auto verdicts = run(*nodes, calls, by, node, Answer::woken_plus_one);
         for (std::size_t k = 0; k < which.size(); ++k) out[which[k]] = std::move(verdicts[k]);
     }
+    for (std::size_t i = 0; i < hs.size(); ++i)
+        if (out[i].is != Verdict::Is::unknown) unwatch(*hs[i]);  // over, either way
     return out;
 }
 
@@ -178,15 +181,19 @@ void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_poi
     if (nodes->redlock() && !rh.node) {
         auto call = std::make_shared<std::vector<OwnedCall>>(1, owned(rh.call(*rh.release, px)));
         return nodes->async_eval_many(
-            call, by, [h, done = std::move(done)](const Status& st, std::vector<Reply> r) {
-                done(st.ok() ? verdict_of(r.front(), Answer::woken_plus_one)
-                             : Verdict::unknown(st));
+            call, by, [this, h, done = std::move(done)](const Status& st, std::vector<Reply> r) {
+                Verdict v =
+                    st.ok() ? verdict_of(r.front(), Answer::woken_plus_one) : Verdict::unknown(st);
+                if (v.is != Verdict::Is::unknown) unwatch(*h);
+                done(std::move(v));
             });
     }
     ScriptCall call = rh.call(*rh.release, px);
     if (!can_eval_async(call)) return Store::async_release(std::move(h), by, std::move(done));
-    async_eval(call, by, [h, done = std::move(done)](const Status& st, const Reply& r) {
-        done(st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st));
+    async_eval(call, by, [this, h, done = std::move(done)](const Status& st, const Reply& r) {
+        Verdict v = st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st);
+        if (v.is != Verdict::Is::unknown) unwatch(*h);
+        done(std::move(v));
     });
 }
 
@@ -255,7 +262,11 @@ RedisStore::RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> cn
            : n ? n->first()
                : nullptr),
       server(s ? std::move(s) : one_server(conn)),
-      nodes(n ? std::move(n) : std::make_shared<Nodes>(server)) {}
+      nodes(n ? std::move(n) : std::make_shared<Nodes>(server)),
+      // One subscriber per client and prefix: the ACL's channel pattern ({prefix*) covers them.
+      inbox_(
+          aux_key(c.options.key_prefix + "deadbolt", "inbox:" + c.id.substr(c.id.rfind(':') + 1))),
+      notices_(aux_key(c.options.key_prefix + "deadbolt", "freed")) {}
 
 Subscriber& RedisStore::subscriber() {
     std::lock_guard lk(sub_m_);
@@ -276,10 +287,55 @@ Subscriber& RedisStore::subscriber() {
                 all.emplace_back(nodes->node(i).endpoint().host, nodes->node(i).endpoint().port);
             others = [all] { return all; };
         }
-        sub_ = std::make_unique<Subscriber>(ep, std::move(others));
+        SubscriberHooks hooks;
+        hooks.inbox = inbox_;
+        hooks.notices = notices_;
+        // Keyspace events are each node's own: on a cluster the subscriber hears one node of
+        // many, and on Redlock one node's loss is not the lock's.
+        hooks.keyspace = !cluster && !nodes->redlock();
+        hooks.freed = [this, prefix = client.options.key_prefix](std::string_view name) {
+            doubt_key(prefix + std::string(name));
+        };
+        hooks.key_gone = [this](std::string_view key) { doubt_key(std::string(key)); };
+        // A server that restarted without persistence forgot every holding: its subscriber
+        // hears of it at once (no need to wait for the next renewal).
+        hooks.reconnected = [this] {
+            if (on_doubt_of) on_doubt_of({});
+        };
+        sub_ = std::make_unique<Subscriber>(ep, std::move(others), std::move(hooks));
         if (moved_port_ != 0) sub_->retarget(moved_host_, moved_port_);
     }
     return *sub_;
+}
+
+void RedisStore::doubt_key(std::string key) {
+    if (!on_doubt_of) return;
+    on_doubt_of([key = std::move(key)](const Holding& h) {
+        const auto& keys = as_redis(&h).keys;
+        return std::find(keys.begin(), keys.end(), key) != keys.end();
+    });
+}
+
+void RedisStore::watch(RedisHolding& h) {
+    Subscriber& s = subscriber();  // the first holding starts it: force-unlock's notices
+    if (cluster || nodes->redlock()) return;
+    std::shared_ptr<RedisHolding::Watch> w;  // none while the server sends no events
+    for (auto key : h.main_keys()) {
+        if (!s.watch_key(key)) continue;
+        if (!w) w = std::make_shared<RedisHolding::Watch>();
+        w->keys.emplace_back(key);
+    }
+    if (w) h.watching = std::move(w);
+}
+
+void RedisStore::unwatch(const Holding& h) noexcept {
+    const auto& w = as_redis(&h).watching;
+    if (!w || !w->on.exchange(false)) return;
+    try {
+        for (const auto& key : w->keys) subscriber().unwatch_key(key);
+    } catch (...) {
+        // Out of memory queueing UNSUBSCRIBE: the interest lingers; its events find nothing.
+    }
 }
 
 void RedisStore::primary_moved(const std::string& host, std::uint16_t port) {

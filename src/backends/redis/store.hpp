@@ -27,6 +27,7 @@ namespace deadbolt::detail {
 class AsyncWaker;
 class AsyncConnection;
 class AsyncCluster;
+struct RedisHolding;
 
 class RedisStore final : public Store {
   public:
@@ -75,8 +76,18 @@ class RedisStore final : public Store {
     /// The key of name: the client's prefix + name.
     std::string key_of(const std::string& name) const { return client.options.key_prefix + name; }
 
-    /// The pub/sub connection, started on first use.
+    /// The pub/sub connection, started on first use (a wait, or a holding: RedisClaim).
     Subscriber& subscriber();
+    /// This client's inbox: where a release tells the one waiter it wakes.
+    const std::string& inbox() const { return inbox_; }
+    /// Where force-unlock names what it freed, for every client of this key prefix.
+    const std::string& notices() const { return notices_; }
+    /// A new holding: from now on, the client hears of its loss at once where the server can
+    /// tell (a force-unlock's notice, a keyspace event, a restart seen by the subscriber).
+    /// Starts the subscriber at the client's first holding; never waits for it.
+    void watch(RedisHolding& h);
+    /// The holding is over (released, or found not ours): its keyspace events are dropped.
+    void unwatch(const Holding& h) noexcept;
     /// The connection of the asynchronous API on one server (or Sentinel's primary), made at
     /// first use; null elsewhere (a cluster has async_cluster(), Redlock its Nodes).
     /// Loop thread only.
@@ -112,6 +123,11 @@ class RedisStore final : public Store {
     RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> conn,
                std::shared_ptr<Server> s, std::shared_ptr<Nodes> n);
 
+    // Whether holdings concerning key (the name's, or a MultiLock's names') are doubted.
+    void doubt_key(std::string key);
+
+    std::string inbox_;    // see inbox()
+    std::string notices_;  // see notices()
     std::mutex sub_m_;
     std::unique_ptr<Subscriber> sub_;
     std::set<AsyncWaker*> armed_;                                         // loop thread only

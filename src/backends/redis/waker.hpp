@@ -1,6 +1,6 @@
-// RedisWaker: a waiter's wake-up on Redis, pub/sub on the lock's release channels. The
-// subscription is made at the first arm, so a lock taken at once never starts the
-// subscriber's thread or connection.
+// RedisWaker: a waiter's wake-up on Redis, pub/sub: a lock's waiter listens on the client's
+// inbox and its mailboxes (lua/line.cpp), a latch's or an election's observer on their
+// channels. The subscription is made at the first arm.
 #pragma once
 
 #include <functional>
@@ -21,12 +21,16 @@ namespace deadbolt::detail {
 class RedisWaker : public Waker {
   public:
     using Channels = std::function<std::vector<std::string>()>;
-    RedisWaker(ClientImpl& c, Channels channels, std::stop_token cancel)
-        : c_(c), channels_(std::move(channels)), cancel_(std::move(cancel)) {}
+    /// standby: how long its mailboxes stand by after a "next" (Subscriber).
+    RedisWaker(ClientImpl& c, Channels channels, std::stop_token cancel,
+               std::chrono::milliseconds standby = {})
+        : c_(c), channels_(std::move(channels)), cancel_(std::move(cancel)), standby_(standby) {}
 
     Status arm(Clock::time_point until) override {
         if (!sub_) sub_.emplace(redis(c_).subscriber());
-        return sub_->subscribe(channels_(), until, cancel_);
+        Status st = sub_->subscribe(channels_(), until, cancel_);
+        if (st.ok() && standby_.count() > 0) sub_->standby(standby_);
+        return st;
     }
     void disarm() noexcept override {
         if (sub_) sub_->unsubscribe();
@@ -39,6 +43,7 @@ class RedisWaker : public Waker {
     ClientImpl& c_;
     Channels channels_;
     std::stop_token cancel_;
+    std::chrono::milliseconds standby_;
     std::optional<Subscription> sub_;
 };
 

@@ -1,29 +1,35 @@
 // LeaderElection scripts: the election key is a hash {leader: token, value, term}; the term is
 // the fence of the election that made this leader. Every change is published on the observe
-// channel (op_args[1]) so observers wake at once; candidates wake on the release channel.
+// channel (op_args[1]) so observers wake at once; candidates wait in the name's line.
 #include "backends/redis/scripts.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: election, fence. ARGV: token, px, fence_px, value, observe channel.
+// KEYS: election, fence, line. ARGV: token, px, fence_px, value, observe channel, box,
+// member, ticket.
 constexpr std::string_view kCampaign = R"lua(
 local last = redis.call('GET', KEYS[2])
 local found = kind_of(KEYS[1])
-if found == 'leader' then return {0, redis.call('PTTL', KEYS[1])} end
+if found == 'leader' then
+  local pttl = redis.call('PTTL', KEYS[1])
+  return {0, pttl, line_up(KEYS[3], ARGV[7], ARGV[8], pttl)}
+end
 if found then return refuse(KEYS[1], found, 'a LeaderElection') end
 redis.call('PUBLISH', ARGV[5], 'elected')
 local term = next_fence(last, KEYS[2], ARGV[3])
 redis.call('HSET', KEYS[1], 'leader', ARGV[1], 'value', ARGV[4], 'term', term)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+leave_line(KEYS[3], ARGV[7], ARGV[8], ARGV[6])
 return {1, term}
 )lua";
 
-// Lease-kind scripts: KEYS election; ARGV token, release channel, px, observe channel.
+// Lease-kind scripts: KEYS election, line; ARGV token, box, px, observe channel. Observers
+// hear every resignation; of the candidates, the next in line is woken.
 constexpr std::string_view kResign = R"lua(
 if redis.call('HGET', KEYS[1], 'leader') == ARGV[1] then
   redis.call('PUBLISH', ARGV[4], 'resigned')
-  local woken = redis.call('PUBLISH', ARGV[2], 'released')
+  local woken = wake(KEYS[2], ARGV[2])
   redis.call('DEL', KEYS[1])
   return 1 + woken
 end
@@ -66,7 +72,7 @@ const Script& campaign_script() {
 
 const LeaseKind& leader_kind() {
     static const Script extend = make_script("leader_extend", std::string(kExtend));
-    static const Script resign = make_script("leader_resign", std::string(kResign));
+    static const Script resign = make_script("leader_resign", with_line(kResign));
     static const Script check = make_script("leader_check", std::string(kCheck));
     static const LeaseKind k{&extend, &resign, &check, true, "leader"};
     return k;

@@ -56,8 +56,10 @@ redis.call('PEXPIRE', KEYS[4], ARGV[4])
 return {0, redis.call('PTTL', KEYS[1])}
 )lua";
 
-// ARGV: token, channel, px, waiter_ttl, fence_px, grant channel prefix. A caller that does not
-// hold the lock is a waiter giving up: it leaves the queue.
+// KEYS: lock, fence, queue, alive, line. ARGV: token, box, px, waiter_ttl, fence_px, grant
+// channel prefix. A caller that does not hold the lock is a waiter giving up: it leaves the
+// queue. With no FairMutex waiter queued, the next in the name's line (another kind's waiter:
+// a Mutex, a MultiLock) is woken.
 constexpr std::string_view kRelease = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   redis.call('LREM', KEYS[3], 0, ARGV[1])
@@ -71,7 +73,7 @@ if head then
   grant(head, last, ARGV[3], ARGV[4], ARGV[5], ARGV[6])
   return 1
 end
-local woken = redis.call('PUBLISH', ARGV[2], 'released')
+local woken = wake(KEYS[5], ARGV[2])
 redis.call('DEL', KEYS[1])
 return 1 + woken
 )lua";

@@ -5,31 +5,34 @@
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: zset, companions. ARGV: token, channel, px, "each" | "last". In "last" mode (readers)
-// the last holder to leave also deletes the companions (the readers' mark on the name).
+// KEYS: zset, line, companions. ARGV: token, box, px, "each" | "last". A release wakes the
+// next in line: in "each" mode (permits) every release, in "last" mode (readers) only the last
+// holder's, which also deletes the companions (the readers' mark on the name).
 constexpr std::string_view kRelease = R"lua(
 local now = now_ms()
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s or tonumber(s) <= now then return 0 end
 local last = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 1
 local woken = 0
-if ARGV[4] == 'each' or last then woken = redis.call('PUBLISH', ARGV[2], 'released') end
+if ARGV[4] == 'each' or last then woken = wake(KEYS[2], ARGV[2]) end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if ARGV[4] == 'last' and last then
-  for i = 2, #KEYS do
+  for i = 3, #KEYS do
     if redis.call('GET', KEYS[i]) == readers_mark then redis.call('DEL', KEYS[i]) end
   end
 end
 return 1 + woken
 )lua";
 
+// The line keeps its own expiry (its waiters set it): only the holders and companions move.
 constexpr std::string_view kExtend = R"lua(
 local now = now_ms()
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s or tonumber(s) <= now then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-for i = 1, #KEYS do extend_to(KEYS[i], ARGV[3]) end
+extend_to(KEYS[1], ARGV[3])
+for i = 3, #KEYS do extend_to(KEYS[i], ARGV[3]) end
 return 1
 )lua";
 

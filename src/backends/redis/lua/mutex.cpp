@@ -1,12 +1,15 @@
 // Mutex scripts: the redis-py compatible string key holding the owner's token. Kept free of
-// the shared helpers: they are the hot path, and every byte of Lua runs on each call.
+// the shared helpers: they are the hot path, and every byte of Lua runs on each call. The
+// waiters' line only defines functions, which run when someone waits.
 #include "backends/redis/scripts.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: lock, fence. Everything that can fail (a wrong-typed fence key, TIME refused) runs
-// before the first write. An RWLock's readers mark the same key, so a Mutex waits for them.
+// KEYS: lock, fence, line. ARGV: token, px, fence_px, box, member, ticket. Everything that
+// can fail (a wrong-typed fence key, TIME refused) runs before the first write. An RWLock's
+// readers mark the same key, so a Mutex waits for them. Only a refusal and a waiter's grant
+// touch the line: a lock taken at once costs what it did before there was one.
 constexpr std::string_view kAcquire = R"lua(
 redis.replicate_commands()
 local last = redis.call('GET', KEYS[2])
@@ -17,25 +20,34 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if n and n + 1 > fence then fence = n + 1 end
   fence = string.format('%d', fence)
   redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
+  leave_line(KEYS[3], ARGV[5], ARGV[6], ARGV[4])
   return {1, fence}
 end
 local found = kind_of(KEYS[1])
 if not waits_for(found) then return refuse(KEYS[1], found, 'a Mutex') end
-return {0, redis.call('PTTL', KEYS[1])}
+local pttl = redis.call('PTTL', KEYS[1])
+return {0, pttl, line_up(KEYS[3], ARGV[5], ARGV[6], pttl)}
 )lua";
 
 // Redlock with fencing=0 promises no fence: the grant is one SET, as light as node-redlock's,
 // and neither the counter nor the clock is read.
 constexpr std::string_view kUnfencedAcquire = R"lua(
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, 0} end
+redis.replicate_commands()
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  leave_line(KEYS[3], ARGV[5], ARGV[6], ARGV[4])
+  return {1, 0}
+end
 local found = kind_of(KEYS[1])
 if not waits_for(found) then return refuse(KEYS[1], found, 'a Mutex') end
-return {0, redis.call('PTTL', KEYS[1])}
+local pttl = redis.call('PTTL', KEYS[1])
+return {0, pttl, line_up(KEYS[3], ARGV[5], ARGV[6], pttl)}
 )lua";
 
+// KEYS: lock, line. The next in line is woken (one waiter, not all of them) before the key
+// goes, as the message went first before there was a line.
 constexpr std::string_view kRelease = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  local woken = redis.call('PUBLISH', ARGV[2], 'released')
+  local woken = wake(KEYS[2], ARGV[2])
   redis.call('DEL', KEYS[1])
   return 1 + woken
 end
@@ -57,15 +69,16 @@ return 0
 }  // namespace
 
 const Script& acquire_script() {
-    static const Script s = make_script("acquire", with_kinds(kAcquire));
+    static const Script s = make_script("acquire", with_kinds(with_line(kAcquire)));
     return s;
 }
 const Script& unfenced_acquire_script() {
-    static const Script s = make_script("unfenced_acquire", with_kinds(kUnfencedAcquire));
+    static const Script s =
+        make_script("unfenced_acquire", with_kinds(with_line(kUnfencedAcquire)));
     return s;
 }
 const Script& release_script() {
-    static const Script s = make_script("release", std::string(kRelease));
+    static const Script s = make_script("release", with_line(kRelease));
     return s;
 }
 const LeaseKind& mutex_kind() {

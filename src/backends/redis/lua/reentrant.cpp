@@ -9,6 +9,7 @@ namespace {
 // {2, fence} so that Redlock does not mistake a re-entry for a new holding to fence. ARGV[4]
 // "fresh": the caller holds nothing under this owner, so a holding of the owner found here is
 // a leftover (a lost reply, a rollback) and is replaced by a new one with a new fence.
+// KEYS: lock, fence, line. ARGV[5..7]: box, member, ticket.
 constexpr std::string_view kAcquire = R"lua(
 local last = redis.call('GET', KEYS[2])
 local leftover = ARGV[4] == 'fresh' and redis.call('TYPE', KEYS[1])['ok'] == 'hash' and
@@ -17,6 +18,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 or leftover then
   local fence = next_fence(last, KEYS[2], ARGV[3])
   redis.call('HSET', KEYS[1], ARGV[1], 1, '', fence)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  leave_line(KEYS[3], ARGV[6], ARGV[7], ARGV[5])
   return {1, fence}
 end
 local found = kind_of(KEYS[1])
@@ -26,9 +28,11 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   extend_to(KEYS[1], ARGV[2])
   return {2, redis.call('HGET', KEYS[1], '')}
 end
-return {0, redis.call('PTTL', KEYS[1])}
+local pttl = redis.call('PTTL', KEYS[1])
+return {0, pttl, line_up(KEYS[3], ARGV[6], ARGV[7], pttl)}
 )lua";
 
+// KEYS: lock, line. The last hold's release wakes the next in line.
 constexpr std::string_view kRelease = R"lua(
 local n = redis.call('HGET', KEYS[1], ARGV[1])
 if not n then return 0 end
@@ -36,7 +40,7 @@ if tonumber(n) > 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
   return 1
 end
-local woken = redis.call('PUBLISH', ARGV[2], 'released')
+local woken = wake(KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[1])
 return 1 + woken
 )lua";
@@ -58,7 +62,7 @@ const Script& reentrant_acquire_script() {
     return s;
 }
 const LeaseKind& reentrant_kind() {
-    static const Script release = make_script("reentrant_release", std::string(kRelease));
+    static const Script release = make_script("reentrant_release", with_line(kRelease));
     static const Script extend = make_script("reentrant_extend", with_helpers(kExtend));
     static const Script check = make_script("reentrant_check", std::string(kCheck));
     static const LeaseKind k{&extend, &release, &check, true, "owner"};

@@ -58,14 +58,17 @@ if kind == 'free' or kind == 'readers' then
     members(KEYS[4])
   end
 end
-return {kind, pttl, redis.call('GET', KEYS[2]), holders, redis.call('LLEN', KEYS[3]), permits,
+local waiters = redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[7])
+return {kind, pttl, redis.call('GET', KEYS[2]), holders, waiters, permits,
         redis.call('EXISTS', KEYS[5]), who, value}
 )lua";
 
-// KEYS: main, fence, queue, readers, claim, limit (as status). ARGV: release channel, observe
-// channel. Frees the name whatever holds it (Redisson's forceUnlock): waiters are woken, and
-// each holder finds its key gone at its next renewal and reports the loss. The fence counter
-// stays, so every later grant's fence is higher than the evicted holder's.
+// KEYS: main, fence, queue, readers, claim, limit, line (as status). ARGV: box, observe
+// channel, notices channel, name. Frees the name whatever holds it (Redisson's forceUnlock):
+// the next in line is woken, and the name goes out on the notices channel, where every client
+// that holds something listens: a holder checks its holdings of the name at once and reports
+// the loss (one that does not listen finds its key gone at its next renewal). The fence
+// counter stays, so every later grant's fence is higher than the evicted holder's.
 // A string with no expiry is freed only when it reads as a lock's token (deadbolt's, redis-py's
 // uuid hex, node-redlock's hex, redsync's base64: 16 to 128 token characters, digits and
 // letters both);
@@ -92,10 +95,11 @@ if found ~= 'lock' and found ~= 'readers' and found ~= 'reentrant' and found ~= 
    not (found == 'semaphore' and redis.call('EXISTS', KEYS[6]) == 1) then
   return refuse(KEYS[1], found == 'semaphore' and 'zset' or found, 'force-unlock')
 end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 redis.call('PUBLISH', ARGV[2], 'resigned')
-redis.call('PUBLISH', ARGV[1], 'released')
 redis.call('DEL', KEYS[1])
 if found == 'readers' then redis.call('DEL', KEYS[4]) end
+wake(KEYS[7], ARGV[1])
 return found
 )lua";
 

@@ -3,8 +3,9 @@
 // blocking Transport::open runs the same steps on its own context, so there is one way in.
 #include "backends/redis/net/transport.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <asio/steady_timer.hpp>
 
@@ -22,9 +23,18 @@ Status timed_out(const Endpoint& ep, std::string_view step) {
 
 // A process that forks and execs (`deadbolt run`, a job runner) must not hand our connections
 // to its children: one that outlived us would keep them open, and could write into them.
-// Asio opens sockets without SOCK_CLOEXEC.
-void close_on_exec(int fd) {
-    if (int flags = ::fcntl(fd, F_GETFD); flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+// Asio opens sockets without SOCK_CLOEXEC, and a flag set later leaves a window in which a fork
+// on another thread inherits the socket (run forks as its subscriber connects): so the socket
+// is made here, close-on-exec from its first moment, and handed to s.
+template <class Socket, class Protocol>
+std::error_code open_close_on_exec(Socket& s, const Protocol& p) {
+    std::error_code ec;
+    if (s.is_open()) s.close(ec);
+    int fd = ::socket(p.family(), p.type() | SOCK_CLOEXEC, p.protocol());
+    if (fd < 0) return {errno, std::system_category()};
+    s.assign(p, fd, ec);
+    if (ec) ::close(fd);
+    return ec;
 }
 
 // AUTH, SELECT and PING for ep, and how many replies they bring.
@@ -120,32 +130,49 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
             });
     }
 
-    void connect_tcp(const std::vector<asio::ip::tcp::endpoint>& targets) {
+    // Each target in turn until one takes the connection (what asio::async_connect does for a
+    // range, with sockets made close-on-exec).
+    void connect_tcp(std::vector<asio::ip::tcp::endpoint> targets, std::size_t next = 0,
+                     std::error_code last = asio::error::host_not_found) {
         step = "connecting";
-        asio::async_connect(
-            tcp, targets, [self = shared_from_this()](const std::error_code& e, const auto&) {
-                if (e || self->dropped)
-                    return self->fail(e, [&] {
-                        return Status::error(
-                            errc::connect_failed,
-                            fmt::format("cannot connect to {}: {}: is redis-server running there?",
-                                        self->ep.describe(), e.message()));
-                    });
-                close_on_exec(self->tcp.native_handle());
-                std::error_code ignored;
-                self->tcp.set_option(asio::ip::tcp::no_delay(true), ignored);
-                if (self->ep.options.keepalive)
-                    self->tcp.set_option(asio::socket_base::keep_alive(true), ignored);
-                if (!self->ep.options.tls.enabled) {
-                    self->t.s_ = std::move(self->tcp);
-                    return self->hello();
-                }
-                self->t.s_ = std::make_unique<Tls>(std::move(self->tcp), *self->t.tls_ctx_);
-                self->handshake();
+        auto refused = [this](const std::error_code& e) {
+            fail(e, [&] {
+                return Status::error(
+                    errc::connect_failed,
+                    fmt::format("cannot connect to {}: {}: is redis-server running there?",
+                                ep.describe(), e.message()));
             });
+        };
+        if (next >= targets.size()) return refused(last);
+        if (auto e = open_close_on_exec(tcp, targets[next].protocol()))
+            return connect_tcp(std::move(targets), next + 1, e);
+        auto target = targets[next];
+        tcp.async_connect(target, [self = shared_from_this(), targets = std::move(targets), next,
+                                   refused](const std::error_code& e) mutable {
+            if (e && !self->dropped && !self->expired && e != asio::error::operation_aborted &&
+                next + 1 < targets.size())
+                return self->connect_tcp(std::move(targets), next + 1, e);
+            if (e || self->dropped) return refused(e);
+            std::error_code ignored;
+            self->tcp.set_option(asio::ip::tcp::no_delay(true), ignored);
+            if (self->ep.options.keepalive)
+                self->tcp.set_option(asio::socket_base::keep_alive(true), ignored);
+            if (!self->ep.options.tls.enabled) {
+                self->t.s_ = std::move(self->tcp);
+                return self->hello();
+            }
+            self->t.s_ = std::make_unique<Tls>(std::move(self->tcp), *self->t.tls_ctx_);
+            self->handshake();
+        });
     }
 
     void connect_unix() {
+        if (auto e = open_close_on_exec(local, asio::local::stream_protocol()))
+            return fail(e, [&] {
+                return Status::error(
+                    errc::connect_failed,
+                    fmt::format("cannot open a unix socket for '{}': {}", ep.path, e.message()));
+            });
         local.async_connect(
             asio::local::stream_protocol::endpoint(ep.path),
             [self = shared_from_this()](const std::error_code& e) {
@@ -157,7 +184,6 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
                                         "listening there (unixsocket in redis.conf)?",
                                         self->ep.path, e.message()));
                     });
-                close_on_exec(self->local.native_handle());
                 self->t.s_ = std::move(self->local);
                 self->hello();
             });

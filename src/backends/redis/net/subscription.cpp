@@ -14,6 +14,11 @@ Status Subscription::subscribe(std::vector<std::string> channels, Clock::time_po
     return {};
 }
 
+void Subscription::standby(std::chrono::milliseconds after) {
+    for (const auto& ch : channels_)
+        if (Subscriber::is_mailbox(ch)) s_.standby(ch, after);
+}
+
 void Subscription::unsubscribe() noexcept {
     on_cancel_.reset();
     try {

@@ -24,6 +24,8 @@ class Subscription {
     /// timeout / connect_failed). A stop request on cancel wakes wait().
     Status subscribe(std::vector<std::string> channels, Clock::time_point deadline,
                      const std::stop_token& cancel = {});
+    /// Its mailboxes (Subscriber::mailbox) stand by this long after a "next" (0: they do not).
+    void standby(std::chrono::milliseconds after);
     /// True between a successful subscribe() and unsubscribe().
     bool active() const noexcept { return !channels_.empty(); }
     /// Drops the interest (idempotent; never throws).

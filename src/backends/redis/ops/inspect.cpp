@@ -171,7 +171,8 @@ Status RedisStore::force_unlock(const std::string& name, std::string& kind) {
     std::string observe = observe_channel(client.options.key_prefix, name);
     Reply r;
     Status st = server->eval(
-        {&force_unlock_script(), {keys.begin(), keys.end()}, {released, observe}}, r, deadline());
+        {&force_unlock_script(), {keys.begin(), keys.end()}, {released, observe, notices_, name}},
+        r, deadline());
     kind = r.str == "lock" ? "mutex" : r.str;
     return st;
 }

@@ -19,14 +19,22 @@ bool multi_spans_slots(const ClientImpl& c, const RedisSpec& spec) {
 Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
                            std::chrono::milliseconds px, Clock::time_point sent_at,
                            AttemptOutcome& out) {
-    // call.keys are lock, fence pairs in the order of spec.names; a pair shares its slot.
+    // call.keys are lock, fence pairs in the order of spec.names, then each name's line; a
+    // name's keys share its slot. call.args are the common three, each name's box, then the
+    // member and ticket: a part takes its own names' of each.
+    const std::size_t n = spec.names.size();
     std::map<std::uint16_t, std::vector<std::size_t>> by_slot;
-    for (std::size_t i = 0; 2 * i + 1 < call.keys.size(); ++i)
-        by_slot[key_slot(call.keys[2 * i])].push_back(i);
+    for (std::size_t i = 0; i < n; ++i) by_slot[key_slot(call.keys[2 * i])].push_back(i);
     std::vector<ScriptCall> parts;
     for (const auto& [slot, names] : by_slot) {
-        ScriptCall& p = parts.emplace_back(ScriptCall{call.script, {}, call.args});
+        ScriptCall& p = parts.emplace_back(
+            ScriptCall{call.script, {}, {call.args.begin(), call.args.begin() + 3}});
         for (auto i : names) p.keys.insert(p.keys.end(), {call.keys[2 * i], call.keys[2 * i + 1]});
+        for (auto i : names) {
+            p.keys.push_back(call.keys[2 * n + i]);
+            p.args.push_back(call.args[3 + i]);
+        }
+        p.args.insert(p.args.end(), call.args.end() - 2, call.args.end());
     }
     std::vector<Reply> replies;
     if (Status st = redis(c).server->eval_many(parts, replies, c.deadline()); !st.ok()) return st;
@@ -48,6 +56,7 @@ Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCal
         if (!o.acquired) {
             all = false;
             refused = true;
+            if (out.ticket.empty()) out.ticket = std::move(o.ticket);
             // Try again once the longest of the holders is gone (or at its release message).
             if (wait.count() >= 0) wait = o.pttl.count() < 0 ? o.pttl : std::max(wait, o.pttl);
             continue;

@@ -61,6 +61,7 @@ struct Round1 {
     std::size_t answered = 0;
     std::vector<std::size_t> maybe_ours;  // granted, or the answer is unknown: release there
     Status hard;                          // an answer no retry can change (a wrong-typed key)
+    std::string ticket;                   // a refusal's place in line (any node's will do)
 };
 
 Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, bool fenced) {
@@ -82,6 +83,7 @@ Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, 
         ++r.answered;
         if (!o.acquired) {
             r.refusals.push_back(o.pttl);
+            if (r.ticket.empty()) r.ticket = std::move(o.ticket);
             continue;
         }
         r.granted.push_back(i);
@@ -238,6 +240,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     void refused(bool cleanup_pending) {
         AttemptOutcome out;
         out.cleanup_pending = cleanup_pending;
+        out.ticket = r1.ticket;
         if (!r1.hard.ok()) return done(r1.hard, out);
         const std::size_t q = quorum();
         if (r1.answered < q)
