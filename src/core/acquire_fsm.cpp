@@ -88,7 +88,8 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
     // next grant. A writer's claim names the old token: drop it, the next attempt claims
     // afresh.
     if (a.status.ok() && a.cleanup_pending && !rules_.fixed_owner) {
-        if (rules_.abandons) s.abandon = Step::Cleanup{true, give_up(now)};
+        if (rules_.abandons && rules_.waiter_names_token)
+            s.abandon = Step::Cleanup{true, give_up(now)};
         s.new_token = true;
     }
     if (!a.status.ok()) {

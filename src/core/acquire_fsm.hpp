@@ -32,6 +32,7 @@ struct AcquireRules {
     std::chrono::milliseconds wait_jitter{0};     // spread waiters' wake-ups at a holder's expiry
     bool fixed_owner = false;        // the token is an owner id: never replaced, never cleaned up
     bool abandons = false;           // a waiter leaves state on the server to abandon on giving up
+    bool waiter_names_token = true;  // ...which a new token drops too (ClaimTraits)
     bool wakes_by_token = false;     // wake-ups are addressed to the token (a FairMutex grant)
     bool can_sleep_instead = false;  // wake-ups may be away for a moment (Redlock, Cluster)
     std::optional<Clock::time_point> yield_until{};  // we just handed this lock over: wait first

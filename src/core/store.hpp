@@ -66,10 +66,14 @@ class Waker {
 
 /// What the core must know of a claim to drive it.
 struct ClaimTraits {
-    std::string local_line;          // threads of this process queue on it; empty = none
-    std::string handoff_key;         // releases of this lock hand over under this key
-    bool hands_off = false;          // a release that woke waiters lets them go first
-    bool abandons = false;           // a waiter leaves state to drop when it gives up
+    std::string local_line;   // threads of this process queue on it; empty = none
+    std::string handoff_key;  // releases of this lock hand over under this key
+    bool hands_off = false;   // a release that woke waiters lets them go first
+    bool abandons = false;    // a waiter leaves state to drop when it gives up
+    // That state names the token (a FairMutex's queue entry, a writer's claim), so a new token
+    // (after a failed grant's release was left to the background) drops it too; otherwise the
+    // waiter keeps its place across tokens.
+    bool waiter_names_token = true;
     bool wakes_by_token = false;     // wake-ups are addressed to the token (a FairMutex grant)
     bool can_sleep_instead = false;  // the wake-up may be away for a moment (Redlock, Cluster)
     bool expiry_wakes = false;       // a holder's expiry wakes waiters too (etcd deletes its key)

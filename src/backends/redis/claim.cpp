@@ -31,6 +31,9 @@ RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
               .handoff_key = spec_.channel,
               .hands_off = spec_.kind->yield_after_release,
               .abandons = spec_.abandon != nullptr,
+              // A place in line is this claim's, not its token's (member()); a writer's claim
+              // key and a FairMutex queue entry hold the token.
+              .waiter_names_token = spec_.abandon != &leave_line_script(),
               .wakes_by_token = !spec_.grant_prefix.empty(),
               .can_sleep_instead = redis(c).nodes->redlock() || redis(c).cluster != nullptr,
               .refresh = spec_.refresh},
@@ -55,7 +58,10 @@ std::string RedisClaim::member(const std::string& token) const {
     char role = spec_.role;
     if (redis(c_).cluster) role = static_cast<char>(std::toupper(static_cast<unsigned char>(role)));
     const std::string& inbox = redis(c_).inbox();
-    return role + std::to_string(inbox.size()) + ':' + inbox + token;
+    // The claim's first token names its place for good: a new token (a failed grant's release
+    // left to the background) keeps the place in line.
+    return role + std::to_string(inbox.size()) + ':' + inbox +
+           (line_id_.empty() ? token : line_id_);
 }
 
 void RedisClaim::lined_up(const AttemptOutcome& out) {
@@ -63,7 +69,15 @@ void RedisClaim::lined_up(const AttemptOutcome& out) {
 }
 
 ScriptCall RedisClaim::call() const {
-    return {spec_.script, {spec_.keys.begin(), spec_.keys.end()}, {argv_.begin(), argv_.end()}};
+    ScriptCall c{
+        spec_.script, {spec_.keys.begin(), spec_.keys.end()}, {argv_.begin(), argv_.end()}};
+    // An attempt that does not line up (a try, or the first look before its client listens)
+    // names no line: the scripts touch one only for a member or a ticket, and a slot that
+    // migrates answers a script naming a key it lacks (a line nobody waits in) with TRYAGAIN.
+    if (!spec_.line.empty() && argv_.size() >= 2 && argv_[argv_.size() - 2].empty() &&
+        ticket_.empty())
+        c.keys.resize(c.keys.size() - std::max<std::size_t>(spec_.names.size(), 1));
+    return c;
 }
 
 void RedisClaim::set_argv(const std::string& token, std::chrono::milliseconds keep) {
@@ -71,6 +85,7 @@ void RedisClaim::set_argv(const std::string& token, std::chrono::milliseconds ke
              std::to_string((keep + std::chrono::minutes(1)).count())};
     argv_.insert(argv_.end(), spec_.args.begin(), spec_.args.end());
     if (spec_.line.empty()) return;
+    if (line_id_.empty()) line_id_ = token;
     argv_.push_back(armed_ ? member(token) : std::string());
     argv_.push_back(ticket_);
 }

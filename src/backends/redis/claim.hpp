@@ -52,6 +52,7 @@ class RedisClaim final : public Claim {
     RedisWaker waker_;
     std::unique_ptr<AsyncWaker> async_waker_;  // made at the first async_arm
     std::vector<std::string> argv_;  // the last attempt's ARGV: token, px, fence_px, args...
+    std::string line_id_;            // names its place in line: the claim's first token
     // Only a waiter that listens lines up: a release would otherwise tell nobody, and a
     // try-lock (which never arms) would leave a place behind.
     bool armed_ = false;

@@ -7,12 +7,17 @@ bool is_noscript(const Reply& r) {
 }
 
 ScriptCall OwnedCall::view() const {
-    return {script, {keys.begin(), keys.end()}, {args.begin(), args.end()}};
+    return {script,
+            {keys.begin(), keys.end()},
+            {args.begin(), args.end()},
+            {fallback_keys.begin(), fallback_keys.end()}};
 }
 
 OwnedCall owned(const ScriptCall& call) {
-    return {
-        call.script, {call.keys.begin(), call.keys.end()}, {call.args.begin(), call.args.end()}};
+    return {call.script,
+            {call.keys.begin(), call.keys.end()},
+            {call.args.begin(), call.args.end()},
+            {call.fallback_keys.begin(), call.fallback_keys.end()}};
 }
 
 std::string encode_calls(std::span<const ScriptCall> calls) {

@@ -16,6 +16,10 @@ struct ScriptCall {
     const Script* script;
     std::vector<std::string_view> keys;
     std::vector<std::string_view> args;
+    // KEYS to send instead when a cluster slot that migrates answers TRYAGAIN (nothing ran):
+    // the same layout with a key that may be absent (a line nobody waits in) swapped for one
+    // the script treats as absent. Empty: none; the call waits for the move to end.
+    std::vector<std::string_view> fallback_keys{};
 };
 
 /// A ScriptCall that owns its strings (kept for later, e.g. a background cleanup).
@@ -23,6 +27,7 @@ struct OwnedCall {
     const Script* script = nullptr;
     std::vector<std::string> keys;
     std::vector<std::string> args;
+    std::vector<std::string> fallback_keys{};
     ScriptCall view() const;
 };
 

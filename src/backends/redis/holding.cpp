@@ -8,6 +8,8 @@ std::shared_ptr<RedisHolding> RedisHolding::held(const RedisSpec& spec, std::str
     h->kind = spec.kind;
     h->release = spec.kind->release;
     h->keys = spec.op_keys;
+    h->lease_keys = spec.lease_keys.empty() ? spec.op_keys : spec.lease_keys;
+    h->lineless_keys = spec.lineless_keys;
     h->args = spec.op_args;
     h->token = std::move(token);
     h->channel = spec.channel;
@@ -21,12 +23,21 @@ std::shared_ptr<RedisHolding> RedisHolding::waiting(const RedisSpec& spec, std::
     h->kind = nullptr;
     h->release = spec.abandon;
     h->keys = spec.abandon_keys;
+    h->lineless_keys.clear();  // leaving a line needs the line
     return h;
 }
 
 ScriptCall RedisHolding::call(const Script& script, const std::string& px_s) const {
     ScriptCall c{&script, {keys.begin(), keys.end()}, {token, channel, px_s}};
     c.args.insert(c.args.end(), args.begin(), args.end());
+    if (&script == release) c.fallback_keys.assign(lineless_keys.begin(), lineless_keys.end());
+    return c;
+}
+
+ScriptCall RedisHolding::lease_call(const Script& script, const std::string& px_s) const {
+    ScriptCall c = call(script, px_s);
+    c.keys.assign(lease_keys.begin(), lease_keys.end());
+    c.fallback_keys.clear();
     return c;
 }
 

@@ -18,10 +18,12 @@
 namespace deadbolt::detail {
 
 struct RedisHolding final : Holding {
-    const LeaseKind* kind = nullptr;  // extends and checks it (none for a waiter's place)
-    const Script* release = nullptr;  // what releasing runs: kind's, or a waiter's abandon
-    std::vector<std::string> keys;    // KEYS of those scripts
-    std::vector<std::string> args;    // ARGV after {token, channel, px}
+    const LeaseKind* kind = nullptr;         // extends and checks it (none for a waiter's place)
+    const Script* release = nullptr;         // what releasing runs: kind's, or a waiter's abandon
+    std::vector<std::string> keys;           // KEYS of those scripts
+    std::vector<std::string> lease_keys;     // KEYS of extend and check (RedisSpec::lease_keys)
+    std::vector<std::string> lineless_keys;  // a release's fallback (RedisSpec::lineless_keys)
+    std::vector<std::string> args;           // ARGV after {token, channel, px}
     std::string token;
     std::string channel;              // where its release is announced
     std::chrono::milliseconds px{0};  // how long a release or check keeps what it touches
@@ -43,6 +45,8 @@ struct RedisHolding final : Holding {
 
     /// A call of script for it, ARGV {token, channel, px_s, args...}; px_s must outlive it.
     ScriptCall call(const Script& script, const std::string& px_s) const;
+    /// The same for its kind's extend or check, whose KEYS leave the lines out.
+    ScriptCall lease_call(const Script& script, const std::string& px_s) const;
     /// The keys whose loss is the holding's: the name's key (each name's, for a MultiLock), or
     /// the readers' set for a reader.
     std::vector<std::string_view> main_keys() const;

@@ -43,6 +43,14 @@ RedisSpec rwlock_base(std::string_view prefix, std::string_view name, const Mute
     return s;
 }
 
+// op_keys with `line` swapped for `by` (RedisSpec::lineless_keys).
+std::vector<std::string> without(const std::vector<std::string>& op_keys, const std::string& line,
+                                 const std::string& by) {
+    auto out = op_keys;
+    std::replace(out.begin(), out.end(), line, by);
+    return out;
+}
+
 }  // namespace
 
 RedisSpec mutex_spec(std::string_view prefix, std::string_view name, const MutexOptions& o) {
@@ -51,6 +59,8 @@ RedisSpec mutex_spec(std::string_view prefix, std::string_view name, const Mutex
     s.kind = &mutex_kind();
     lines_up(s);
     s.op_keys = {s.keys[0], s.line};
+    s.lease_keys = {s.keys[0]};
+    s.lineless_keys = without(s.op_keys, s.line, s.keys[0]);
     s.queue_key = s.keys[0];
     return s;
 }
@@ -65,8 +75,10 @@ RedisSpec fair_spec(std::string_view prefix, std::string_view name, const MutexO
     s.args = {ms(o.waiter_ttl), s.grant_prefix};
     s.kind = &fair_kind();
     s.op_keys = s.keys;
+    s.lease_keys = s.keys;
     s.op_keys.push_back(aux_key(main, "waiters"));  // a release with no FairMutex waiter
                                                     // wakes another kind's, in line
+    s.lineless_keys = without(s.op_keys, s.op_keys.back(), main);
     auto fence_px = o.ttl + o.lock_delay + std::chrono::minutes(1);
     s.op_args = {ms(o.waiter_ttl), ms(fence_px), s.grant_prefix};
     s.queue_key = main;
@@ -83,6 +95,8 @@ RedisSpec write_spec(std::string_view prefix, std::string_view name, const Mutex
     s.kind = &mutex_kind();
     lines_up(s);
     s.op_keys = {s.keys[0], s.line};
+    s.lease_keys = {s.keys[0]};
+    s.lineless_keys = without(s.op_keys, s.line, s.keys[0]);
     s.queue_key = s.keys[0];
     s.refresh = o.waiter_ttl / 3;
     s.abandon = &write_abandon_script();  // drops its claim too
@@ -99,7 +113,9 @@ RedisSpec read_spec(std::string_view prefix, std::string_view name, const MutexO
     lines_up(s);
     s.role = 'r';
     s.op_keys = {s.keys[2], s.line, s.keys[0]};  // the readers, the line, the name's key
-    s.op_args = {"last"};                        // writers wait for the last reader only
+    s.lease_keys = {s.keys[2], s.keys[0]};
+    s.lineless_keys = without(s.op_keys, s.line, s.keys[0]);
+    s.op_args = {"last"};  // writers wait for the last reader only
     return s;
 }
 
@@ -111,6 +127,8 @@ RedisSpec reentrant_spec(std::string_view prefix, std::string_view name, const M
     s.kind = &reentrant_kind();
     lines_up(s);
     s.op_keys = {s.keys[0], s.line};
+    s.lease_keys = {s.keys[0]};
+    s.lineless_keys = without(s.op_keys, s.line, s.keys[0]);
     s.owner = std::string(owner);
     return s;
 }
@@ -125,7 +143,9 @@ RedisSpec semaphore_spec(std::string_view prefix, std::string_view name, const M
     s.kind = &zset_holder_kind();
     lines_up(s);
     s.op_keys = {s.keys[0], s.line, s.keys[1]};  // permits, line, limit
-    s.op_args = {"each"};                        // any release frees a permit for a waiter
+    s.lease_keys = {s.keys[0], s.keys[1]};
+    s.lineless_keys = without(s.op_keys, s.line, s.keys[1]);
+    s.op_args = {"each"};  // any release frees a permit for a waiter
     return s;
 }
 
@@ -145,6 +165,9 @@ RedisSpec multi_spec(std::string_view prefix, const std::vector<std::string>& na
         s.keys.push_back(aux_key(key, "fence"));
         s.op_keys.push_back(key);
         s.op_keys.push_back(lines.back());
+        s.lease_keys.push_back(key);
+        s.lineless_keys.push_back(key);
+        s.lineless_keys.push_back(key);
         s.op_args.push_back(box);  // one per key: the lock's and its line's
         s.op_args.push_back(box);
     }
@@ -175,6 +198,8 @@ RedisSpec election_spec(std::string_view prefix, std::string_view name, const Mu
     s.kind = &leader_kind();
     lines_up(s);
     s.op_keys = {s.keys[0], s.line};
+    s.lease_keys = {s.keys[0]};
+    s.lineless_keys = without(s.op_keys, s.line, s.keys[0]);
     s.op_args = {observe};
     s.queue_key = s.keys[0];
     return s;

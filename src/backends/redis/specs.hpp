@@ -22,6 +22,13 @@ struct RedisSpec {
     bool fenced = true;               // grants carry a fence (exclusive holdings)
     const LeaseKind* kind = nullptr;  // renews, releases and checks what was granted
     std::vector<std::string> op_keys;
+    // KEYS of extend and check: op_keys without the lines, which only a release touches. A line
+    // is there only while someone waits, and a slot that migrates answers a script naming a
+    // key it lacks with TRYAGAIN: a renewal must not fail for want of waiters.
+    std::vector<std::string> lease_keys;
+    // op_keys with each line swapped for a key of its slot that is no line (the lock's own):
+    // what a release sends when a migrating slot answers TRYAGAIN for want of the line.
+    std::vector<std::string> lineless_keys;
     std::vector<std::string> op_args;
     std::string channel;  // the box: names the lock to the waiters a release wakes
     std::vector<std::string> extra_channels;  // ...and these (a MultiLock's other names)

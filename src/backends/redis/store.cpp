@@ -86,7 +86,7 @@ std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time
     for (std::size_t i = 0; i < rs.size(); ++i) {
         const RedisHolding& h = as_redis(rs[i].holding);
         px[i] = std::to_string(rs[i].keep.count());
-        calls.push_back(h.call(*h.kind->extend, px[i]));
+        calls.push_back(h.lease_call(*h.kind->extend, px[i]));
     }
     auto out = run(*nodes, calls, by, std::nullopt, Answer::one_or_zero);
     // Not confirmed by enough replicas: not extended, as far as anyone can rely on.
@@ -125,7 +125,7 @@ std::vector<Verdict> RedisStore::check(std::span<const Holding* const> hs, Clock
     for (std::size_t i = 0; i < hs.size(); ++i) {
         const RedisHolding& h = as_redis(hs[i]);
         px[i] = std::to_string(h.px.count());
-        calls.push_back(h.call(*h.kind->check, px[i]));
+        calls.push_back(h.lease_call(*h.kind->check, px[i]));
     }
     return run(*nodes, calls, by, std::nullopt, Answer::one_or_zero);
 }

@@ -25,14 +25,14 @@ end
 return 1 + woken
 )lua";
 
-// The line keeps its own expiry (its waiters set it): only the holders and companions move.
+// KEYS: zset, companions (no line: it keeps its own expiry, which its waiters set).
 constexpr std::string_view kExtend = R"lua(
 local now = now_ms()
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s or tonumber(s) <= now then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 extend_to(KEYS[1], ARGV[3])
-for i = 3, #KEYS do extend_to(KEYS[i], ARGV[3]) end
+for i = 2, #KEYS do extend_to(KEYS[i], ARGV[3]) end
 return 1
 )lua";
 

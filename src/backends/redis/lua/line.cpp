@@ -28,6 +28,8 @@ end
 -- told before it leaves the line, so a PUBLISH the ACL refuses fails the script before it
 -- wrote anything.
 local function wake(w, box)
+  -- No line here: a release sent without it (its slot migrates, and the line was not there).
+  if redis.call('TYPE', w)['ok'] ~= 'zset' then return 0 end
   repeat
     local head = redis.call('ZRANGE', w, 0, 0)[1]
     if not head then return 0 end

@@ -5,12 +5,12 @@
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: lock1, fence1, ..., lockN, fenceN, line1, ..., lineN. ARGV: token, px, fence_px,
-// box1, ..., boxN, member, ticket. Every key is looked at before anything is written, so a
-// held or wrong-typed key leaves all of them untouched. A waiter lines up under each name
-// that is held, so any of their releases wakes it.
+// KEYS: lock1, fence1, ..., lockN, fenceN, line1, ..., lineN (no lines when member and ticket
+// are empty). ARGV: token, px, fence_px, box1, ..., boxN, member, ticket. Every key is looked
+// at before anything is written, so a held or wrong-typed key leaves all of them untouched. A
+// waiter lines up under each name that is held, so any of their releases wakes it.
 constexpr std::string_view kAcquire = R"lua(
-local n = #KEYS / 3
+local n = #ARGV - 5
 local member, ticket = ARGV[4 + n], ARGV[5 + n]
 local last, held, wait = {}, {}, nil
 for i = 1, n do
@@ -54,17 +54,18 @@ if all then return 1 + woken end
 return 0
 )lua";
 
-// All or nothing: a holding missing one key is lost, and extending the rest would only hide it.
+// KEYS: every lock (no lines). All or nothing: a holding missing one key is lost, and
+// extending the rest would only hide it.
 constexpr std::string_view kExtend = R"lua(
-for i = 1, #KEYS, 2 do
+for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
 end
-for i = 1, #KEYS, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return 1
 )lua";
 
 constexpr std::string_view kCheck = R"lua(
-for i = 1, #KEYS, 2 do
+for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
 end
 return 1

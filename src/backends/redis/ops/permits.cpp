@@ -15,7 +15,9 @@ Status permit_op(RedisStore& r, const std::string& name, const Script& script, s
                                 std::string(id), keep);
     std::string px = std::to_string(keep.count());
     Reply reply;
-    Status st = r.server->eval(h->call(script, px), reply, r.deadline());
+    bool release = &script == zset_holder_kind().release;  // the one that wakes the line
+    Status st = r.server->eval(release ? h->call(script, px) : h->lease_call(script, px), reply,
+                               r.deadline());
     n = st.ok() ? reply.integer : 0;
     return st;
 }

@@ -20,6 +20,7 @@ struct Cluster::Request {
     std::vector<Reply> replies;         // one per command, once answered
     Status status;                      // why there are no replies
     std::optional<NodeAddress> ask;     // send there once, after ASKING
+    std::vector<std::string> fallback;  // sent instead after a TRYAGAIN (ScriptCall's)
     bool done = false;
 };
 
@@ -307,6 +308,11 @@ void Cluster::route(std::vector<Request>& requests, Clock::time_point deadline) 
                     reread = true;  // a slot moved: others may have moved with it
                 } else if (to.kind == Redirect::Kind::ask) {
                     r->ask = to.to;
+                } else if (why->str.starts_with("TRYAGAIN") && !r->fallback.empty()) {
+                    r->commands = std::move(r->fallback);  // nothing ran: at once, without
+                    r->fallback.clear();                   // the key the move lacks
+                    if (asked)
+                        r->ask = NodeAddress{g.conn->endpoint().host, g.conn->endpoint().port};
                 } else {
                     pause = true;  // TRYAGAIN, CLUSTERDOWN: nothing ran; soon again
                 }
@@ -358,6 +364,8 @@ Status Cluster::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>&
         }
         r.commands.emplace_back();
         encode_evalsha(r.commands.back(), *call.script, call.keys, call.args);
+        if (!call.fallback_keys.empty())
+            encode_eval(r.fallback.emplace_back(), *call.script, call.fallback_keys, call.args);
     }
     route(requests, deadline);
     // NOSCRIPT (a node restarted, or one we never used): once more with EVAL, which caches it.
@@ -373,6 +381,9 @@ Status Cluster::eval_many(std::span<const ScriptCall> calls, std::vector<Reply>&
         a.slot = r.slot;
         a.commands.emplace_back();
         encode_eval(a.commands.back(), *calls[i].script, calls[i].keys, calls[i].args);
+        if (!calls[i].fallback_keys.empty())
+            encode_eval(a.fallback.emplace_back(), *calls[i].script, calls[i].fallback_keys,
+                        calls[i].args);
     }
     if (!again.empty()) route(again, deadline);
     for (std::size_t k = 0; k < which.size(); ++k) requests[which[k]] = std::move(again[k]);

@@ -62,7 +62,7 @@ struct AsyncCluster::Journey : std::enable_shared_from_this<Journey> {
         auto answered = [self = shared_from_this(), conn, asked = ask.has_value()](
                             Status st, std::vector<Reply> r) {
             if (st.ok() && asked) r.erase(r.begin());  // ASKING's +OK
-            self->answered(std::move(st), r.empty() ? Reply{} : std::move(r.front()), *conn);
+            self->answered(std::move(st), r.empty() ? Reply{} : std::move(r.front()), *conn, asked);
         };
         if (ask) {
             // Sent once to the importing node; EVAL, as it may never have seen the script.
@@ -80,7 +80,8 @@ struct AsyncCluster::Journey : std::enable_shared_from_this<Journey> {
         });
     }
 
-    void answered(Status st, Reply r, const AsyncConnection& from) {
+    // asked_last: the reply came from an importing node, after ASKING.
+    void answered(Status st, Reply r, const AsyncConnection& from, bool asked_last) {
         if (!st.ok()) {
             if (!nothing_sent(st)) return finish(std::move(st), {});
             last = std::move(st);  // a failover may have moved its slots
@@ -103,6 +104,13 @@ struct AsyncCluster::Journey : std::enable_shared_from_this<Journey> {
                 ask = to.to;
                 return hop();
             case Redirect::Kind::none:
+                if (last_reply.str.starts_with("TRYAGAIN") && !call.fallback_keys.empty()) {
+                    // Nothing ran: at once, without the key the move lacks, where it went.
+                    call.keys = std::move(call.fallback_keys);
+                    call.fallback_keys.clear();
+                    if (asked_last) ask = NodeAddress{from.endpoint().host, from.endpoint().port};
+                    return hop();
+                }
                 return pause();  // TRYAGAIN, CLUSTERDOWN: nothing ran; soon again
         }
     }

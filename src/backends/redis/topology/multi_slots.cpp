@@ -19,7 +19,8 @@ bool multi_spans_slots(const ClientImpl& c, const RedisSpec& spec) {
 Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
                            std::chrono::milliseconds px, Clock::time_point sent_at,
                            AttemptOutcome& out) {
-    // call.keys are lock, fence pairs in the order of spec.names, then each name's line; a
+    // call.keys are lock, fence pairs in the order of spec.names, then each name's line (none
+    // for an attempt that does not line up); a
     // name's keys share its slot. call.args are the common three, each name's box, then the
     // member and ticket: a part takes its own names' of each.
     const std::size_t n = spec.names.size();
@@ -31,7 +32,7 @@ Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCal
             ScriptCall{call.script, {}, {call.args.begin(), call.args.begin() + 3}});
         for (auto i : names) p.keys.insert(p.keys.end(), {call.keys[2 * i], call.keys[2 * i + 1]});
         for (auto i : names) {
-            p.keys.push_back(call.keys[2 * n + i]);
+            if (call.keys.size() > 2 * n) p.keys.push_back(call.keys[2 * n + i]);  // in line
             p.args.push_back(call.args[3 + i]);
         }
         p.args.insert(p.args.end(), call.args.end() - 2, call.args.end());
