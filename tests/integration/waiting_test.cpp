@@ -177,9 +177,14 @@ TEST(Waiting, ReleaserYieldsToTheWokenWaiterInsteadOfBargingBackIn) {
 TEST(Waiting, AWaiterWithADeadlineRidesOutAServerRestart) {
     RedisServer srv;
     auto holder = deadbolt::Client::connect(srv.url());
-    auto waiter = deadbolt::Client::connect(srv.url());
+    // Calls give up within 200 ms, so the outage (1 s) surfaces as errors to ride out, not
+    // as one slow call that reconnects inside its own deadline.
+    auto waiter = deadbolt::Client::connect(srv.url() + "?command_timeout=200ms");
     auto held = holder.acquire("blip", {.ttl = 20s});
     std::atomic<int> retries{0};
+    // The waiter comes while the server is down (a waiter already waiting sleeps through the
+    // outage until its client's subscriber is back, and so sees no error to ride out).
+    srv.stop();  // a restart without persistence: the holder's key is gone with it
     auto got = std::async(std::launch::async, [&] {
         deadbolt::AcquireOptions how;
         how.deadline = Clock::now() + 30s;
@@ -188,8 +193,6 @@ TEST(Waiting, AWaiterWithADeadlineRidesOutAServerRestart) {
         };
         return waiter.acquire("blip", {}, how);
     });
-    std::this_thread::sleep_for(300ms);
-    srv.stop();  // a restart without persistence: the holder's key is gone with it
     std::this_thread::sleep_for(1s);
     srv.start();
     // Before, the first connection error ended the wait (ConnectionError) with 29 s left.

@@ -279,8 +279,10 @@ void Connection::on_read(std::size_t n) {
 
 bool Connection::drop_if_hung_up_locked() {
     // A busy session would have seen the hang-up in its reads; the probe (one poll) is for
-    // sessions that sat idle, which is when servers restart unseen.
-    constexpr auto kIdle = std::chrono::milliseconds(50);
+    // sessions that sat idle, which is when servers restart unseen. Back-to-back requests
+    // (a hot loop) skip it; a restart seen by the subscriber may be checked 30 ms after the
+    // last reply, so the bar is low.
+    constexpr auto kIdle = std::chrono::milliseconds(1);
     if (!connected_ || writing_ || !inflight_.empty() || Clock::now() - idle_since_ < kIdle ||
         !transport_.peer_closed())
         return false;
