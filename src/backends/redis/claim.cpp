@@ -24,6 +24,20 @@ void report(AttemptOutcome out, Attempted& a, Fences& f) {
 
 }  // namespace
 
+namespace {
+
+// A Redlock waiter listens on one node but lines up on every node that refused it; when the
+// nodes' views split (a release reached one node before the attempt, the others after), only
+// lines on nodes it does not listen on are woken, and it would sleep until the holder's expiry.
+// It looks again every waiter_ttl instead (a look every 5 s by default).
+std::chrono::milliseconds redlock_refresh(ClientImpl& c, const RedisSpec& spec) {
+    if (!redis(c).nodes->redlock() || spec.line.empty() || spec.refresh.count() > 0)
+        return spec.refresh;
+    return spec.options.waiter_ttl;
+}
+
+}  // namespace
+
 RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
     : c_(c),
       spec_(std::move(spec)),
@@ -36,7 +50,7 @@ RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
               .waiter_names_token = spec_.abandon != &leave_line_script(),
               .wakes_by_token = !spec_.grant_prefix.empty(),
               .can_sleep_instead = redis(c).nodes->redlock() || redis(c).cluster != nullptr,
-              .refresh = spec_.refresh},
+              .refresh = redlock_refresh(c, spec_)},
       waker_(
           c, [this] { return channels(); }, std::move(cancel), spec_.standby) {}
 
