@@ -54,13 +54,14 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
         if (v.is == Verdict::Is::yes && v.woke > 0 && hands_off &&
             options.handoff_grace.count() > 0)
             c.handoffs.note(handoff_key, Clock::now() + options.handoff_grace);
+        const bool ask_again = v.is == Verdict::Is::unknown && is_retryable(v.status.ec);
         if (v.is == Verdict::Is::unknown) st = std::move(v.status);
         if (v.is == Verdict::Is::no) st = not_ours_at_release();
         // Not known to be done: the engine may still hold it for us, or may have lost it (a
         // restart, an ended session) before the release came. Release it again in the
         // background once the engine answers: waiters need not sit out the TTL, and a holding
         // found gone then was not ours up to the release, a loss that must not stay silent.
-        if (v.is == Verdict::Is::unknown && is_retryable(v.status.ec))
+        if (ask_again)
             c.renewer->add_cleanup(
                 holding, valid_until() + px, [self = shared_from_this()](Verdict::Is answer) {
                     if (answer == Verdict::Is::no) {

@@ -122,7 +122,7 @@ TEST(ZkPaths, AHoldersNodeCarriesItsTokenAndItsSessionsTimeout) {
     EXPECT_EQ(d.token, token);
     EXPECT_EQ(d.session_timeout, std::chrono::milliseconds(5000));
     // An older deadbolt's token alone, or another tool's data: all token, no timeout.
-    for (std::string other :
+    for (const std::string& other :
          {token, std::string("10.0.0.7"), std::string(""), std::string("x session_timeout=abcms"),
           std::string("x session_timeout=5")}) {
         auto o = parse_holder_data(other);

@@ -56,7 +56,7 @@ std::optional<TokenOrigin> this_process() {
 
 }  // namespace
 
-MyStore::MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<MyConn> first)
+MyStore::MyStore(ClientImpl& c, const MyUrl& url, const std::shared_ptr<MyConn>& first)
     : SqlStore(
           c, std::make_unique<MyDialect>(this_process(), first->server_version() >= 100500),
           [url](Clock::time_point by, std::shared_ptr<SqlSession>& out) {

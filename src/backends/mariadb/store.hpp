@@ -16,7 +16,7 @@ namespace deadbolt::detail {
 class MyStore final : public SqlStore {
   public:
     /// first: a session to the server, whose version says which statements a grant may use.
-    MyStore(ClientImpl& c, const MyUrl& url, std::shared_ptr<MyConn> first);
+    MyStore(ClientImpl& c, const MyUrl& url, const std::shared_ptr<MyConn>& first);
 
     Status supports(const LockSpec& spec) const override;
     Status offers(std::string_view primitive) const override;

@@ -58,7 +58,7 @@ Status ZkStore::statuses(const std::vector<std::string>& names,
             ls.ttl = std::chrono::milliseconds(-1);
             for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
                 const auto& child = line[static_cast<std::size_t>(k)].name;
-                auto one = s->get(dir + "/" + child, deadline());
+                auto one = s->get(fmt::format("{}/{}", dir, child), deadline());
                 if (one.rc == ZNONODE) continue;  // it left meanwhile
                 if (!one.ok()) return s->fail(one, "reading a lock's holder", false);
                 if (k == 0 && readers == 0) {

@@ -58,7 +58,7 @@ Status ZkStore::semaphore_status(ZkSession& s, const std::string& dir, LockStatu
     ls.ttl = std::chrono::milliseconds(-1);  // each lease lives as long as its holder's session
     for (int k = 0; k < std::min(ls.holders, kMaxListedHolders); ++k) {
         const auto& child = held[static_cast<std::size_t>(k)].name;
-        auto one = s.get(leases_dir + "/" + child, deadline());
+        auto one = s.get(fmt::format("{}/{}", leases_dir, child), deadline());
         if (one.rc == ZNONODE) continue;  // it left meanwhile
         if (!one.ok()) return s.fail(one, "reading a semaphore's holder", false);
         auto holder = holder_of(child, one.data);

@@ -69,6 +69,7 @@ std::vector<Reached> reach(const std::vector<HostPort>& servers, Clock::time_poi
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(by - Clock::now());
         if (left.count() <= 0) break;
         std::vector<pollfd> fds;
+        fds.reserve(pending.size());
         for (const auto& p : pending) fds.push_back({p.fd, POLLOUT, 0});
         int n = ::poll(fds.data(), fds.size(),
                        static_cast<int>(std::min<long long>(left.count(), 1000)));

@@ -57,7 +57,7 @@ Status multi_slots_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCal
         if (!o.acquired) {
             all = false;
             refused = true;
-            if (out.ticket.empty()) out.ticket = std::move(o.ticket);
+            if (out.ticket.empty()) out.ticket = o.ticket;
             // Try again once the longest of the holders is gone (or at its release message).
             if (wait.count() >= 0) wait = o.pttl.count() < 0 ? o.pttl : std::max(wait, o.pttl);
             continue;
