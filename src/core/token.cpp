@@ -119,4 +119,12 @@ std::optional<TokenOrigin> token_origin(std::string_view token) {
     return o;
 }
 
+std::optional<TokenOrigin> this_origin() noexcept {
+    try {
+        return token_origin(random_token());
+    } catch (const std::exception&) {  // no randomness: the holdings name no host
+        return std::nullopt;
+    }
+}
+
 }  // namespace deadbolt::detail

@@ -22,5 +22,8 @@ struct TokenOrigin {
 /// The host and pid of a token random_token made (a reentrant owner's thread suffix allowed);
 /// nullopt for anything else (a redis-py token, an owner name the application chose).
 std::optional<TokenOrigin> token_origin(std::string_view token);
+/// The host and pid this process's tokens name (what a holding says it comes from); empty
+/// when no randomness can be had. Never throws.
+std::optional<TokenOrigin> this_origin() noexcept;
 
 }  // namespace deadbolt::detail

@@ -75,21 +75,7 @@ std::string first_host_port(const std::string& url) {
 template <class E>
 using RedisUrlAtAnotherEngine = EveryEngine<E>;
 
-using OtherEngines = ::testing::Types<
-#ifdef DEADBOLT_TEST_ETCD
-    Etcd,
-#endif
-#ifdef DEADBOLT_TEST_ZK
-    Zk,
-#endif
-#ifdef DEADBOLT_TEST_PG
-    Pg,
-#endif
-#ifdef DEADBOLT_TEST_MY
-    My,
-#endif
-    OneServer>;
-TYPED_TEST_SUITE(RedisUrlAtAnotherEngine, OtherEngines, BackendName);
+TYPED_TEST_SUITE(RedisUrlAtAnotherEngine, Engines, BackendName);
 
 // The engine's own URL with its first server's address swapped for one nobody listens on.
 std::string refused_url(const std::string& url) {

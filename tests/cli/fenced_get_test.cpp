@@ -8,21 +8,7 @@ namespace {
 template <class E>
 using FencedGet = EveryEngine<E>;
 
-using WithFencedData = ::testing::Types<OneServer
-#ifdef DEADBOLT_TEST_ETCD
-                                        ,
-                                        Etcd
-#endif
-#ifdef DEADBOLT_TEST_PG
-                                        ,
-                                        Pg
-#endif
-#ifdef DEADBOLT_TEST_MY
-                                        ,
-                                        My
-#endif
-                                        >;
-TYPED_TEST_SUITE(FencedGet, WithFencedData, BackendName);
+TYPED_TEST_SUITE(FencedGet, EnginesWithFencedData, BackendName);
 
 TYPED_TEST(FencedGet, AMissingKeyExits1AndAnEmptyOneExits0) {
     auto missing = own_name("missing"), empty = own_name("empty");

@@ -13,24 +13,6 @@ using namespace std::chrono_literals;
 template <class E>
 using Refusal = EveryEngine<E>;
 
-using Engines = ::testing::Types<OneServer
-#ifdef DEADBOLT_TEST_ETCD
-                                 ,
-                                 Etcd
-#endif
-#ifdef DEADBOLT_TEST_ZK
-                                 ,
-                                 Zk
-#endif
-#ifdef DEADBOLT_TEST_PG
-                                 ,
-                                 Pg
-#endif
-#ifdef DEADBOLT_TEST_MY
-                                 ,
-                                 My
-#endif
-                                 >;
 TYPED_TEST_SUITE(Refusal, Engines, BackendName);
 
 TYPED_TEST(Refusal, NoWaitNamesTheHolder) {

@@ -45,20 +45,11 @@ Status refused(std::string_view primitive) {
                     primitive, why));
 }
 
-// Where this process's holdings say they come from (deadbolt_holders).
-std::optional<TokenOrigin> this_process() {
-    try {
-        return token_origin(random_token());
-    } catch (const std::exception&) {  // no randomness: the holdings name no host
-        return std::nullopt;
-    }
-}
-
 }  // namespace
 
 MyStore::MyStore(ClientImpl& c, const MyUrl& url, const std::shared_ptr<MyConn>& first)
     : SqlStore(
-          c, std::make_unique<MyDialect>(this_process(), first->server_version() >= 100500),
+          c, std::make_unique<MyDialect>(this_origin(), first->server_version() >= 100500),
           [url](Clock::time_point by, std::shared_ptr<SqlSession>& out) {
               std::shared_ptr<MyConn> conn;
               auto st = MyConn::open(url, by, conn);

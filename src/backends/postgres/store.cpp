@@ -10,22 +10,10 @@
 #include "core/token.hpp"
 
 namespace deadbolt::detail {
-namespace {
-
-// Where this process's holdings say they come from (application_name).
-std::optional<TokenOrigin> this_process() {
-    try {
-        return token_origin(random_token());
-    } catch (const std::exception&) {  // no randomness: the holdings name no host
-        return std::nullopt;
-    }
-}
-
-}  // namespace
 
 PgStore::PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> first)
     : SqlStore(
-          c, std::make_unique<PgDialect>(url.schema, this_process()),
+          c, std::make_unique<PgDialect>(url.schema, this_origin()),
           [url](Clock::time_point by, std::shared_ptr<SqlSession>& out) {
               std::shared_ptr<PgConn> conn;
               auto st = PgConn::open(url, by, conn);
