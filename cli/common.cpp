@@ -32,13 +32,12 @@ std::string password_file;  // --password-file of the subcommand that runs
 void add_url_option(CLI::App& cmd, std::string& url) {
     const char* env = std::getenv("DEADBOLT_URL");
     url = env && *env ? env : "redis://127.0.0.1:6379";
+    std::string forms;
+    for (const auto& form : deadbolt::Client::url_forms())
+        forms += (forms.empty() ? "" : "; ") + form;
     cmd.add_option("--url", url,
-                   "Engine URL: redis://[user:pass@]host[:port][/db], rediss://..., "
-                   "unix:///path.sock, redis-sentinel://..., redis-cluster://..., "
-                   "redlock://host:port,host:port,host:port, etcd://host:port[,...] "
-                   "(etcds://), zk://host:port[,...][/chroot], "
-                   "postgresql://user@host[:port]/db, mysql://user@host[:port]/db "
-                   "(default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
+                   "Engine URL, one of this build's engines: " + forms +
+                       " (default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
     cmd.add_option("--password-file", password_file,
                    "Read the password from this file's first line (or set $DEADBOLT_PASSWORD) "
                    "instead of putting it in the URL, where `ps` shows it");

@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
     ListArgs list;
     ThrottleArgs throttle;
     FencedSetArgs fenced;
+#ifdef DEADBOLT_CLI_REDIS_ACL
     AclArgs acl;
+#endif
     InitArgs init;
     FencedGetArgs fenced_get;
     add_run_command(app, run);
@@ -59,7 +61,9 @@ int main(int argc, char** argv) {
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
     add_fenced_get_command(app, fenced_get);
+#ifdef DEADBOLT_CLI_REDIS_ACL  // Redis's own command: only when its engine is linked in
     add_acl_command(app, acl);
+#endif
     add_init_command(app, init);
     try {
         app.parse(argc, argv);
@@ -84,7 +88,9 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);
         if (app.got_subcommand("fenced-get")) return fenced_get_command(fenced_get);
+#ifdef DEADBOLT_CLI_REDIS_ACL
         if (app.got_subcommand("acl")) return acl_command(acl);
+#endif
         if (app.got_subcommand("init")) return init_command(init);
     } catch (const std::exception& e) {
         return report(e);

@@ -1,10 +1,7 @@
 # etcd's v3 gRPC client, generated at build time from the .proto files Debian ships in
 # golang-etcd-server-dev (etcd 3.4.23): nothing generated is committed. The target
 # deadbolt_etcd_proto holds the messages and stubs of KV, Lease, Watch and Election.
-pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
-pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
-find_program(PROTOC protoc REQUIRED)
-find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+# The caller (src/backends/etcd/) found gRPC, protobuf, protoc and its plugin.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 # Installed, or unpacked into .deps/ by scripts/setup.sh (without its Go dependencies).
 find_path(ETCD_PROTO_ROOT etcdserver/etcdserverpb/rpc.proto
@@ -13,9 +10,7 @@ find_path(ETCD_PROTO_ROOT etcdserver/etcdserverpb/rpc.proto
           NO_DEFAULT_PATH
           DOC "etcd's source tree with its .proto files (Debian: golang-etcd-server-dev)")
 if(NOT ETCD_PROTO_ROOT)
-  message(FATAL_ERROR "etcd's .proto files were not found: run scripts/setup.sh (it unpacks "
-                      "golang-etcd-server-dev into .deps/), apt-get install "
-                      "golang-etcd-server-dev, or set ETCD_PROTO_ROOT")
+  return()  # the caller says what is missing: apt-get install golang-etcd-server-dev, or set ETCD_PROTO_ROOT
 endif()
 
 set(_in ${CMAKE_BINARY_DIR}/etcd_proto/in)    # stripped copies, imported as etcd/...
@@ -49,8 +44,8 @@ foreach(p ${_protos})
 endforeach()
 
 add_library(deadbolt_etcd_proto STATIC ${_sources})
-set_target_properties(deadbolt_etcd_proto PROPERTIES POSITION_INDEPENDENT_CODE ON)
+deadbolt_embedded_library(deadbolt_etcd_proto etcd_proto)
 # Generated code: its warnings are not ours (SYSTEM also keeps them out of our builds).
 target_compile_options(deadbolt_etcd_proto PRIVATE -w)
-target_include_directories(deadbolt_etcd_proto SYSTEM PUBLIC ${_out})
+target_include_directories(deadbolt_etcd_proto SYSTEM PUBLIC $<BUILD_INTERFACE:${_out}>)
 target_link_libraries(deadbolt_etcd_proto PUBLIC PkgConfig::GRPCPP PkgConfig::PROTOBUF)

@@ -1,21 +1,49 @@
 #!/usr/bin/env bash
 # Installs what deadbolt needs from Debian (idempotent) and builds it into ./build.
-# Usage: scripts/setup.sh            (installs packages when missing, then builds)
+# Usage: scripts/setup.sh [--no-tests] [engine ...]
+#   engines: redis etcd zookeeper postgres mariadb (default: all). For each, the packages to
+#   build it and, unless --no-tests, the servers and peers its tests start. --no-tests builds
+#   the libraries and the CLI only (what scripts/demo.sh needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake ninja-build pkg-config libasio-dev libhiredis-dev libssl-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev redis-server redis-tools
-          python3 python3-redis python3-matplotlib python3-etcd3 openssl procps
-          libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-          etcd-server etcd-client zookeeper default-jre-headless libzookeeper-mt-dev
-          python3-kazoo postgresql libpq-dev python3-psycopg2 mariadb-server mariadb-client
-          libmariadb-dev python3-pymysql)
+tests=ON
+engines=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-tests) tests=OFF ;;
+    redis | etcd | zookeeper | postgres | mariadb) engines+=("$arg") ;;
+    *) echo "setup: unknown argument '$arg' (--no-tests, or engines: redis etcd zookeeper postgres mariadb)" >&2; exit 64 ;;
+  esac
+done
+((${#engines[@]})) || engines=(redis etcd zookeeper postgres mariadb)
+
+packages=(g++ cmake ninja-build pkg-config libasio-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+          python3 procps)
+declare -A build_deps=(
+  [redis]="libhiredis-dev libssl-dev"
+  [etcd]="libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc"
+  [zookeeper]="libzookeeper-mt-dev" [postgres]="libpq-dev" [mariadb]="libmariadb-dev")
+declare -A test_deps=(
+  [redis]="redis-server redis-tools python3-redis openssl"
+  [etcd]="etcd-server etcd-client python3-etcd3" [zookeeper]="zookeeper default-jre-headless python3-kazoo"
+  [postgres]="postgresql python3-psycopg2" [mariadb]="mariadb-server mariadb-client python3-pymysql")
+for e in "${engines[@]}"; do
+  # shellcheck disable=SC2206
+  packages+=(${build_deps[$e]})
+  # shellcheck disable=SC2206
+  [ "$tests" = OFF ] || packages+=(${test_deps[$e]})
+done
+if [ "$tests" = ON ]; then
+  # Every test fixture starts Redis servers; the benchmarks plot and run node-redlock.
+  # shellcheck disable=SC2206
+  packages+=(libgtest-dev libgmock-dev ${build_deps[redis]} ${test_deps[redis]} python3-matplotlib)
+  # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
+  # (e.g. from NodeSource) keep theirs.
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
+fi
 missing=()
-# Node.js and npm run the benchmark's node-redlock peer; machines that have them already
-# (e.g. from NodeSource) keep theirs.
-command -v node >/dev/null || packages+=(nodejs)
-command -v npm >/dev/null || packages+=(npm)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -32,7 +60,8 @@ fi
 # golang-etcd-server-dev. Installing it pulls ~140 Go source packages (430 MB), so unless
 # it is installed, only its own files are unpacked into .deps/ (cmake/EtcdProto.cmake looks
 # there too).
-if [ ! -f /usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto ] &&
+if [[ " ${engines[*]} " == *" etcd "* ]] &&
+   [ ! -f /usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto ] &&
    [ ! -f .deps/golang-etcd-server-dev/usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -45,8 +74,14 @@ fi
 # CI builds with warnings as errors; people get them as warnings.
 werror=OFF
 [ -n "${CI:-}" ] && werror=ON
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEADBOLT_WERROR=$werror >/dev/null
-[ -f build/deadbolt ] || echo "setup: building deadbolt and its tests into ./build (about 5 minutes on 2 cores)" >&2
+# The engines and tests are passed every time: a build that the demo configured for Redis
+# alone is widened by the next full setup.
+engine_list=$(IFS=';'; echo "${engines[*]}")
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEADBOLT_WERROR=$werror \
+      -DDEADBOLT_ENGINES="$engine_list" -DDEADBOLT_BUILD_TESTS=$tests -DDEADBOLT_BUILD_BENCH=$tests >/dev/null
+what="deadbolt ($engine_list) and its tests, about 8 minutes on 2 cores"
+[ "$tests" = ON ] || what="deadbolt for $engine_list, about 2 minutes on 2 cores"
+[ -f build/deadbolt ] || echo "setup: building $what into ./build" >&2
 if [ -t 2 ]; then
   # One live line of progress on a terminal; anything else ninja says (errors) passes through.
   cmake --build build -j"$(nproc)" | while IFS= read -r line; do
@@ -59,4 +94,4 @@ if [ -t 2 ]; then
 else
   cmake --build build -j"$(nproc)"
 fi
-echo "setup: done: the CLI is build/deadbolt, the library build/libdeadbolt.so" >&2
+echo "setup: done: the CLI is build/deadbolt, the libraries build/libdeadbolt_core.so and build/src/backends/*/libdeadbolt_*.so" >&2

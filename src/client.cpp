@@ -1,21 +1,10 @@
 #include "deadbolt/client.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "backends/redis/connect.hpp"
-#ifdef DEADBOLT_WITH_ETCD
-#include "backends/etcd/connect.hpp"
-#endif
-#ifdef DEADBOLT_WITH_ZOOKEEPER
-#include "backends/zookeeper/connect.hpp"
-#endif
-#ifdef DEADBOLT_WITH_POSTGRES
-#include "backends/postgres/connect.hpp"
-#endif
-#ifdef DEADBOLT_WITH_MARIADB
-#include "backends/mariadb/connect.hpp"
-#endif
 #include "core/client_impl.hpp"
+#include "core/engines.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/fence.hpp"
@@ -24,79 +13,33 @@
 namespace deadbolt {
 namespace {
 
-// The URL forms this build takes, for a URL of no known scheme.
-std::string url_forms() {
-    std::string forms =
-        "redis://[user[:password]@]host[:port][/db], rediss://..., unix:///path.sock, "
-        "redis-sentinel://, redis-cluster://, redlock://host:port,host:port,...";
-#ifdef DEADBOLT_WITH_ETCD
-    forms += ", etcd://[user:password@]host:port[,...] (etcds:// for TLS)";
-#endif
-#ifdef DEADBOLT_WITH_ZOOKEEPER
-    forms += ", zk://[user:password@]host:port[,...][/chroot]";
-#endif
-#ifdef DEADBOLT_WITH_POSTGRES
-    forms += ", postgresql://[user[:password]@]host[:port]/database";
-#endif
-#ifdef DEADBOLT_WITH_MARIADB
-    forms += ", mysql://[user[:password]@]host[:port]/database (or mariadb://)";
-#endif
-    return forms;
-}
-
-// Redis's parser takes every scheme but the other engines'; anything else is named here,
-// with every form this build takes.
-void need_known_scheme(std::string_view url) {
-    auto end = url.find("://");
-    std::string_view scheme = end == std::string_view::npos ? "" : url.substr(0, end);
-    for (std::string_view redis :
-         {"redis", "rediss", "unix", "redis-sentinel", "redis-cluster", "redlock"})
-        if (scheme == redis) return;
-    throw UsageError(make_error_code(errc::invalid_url),
-                     scheme.empty()
-                         ? fmt::format("URL '{}' has no scheme: expected {}", url, url_forms())
-                         : fmt::format("unknown URL scheme '{}' in '{}': expected {}", scheme, url,
-                                       url_forms()));
+// Every URL form the engines linked into this program take, for a URL none of them takes.
+std::string url_forms_text() {
+    auto forms = Client::url_forms();
+    if (forms.empty())
+        return "nothing: no engine is linked into this program (link deadbolt::redis or "
+               "another engine's library)";
+    return fmt::format("{}", fmt::join(forms, ", "));
 }
 
 }  // namespace
 
 Client Client::connect(std::string_view url, const ClientOptions& options) {
     detail::validate_options(options).throw_if_error();
-    if (url.starts_with("etcd://") || url.starts_with("etcds://")) {
-#ifdef DEADBOLT_WITH_ETCD
-        return detail::connect_etcd(url, options);
-#else
-        throw UsageError(make_error_code(errc::invalid_url),
-                         "this deadbolt was built without etcd (DEADBOLT_WITH_ETCD=OFF)");
-#endif
-    }
-    if (url.starts_with("zk://")) {
-#ifdef DEADBOLT_WITH_ZOOKEEPER
-        return detail::connect_zk(url, options);
-#else
-        throw UsageError(make_error_code(errc::invalid_url),
-                         "this deadbolt was built without ZooKeeper (DEADBOLT_WITH_ZOOKEEPER=OFF)");
-#endif
-    }
-    if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
-#ifdef DEADBOLT_WITH_POSTGRES
-        return detail::connect_pg(url, options);
-#else
-        throw UsageError(make_error_code(errc::invalid_url),
-                         "this deadbolt was built without PostgreSQL (DEADBOLT_WITH_POSTGRES=OFF)");
-#endif
-    }
-    if (url.starts_with("mysql://") || url.starts_with("mariadb://")) {
-#ifdef DEADBOLT_WITH_MARIADB
-        return detail::connect_my(url, options);
-#else
-        throw UsageError(make_error_code(errc::invalid_url),
-                         "this deadbolt was built without MariaDB (DEADBOLT_WITH_MARIADB=OFF)");
-#endif
-    }
-    need_known_scheme(url);
-    return detail::connect_redis(url, options);
+    auto end = url.find("://");
+    std::string_view scheme = end == std::string_view::npos ? "" : url.substr(0, end);
+    if (auto engine = detail::engine_for_scheme(scheme)) return engine->connect(url, options);
+    throw UsageError(make_error_code(errc::invalid_url),
+                     scheme.empty()
+                         ? fmt::format("URL '{}' has no scheme: expected {}", url, url_forms_text())
+                         : fmt::format("unknown URL scheme '{}' in '{}': expected {}", scheme, url,
+                                       url_forms_text()));
+}
+
+std::vector<std::string> Client::url_forms() {
+    std::vector<std::string> forms;
+    for (const auto& engine : detail::linked_engines()) forms.emplace_back(engine.url_form);
+    return forms;
 }
 
 Mutex Client::mutex(std::string_view name, MutexOptions options) const {

@@ -126,6 +126,10 @@ class Client {
     /// ServerError for auth/ACL failures.
     static Client connect(std::string_view url, const ClientOptions& options = {});
 
+    /// How the URLs of the engines linked into this program look, one entry per engine, by
+    /// name (what Client::connect takes). Never throws except std::bad_alloc.
+    static std::vector<std::string> url_forms();
+
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.
     Mutex mutex(std::string_view name, MutexOptions options = {}) const;
 

@@ -1,9 +1,11 @@
-// Uses the installed headers and library: a bad URL must be a UsageError, and with a server
-// URL given as argv[1], a lock round trip must work.
+// Uses the installed headers and libraries: a bad URL must be a UsageError; "--forms" prints
+// the URL forms of the engines linked in (the registry), one per line; a server URL given as
+// argv[1] must lock and unlock a Mutex.
 #include <deadbolt/deadbolt.hpp>
 
 #include <cstdio>
 #include <mutex>
+#include <string_view>
 
 int main(int argc, char** argv) {
     try {
@@ -11,7 +13,9 @@ int main(int argc, char** argv) {
         return 1;
     } catch (const deadbolt::UsageError&) {
     }
-    if (argc > 1) {
+    if (argc > 1 && std::string_view(argv[1]) == "--forms") {
+        for (const auto& form : deadbolt::Client::url_forms()) std::printf("%s\n", form.c_str());
+    } else if (argc > 1) {
         auto client = deadbolt::Client::connect(argv[1]);
         auto m = client.mutex("consumer");
         std::lock_guard lk(m);
