@@ -4,7 +4,7 @@
 #   2. a holder paused past its TTL tries a late write, and fencing rejects it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --no-tests redis >/dev/null  # what the demo needs: Redis alone, no tests
+scripts/setup.sh --no-tests --servers redis >/dev/null  # what the demo needs: Redis alone, no tests
 D="$PWD/build/deadbolt"
 
 work=$(mktemp -d)

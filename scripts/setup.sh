@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Installs what deadbolt needs from Debian (idempotent) and builds it into ./build.
-# Usage: scripts/setup.sh [--no-tests] [engine ...]
+# Usage: scripts/setup.sh [--no-tests] [--servers] [engine ...]
 #   engines: redis etcd zookeeper postgres mariadb (default: all). For each, the packages to
 #   build it and, unless --no-tests, the servers and peers its tests start. --no-tests builds
-#   the libraries and the CLI only (what scripts/demo.sh needs).
+#   the libraries and the CLI only; --servers installs the engines' servers all the same
+#   (scripts/demo.sh: --no-tests --servers redis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tests=ON
+servers=OFF
 engines=()
 for arg in "$@"; do
   case "$arg" in
     --no-tests) tests=OFF ;;
+    --servers) servers=ON ;;
     redis | etcd | zookeeper | postgres | mariadb) engines+=("$arg") ;;
-    *) echo "setup: unknown argument '$arg' (--no-tests, or engines: redis etcd zookeeper postgres mariadb)" >&2; exit 64 ;;
+    *) echo "setup: unknown argument '$arg' (--no-tests, --servers, or engines: redis etcd zookeeper postgres mariadb)" >&2; exit 64 ;;
   esac
 done
 ((${#engines[@]})) || engines=(redis etcd zookeeper postgres mariadb)
@@ -24,6 +27,10 @@ declare -A build_deps=(
   [redis]="libhiredis-dev libssl-dev"
   [etcd]="libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc"
   [zookeeper]="libzookeeper-mt-dev" [postgres]="libpq-dev" [mariadb]="libmariadb-dev")
+declare -A server_deps=(
+  [redis]="redis-server redis-tools" [etcd]="etcd-server etcd-client"
+  [zookeeper]="zookeeper default-jre-headless" [postgres]="postgresql"
+  [mariadb]="mariadb-server mariadb-client")
 declare -A test_deps=(
   [redis]="redis-server redis-tools python3-redis openssl"
   [etcd]="etcd-server etcd-client python3-etcd3" [zookeeper]="zookeeper default-jre-headless python3-kazoo"
@@ -33,6 +40,8 @@ for e in "${engines[@]}"; do
   packages+=(${build_deps[$e]})
   # shellcheck disable=SC2206
   [ "$tests" = OFF ] || packages+=(${test_deps[$e]})
+  # shellcheck disable=SC2206
+  [ "$servers" = OFF ] || packages+=(${server_deps[$e]})
 done
 if [ "$tests" = ON ]; then
   # Every test fixture starts Redis servers; the benchmarks plot and run node-redlock.
