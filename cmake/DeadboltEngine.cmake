@@ -41,18 +41,6 @@ function(deadbolt_library target export_name)
   endif()
 endfunction()
 
-# A static library an engine embeds (etcd's generated client): a consumer links it only when
-# the engine is static too, so only then is it installed.
-function(deadbolt_embedded_library target export_name)
-  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON EXPORT_NAME ${export_name})
-  if(DEADBOLT_INSTALL AND NOT BUILD_SHARED_LIBS)
-    install(TARGETS ${target} EXPORT deadbolt-${export_name}-targets
-            ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${export_name})
-    install(EXPORT deadbolt-${export_name}-targets NAMESPACE deadbolt::
-            DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt COMPONENT ${export_name})
-  endif()
-endfunction()
-
 # pkg-config file deadbolt-<name>.pc (cmake/deadbolt-component.pc.in); "deadbolt" names deadbolt.pc.
 function(deadbolt_pkg_config name description requires requires_private libs libs_private)
   if(NOT DEADBOLT_INSTALL)
@@ -106,7 +94,7 @@ function(deadbolt_add_engine name)
       string(APPEND deps "${line}\n")
     endforeach()
   endif()
-  foreach(need ${E_NEEDS})  # an embedded one is installed only when static
+  foreach(need ${E_NEEDS})
     string(REPLACE "deadbolt_" "" need_name ${need})
     string(APPEND deps "if(NOT TARGET deadbolt::${need_name})\n  include(\"\${CMAKE_CURRENT_LIST_DIR}/"
                        "deadbolt-${need_name}-targets.cmake\" OPTIONAL)\nendif()\n")

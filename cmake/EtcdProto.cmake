@@ -1,6 +1,6 @@
 # etcd's v3 gRPC client, generated at build time from the .proto files Debian ships in
 # golang-etcd-server-dev (etcd 3.4.23): nothing generated is committed. The target
-# deadbolt_etcd_proto holds the messages and stubs of KV, Lease, Watch and Election.
+# deadbolt_etcd_proto_objects holds the messages and stubs of KV, Lease, Watch and Election.
 # The caller (src/backends/etcd/) found gRPC, protobuf, protoc and its plugin.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 # Installed, or unpacked into .deps/ by scripts/setup.sh (without its Go dependencies).
@@ -43,9 +43,17 @@ foreach(p ${_protos})
   list(APPEND _sources ${_out}/etcd/${p}.pb.cc ${_out}/etcd/${p}.grpc.pb.cc)
 endforeach()
 
-add_library(deadbolt_etcd_proto STATIC ${_sources})
-deadbolt_embedded_library(deadbolt_etcd_proto etcd_proto)
+# Objects compiled into libdeadbolt_etcd itself, so that a program has one copy of the
+# generated descriptors (a second, e.g. a test linking an archive of them next to the shared
+# library, is an ODR violation that AddressSanitizer stops at). deadbolt_etcd_proto is their
+# headers and dependencies, for the tests and benchmarks that speak etcd's wire directly.
+add_library(deadbolt_etcd_proto_objects OBJECT ${_sources})
+set_target_properties(deadbolt_etcd_proto_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # Generated code: its warnings are not ours (SYSTEM also keeps them out of our builds).
-target_compile_options(deadbolt_etcd_proto PRIVATE -w)
-target_include_directories(deadbolt_etcd_proto SYSTEM PUBLIC $<BUILD_INTERFACE:${_out}>)
-target_link_libraries(deadbolt_etcd_proto PUBLIC PkgConfig::GRPCPP PkgConfig::PROTOBUF)
+target_compile_options(deadbolt_etcd_proto_objects PRIVATE -w)
+target_include_directories(deadbolt_etcd_proto_objects SYSTEM PUBLIC $<BUILD_INTERFACE:${_out}>)
+target_link_libraries(deadbolt_etcd_proto_objects PUBLIC PkgConfig::GRPCPP PkgConfig::PROTOBUF)
+add_library(deadbolt_etcd_proto INTERFACE)
+target_include_directories(deadbolt_etcd_proto SYSTEM INTERFACE $<BUILD_INTERFACE:${_out}>)
+target_link_libraries(deadbolt_etcd_proto INTERFACE PkgConfig::GRPCPP PkgConfig::PROTOBUF)
+add_dependencies(deadbolt_etcd_proto deadbolt_etcd_proto_objects)
