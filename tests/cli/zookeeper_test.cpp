@@ -102,7 +102,8 @@ TYPED_TEST(ZkCli, StatusNamesTheHolderItsFenceAndThatItEndsWithItsSession) {
     EXPECT_TRUE(says(json, {"\"session_timeout_ms\":5000", "\"pid\":"}));
     auto listed = this->cli({"list", name});
     EXPECT_TRUE(says(listed, {"with session"}));
-    EXPECT_EQ(holder.get().rc, 0);
+    auto held = holder.get();
+    EXPECT_EQ(held.rc, 0) << held.out;  // what the holder said when it could not hold
 }
 
 TYPED_TEST(ZkCli, StatusNamesAKazooHolderAsKazoo) {
