@@ -87,8 +87,6 @@ function(deadbolt_add_engine name)
   target_sources(${target} INTERFACE
                  $<BUILD_INTERFACE:${link_cpp}>
                  $<INSTALL_INTERFACE:${CMAKE_INSTALL_DATADIR}/deadbolt/deadbolt_link_${name}.cpp>)
-  add_library(deadbolt_link_${name} OBJECT ${link_cpp})
-  set_target_properties(deadbolt_link_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   set_property(GLOBAL APPEND PROPERTY DEADBOLT_BUILT_ENGINES ${name})
 
   # What find_package(deadbolt COMPONENTS <name>) loads before the targets: the internal
@@ -99,20 +97,20 @@ function(deadbolt_add_engine name)
       string(APPEND deps "${line}\n")
     endforeach()
   endif()
+  set(pc_libs_private ${E_PC_LIBS})
   foreach(need ${E_NEEDS})
     string(REPLACE "deadbolt_" "" need_name ${need})
     string(APPEND deps "if(NOT TARGET deadbolt::${need_name})\n  include(\"\${CMAKE_CURRENT_LIST_DIR}/"
                        "deadbolt-${need_name}-targets.cmake\" OPTIONAL)\nendif()\n")
-  endforeach()
-  file(WRITE ${PROJECT_BINARY_DIR}/deadbolt-${name}-deps.cmake "${deps}")
-  set(pc_libs_private ${E_PC_LIBS})
-  foreach(need ${E_NEEDS})
     list(PREPEND pc_libs_private -l${need})
   endforeach()
+  file(WRITE ${PROJECT_BINARY_DIR}/deadbolt-${name}-deps.cmake "${deps}")
   if(DEADBOLT_INSTALL)
     install(FILES ${PROJECT_BINARY_DIR}/deadbolt-${name}-deps.cmake
             DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt COMPONENT ${name})
     install(FILES ${link_cpp} DESTINATION ${CMAKE_INSTALL_DATADIR}/deadbolt COMPONENT ${name})
+    add_library(deadbolt_link_${name} OBJECT ${link_cpp})  # for pkg-config's Libs
+    set_target_properties(deadbolt_link_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     install(FILES $<TARGET_OBJECTS:deadbolt_link_${name}> DESTINATION ${CMAKE_INSTALL_LIBDIR}/deadbolt
             RENAME deadbolt_link_${name}.o COMPONENT ${name})
   endif()

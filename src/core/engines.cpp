@@ -11,6 +11,10 @@ struct Registry {
     std::vector<Engine> engines;
 };
 
+bool takes(const Engine& e, std::string_view scheme) {
+    return std::find(e.schemes.begin(), e.schemes.end(), scheme) != e.schemes.end();
+}
+
 // Built at first use: engines register from other libraries' static initialisers, whose order
 // against this file's is unspecified.
 Registry& registry() {
@@ -25,9 +29,8 @@ void register_engine(Engine engine) noexcept {
     std::lock_guard lock(r.m);
     try {
         auto taken = [&](std::string_view scheme) {
-            return std::any_of(r.engines.begin(), r.engines.end(), [&](const Engine& e) {
-                return std::find(e.schemes.begin(), e.schemes.end(), scheme) != e.schemes.end();
-            });
+            return std::any_of(r.engines.begin(), r.engines.end(),
+                               [&](const Engine& e) { return takes(e, scheme); });
         };
         std::erase_if(engine.schemes, taken);
         if (engine.schemes.empty()) return;
@@ -43,7 +46,7 @@ std::optional<Engine> engine_for_scheme(std::string_view scheme) {
     auto& r = registry();
     std::lock_guard lock(r.m);
     for (const auto& e : r.engines)
-        if (std::find(e.schemes.begin(), e.schemes.end(), scheme) != e.schemes.end()) return e;
+        if (takes(e, scheme)) return e;
     return std::nullopt;
 }
 
