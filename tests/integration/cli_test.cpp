@@ -56,7 +56,9 @@ TEST(Cli, RunsCommandHoldsNoneOfDeadboltsConnections) {
     RedisServer srv;
     // The same count of open sockets as a command started without deadbolt: run's
     // connections to the server (the lock's, the renewer's) are not the command's to keep.
-    std::string count = "ls -l /proc/$$/fd | grep -c socket:";
+    // ls lists its own table (it inherited the shell's sockets): the shell's own changes while
+    // it sets up the pipe, and ls once saw an fd there vanish between reading and stat.
+    std::string count = "ls -l /proc/self/fd | grep -c socket:";
     std::string without;
     deadbolt::test::run_command({"sh", "-c", count}, &without);
     auto with = cli(srv, {"run", "fds", "--", "sh", "-c", count});
