@@ -1,16 +1,21 @@
 #include "cli.hpp"
 
+#include <thread>
+
 #include "redis_server.hpp"
 
 namespace deadbolt::clitest {
 
 Result deadbolt(const std::string& url, std::vector<std::string> args,
                 std::vector<std::string> env) {
-    args.insert(args.begin(), DEADBOLT_CLI);
-    env.push_back("DEADBOLT_URL=" + url);
-    Result r;
-    r.rc = test::run_command(args, &r.out, env);
-    return r;
+    return test::run_cli(url, std::move(args), std::move(env));
+}
+
+void until_held(const std::string& url, const std::string& name) {
+    using namespace std::chrono_literals;
+    auto c = Client::connect(url);
+    for (int i = 0; i < 3000 && !c.status(name).held; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(c.status(name).held) << name;
 }
 
 std::future<Result> deadbolt_async(const std::string& url, std::vector<std::string> args,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "contract.hpp"
 
 namespace deadbolt::clitest {
@@ -46,10 +47,7 @@ using Engines = engines::Zk;
 using EnginesWithFencedData = engines::My;
 
 /// What one run of the CLI gave: its exit code, and stdout and stderr together.
-struct Result {
-    int rc = -1;
-    std::string out;
-};
+using Result = test::CliResult;
 
 /// Runs `deadbolt args...` with DEADBOLT_URL=url and env (NAME=value entries) added.
 Result deadbolt(const std::string& url, std::vector<std::string> args,
@@ -57,6 +55,9 @@ Result deadbolt(const std::string& url, std::vector<std::string> args,
 /// The same on a thread of its own, for runs that hold a lock while the test acts.
 std::future<Result> deadbolt_async(const std::string& url, std::vector<std::string> args,
                                    std::vector<std::string> env = {});
+
+/// Waits (up to 30 s) until name is held on the engine at url; a failure of the test if not.
+void until_held(const std::string& url, const std::string& name);
 
 /// True when text contains every one of words (a message's gist, not its punctuation).
 ::testing::AssertionResult says(const Result& r, std::initializer_list<const char*> words);

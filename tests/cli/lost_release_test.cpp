@@ -12,13 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Waits until name is held on the server at url.
-void until_held(const std::string& url, const std::string& name) {
-    auto c = Client::connect(url);
-    for (int i = 0; i < 500 && !c.status(name).held; ++i) std::this_thread::sleep_for(10ms);
-    ASSERT_TRUE(c.status(name).held) << name;
-}
-
 // The server forgot the lock (no persistence) while `run` held it, and another run took it:
 // the first run's command did not run alone, and it must hear so (exit 70), not exit 0.
 TEST(CliLostRelease, ARestartWithoutPersistenceIsALossAtRelease) {

@@ -24,13 +24,6 @@ template <class E>
 using ZkCli = EveryEngine<E>;
 TYPED_TEST_SUITE(ZkCli, ::testing::Types<Zk>, BackendName);
 
-// Waits until name is held on the server at url.
-void until_held(const std::string& url, const std::string& name) {
-    auto c = Client::connect(url);
-    for (int i = 0; i < 3000 && !c.status(name).held; ++i) std::this_thread::sleep_for(10ms);
-    ASSERT_TRUE(c.status(name).held) << name;
-}
-
 // The number a command wrote into file (0 until it did).
 int number_in(const std::string& file) {
     int n = 0;

@@ -40,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // What a callback completion delivered, once.
-struct Outcome {
+struct Delivered {
     std::promise<std::pair<std::error_code, Lease>> p;
     auto handler() {
         return [this](std::error_code ec, Lease l) { p.set_value({ec, std::move(l)}); };
@@ -108,7 +108,7 @@ TEST(Async, AClientThatDiesInItsOwnHandlerEndsCleanly) {
 TEST(Async, ACallbackGetsTheLeaseAndAsyncReleaseFreesIt) {
     RedisServer srv;
     auto c = Client::connect(srv.url());
-    Outcome got;
+    Delivered got;
     deadbolt::async_acquire(c, "job", {}, {}, got.handler());
     auto [ec, lease] = got.get();
     ASSERT_FALSE(ec) << ec.message();
@@ -130,7 +130,7 @@ TEST(Async, UseFutureAndDeferredWork) {
     // A deferred operation starts only when it is given its handler; its arguments are its own.
     auto op = deadbolt::async_acquire(c, std::string("b"), {}, {}, asio::experimental::deferred);
     EXPECT_FALSE(c.status("b").held);
-    Outcome got;
+    Delivered got;
     std::move(op)(got.handler());
     auto [ec, lb] = got.get();
     EXPECT_FALSE(ec);
@@ -166,10 +166,10 @@ TEST(Async, AWaiterIsWokenByAReleaseAndADeadlineEndsAWait) {
     RedisServer srv;
     auto a = Client::connect(srv.url()), b = Client::connect(srv.url());
     auto held = a.acquire("job", {.ttl = 60s});
-    Outcome late;
+    Delivered late;
     deadbolt::async_acquire(b, "job", {}, {.deadline = Clock::now() + 100ms}, late.handler());
     EXPECT_EQ(late.get().first, errc::not_acquired);
-    Outcome woken;
+    Delivered woken;
     auto deadline = Clock::now() + 20s;
     deadbolt::async_acquire(b, "job", {}, {.deadline = deadline}, woken.handler());
     std::this_thread::sleep_for(200ms);
@@ -187,7 +187,7 @@ TEST(Async, ACancellationSlotOrAStopTokenEndsAWait) {
     auto a = Client::connect(srv.url()), b = Client::connect(srv.url());
     auto held = a.acquire("job", {.ttl = 60s});
     asio::cancellation_signal signal;
-    Outcome by_slot;
+    Delivered by_slot;
     deadbolt::async_acquire(b, "job", {}, {},
                             asio::bind_cancellation_slot(signal.slot(), by_slot.handler()));
     std::this_thread::sleep_for(100ms);
@@ -195,7 +195,7 @@ TEST(Async, ACancellationSlotOrAStopTokenEndsAWait) {
     EXPECT_EQ(by_slot.get().first, errc::cancelled);
 
     std::stop_source stop;
-    Outcome by_token;
+    Delivered by_token;
     deadbolt::async_acquire(b, "job", {}, {.cancel = stop.get_token()}, by_token.handler());
     std::this_thread::sleep_for(100ms);
     stop.request_stop();
@@ -206,7 +206,7 @@ TEST(Async, ACancellationSlotOrAStopTokenEndsAWait) {
 TEST(Async, BadInputCompletesWithAnError) {
     RedisServer srv;
     auto c = Client::connect(srv.url());
-    Outcome empty_name, bad_ttl;
+    Delivered empty_name, bad_ttl;
     deadbolt::async_acquire(c, "", {}, {}, empty_name.handler());
     deadbolt::async_acquire(c, "x", {.ttl = 0ms}, {}, bad_ttl.handler());
     EXPECT_EQ(empty_name.get().first, errc::invalid_argument);

@@ -6,26 +6,20 @@
 #include <future>
 #include <thread>
 
+#include "cli_run.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::test::RedisServer;
 
+using deadbolt::test::CliResult;
+
 namespace {
 
-struct Result {
-    int rc;
-    std::string out;
-};
-
-Result cli(const std::string& url, std::vector<std::string> args,
-           std::vector<std::string> env = {}) {
-    args.insert(args.begin(), DEADBOLT_CLI);
-    env.push_back("DEADBOLT_URL=" + url);
-    Result r;
-    r.rc = deadbolt::test::run_command(args, &r.out, env);
-    return r;
+CliResult cli(const std::string& url, std::vector<std::string> args,
+              std::vector<std::string> env = {}) {
+    return deadbolt::test::run_cli(url, std::move(args), std::move(env));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_run.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "redis_cluster.hpp"
@@ -16,18 +17,12 @@ using namespace std::chrono_literals;
 using deadbolt::test::RedisServer;
 using Clock = std::chrono::steady_clock;
 
+using deadbolt::test::CliResult;
+
 namespace {
 
-struct Result {
-    int rc;
-    std::string out;
-};
-
-Result cli(const RedisServer& srv, std::vector<std::string> args) {
-    args.insert(args.begin(), DEADBOLT_CLI);
-    Result r;
-    r.rc = deadbolt::test::run_command(args, &r.out, {"DEADBOLT_URL=" + srv.url()});
-    return r;
+CliResult cli(const RedisServer& srv, std::vector<std::string> args) {
+    return deadbolt::test::run_cli(srv.url(), std::move(args));
 }
 
 }  // namespace
@@ -218,7 +213,7 @@ TEST(Cli, FencedGetAndSetIfVersionMakeAReadModifyWriteForTheShell) {
         int rc = deadbolt::test::run_command(
             {"sh", "-c", script}, &out,
             {"DEADBOLT_URL=" + srv.url(), "D=" + std::string(DEADBOLT_CLI)});
-        return Result{rc, out};
+        return CliResult{rc, out};
     };
     srv.raw().cmd({"SET", "n", "it's 41"});
     auto r = sh("eval \"$($D fenced-get n)\"; echo \"[$DEADBOLT_VERSION] [$DEADBOLT_VALUE]\"");
@@ -256,7 +251,7 @@ TEST(Cli, OnATerminalTheCommandReadsItAndWaitingShowsALiveLine) {
              "(sleep 1; printf 'hello\\n') | script -qec \"DEADBOLT_URL=" + srv.url() + " " +
                  DEADBOLT_CLI + " " + args + "\" /dev/null"},
             &out);
-        return Result{rc, out};
+        return CliResult{rc, out};
     };
     // The command's process group owns the terminal: it can read it without being stopped.
     auto r = on_tty("run tty-job -- sh -c 'read x; echo got:\\$x'");  // \$: for the outer sh
@@ -275,7 +270,7 @@ TEST(Cli, OnATerminalTheCommandReadsItAndWaitingShowsALiveLine) {
 
 TEST(Cli, RunPermitsLetsNCommandsRunAtOnceAndNoMore) {
     RedisServer srv;
-    std::vector<std::future<Result>> holders;
+    std::vector<std::future<CliResult>> holders;
     for (int i = 0; i < 2; ++i)
         holders.push_back(std::async(std::launch::async, [&] {
             return cli(srv, {"run", "--permits", "2", "pool", "--", "sleep", "1.5"});

@@ -39,7 +39,7 @@ long long in_line(deadbolt::test::Raw& raw, const std::string& name) {
 // not come before the deadline.
 using Take = std::function<std::function<void()>(deadbolt::Client&, const std::string& name)>;
 
-struct Kind {
+struct HerdKind {
     const char* what;
     Take take;  // exclusive: one holder at a time (a Semaphore of one permit too)
 };
@@ -54,8 +54,8 @@ std::function<void()> giving_up(deadbolt::Lease l) {
     return [held] { held->release(); };
 }
 
-const std::vector<Kind>& kinds() {
-    static const std::vector<Kind> all = {
+const std::vector<HerdKind>& herd_kinds() {
+    static const std::vector<HerdKind> all = {
         {"Mutex",
          [](deadbolt::Client& c, const std::string& n) {
              std::error_code ec;
@@ -98,7 +98,7 @@ struct Drain {
     long long line_left = 0;     // line members left when all were done
 };
 
-Drain drain(RedisServer& srv, const Kind& kind, const std::string& name, int n) {
+Drain drain(RedisServer& srv, const HerdKind& kind, const std::string& name, int n) {
     auto raw = srv.raw();
     auto holder = deadbolt::Client::connect(srv.url());
     auto give_back = kind.take(holder, name);
@@ -139,7 +139,7 @@ Drain drain(RedisServer& srv, const Kind& kind, const std::string& name, int n) 
 TEST(Herd, FiftyWaitersDrainWithFourScriptsEachOneHolderAtATime) {
     RedisServer srv;
     constexpr int kN = 50;
-    auto d = drain(srv, kinds().front(), "herd", kN);
+    auto d = drain(srv, herd_kinds().front(), "herd", kN);
     EXPECT_EQ(d.acquired, kN);
     EXPECT_EQ(d.most_inside, 1) << "two holders at once";
     // Each waiter: an attempt, one more once it listens (it lines up), the attempt its wake-up
@@ -154,7 +154,7 @@ TEST(Herd, FiftyWaitersDrainWithFourScriptsEachOneHolderAtATime) {
 TEST(Herd, EveryKindThatWakesWaitersWakesOnePerRelease) {
     RedisServer srv;
     constexpr int kN = 8;
-    for (const auto& kind : kinds()) {
+    for (const auto& kind : herd_kinds()) {
         auto d = drain(srv, kind, std::string("herd-") + kind.what, kN);
         EXPECT_EQ(d.acquired, kN) << kind.what;
         EXPECT_EQ(d.most_inside, 1) << kind.what << ": two holders at once";

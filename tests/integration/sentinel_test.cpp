@@ -19,10 +19,10 @@ using deadbolt::make_error_code;
 using deadbolt::test::eventually;
 using Clock = std::chrono::steady_clock;
 
-using Watched = deadbolt::test::SentinelGroup;
+using Sentinels = deadbolt::test::SentinelGroup;
 
 TEST(Sentinel, FindsThePrimaryThroughTheSentinels) {
-    Watched w;
+    Sentinels w;
     auto client = deadbolt::Client::connect(w.url());
     auto lease = client.acquire("job");
     EXPECT_EQ(w.primary.raw().cmd({"GET", "job"}).str, lease.token());
@@ -47,7 +47,7 @@ TEST(Sentinel, FindsThePrimaryThroughTheSentinels) {
 }
 
 TEST(Sentinel, AHeldLockSurvivesAFailoverToAReplicaThatHasIt) {
-    Watched w;
+    Sentinels w;
     auto client = deadbolt::Client::connect(w.url());
     deadbolt::MutexOptions o;
     // Well above the switch time: renewals sent to the old primary after the promotion are
@@ -86,7 +86,7 @@ TEST(Sentinel, AHeldLockSurvivesAFailoverToAReplicaThatHasIt) {
 }
 
 TEST(Sentinel, ALockTheNewPrimaryLacksIsReportedLost) {
-    Watched w;
+    Sentinels w;
     w.link1.stall_replies(true);  // replication held back: the lock stays on the primary
     w.link2.stall_replies(true);
     auto client = deadbolt::Client::connect(w.url());

@@ -36,12 +36,6 @@ std::string lock_name_sql(const std::string& name) {
            ", 256), 55)))";
 }
 
-std::string ask(const MariaDbServer& db, const std::string& sql) {
-    std::string out;
-    db.sql(sql, &out);
-    return out;
-}
-
 TEST(MyInterop, APlainNameIsSharedWithTheMariadbClientsGetLock) {
     auto& db = MariaDbServer::shared();
     auto c = Client::connect(db.url());
@@ -49,12 +43,11 @@ TEST(MyInterop, APlainNameIsSharedWithTheMariadbClientsGetLock) {
     auto other = std::async(std::launch::async, [&] {
         return db.sql("SELECT GET_LOCK('orders:42', 10); SELECT SLEEP(1.5)");
     });
-    ASSERT_TRUE(
-        eventually([&] { return ask(db, "SELECT IS_USED_LOCK('orders:42')") != "NULL\n"; }));
+    ASSERT_TRUE(eventually([&] { return db.ask("SELECT IS_USED_LOCK('orders:42')") != "NULL\n"; }));
     EXPECT_THROW(c.acquire("orders:42", {}, {.deadline = Clock::now()}), deadbolt::LockError);
     auto got = c.acquire("orders:42", {}, {.deadline = Clock::now() + 20s});
     EXPECT_EQ(other.get(), 0);
-    EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK('orders:42')"), "0\n") << "deadbolt holds it now";
+    EXPECT_EQ(db.ask("SELECT IS_FREE_LOCK('orders:42')"), "0\n") << "deadbolt holds it now";
 }
 
 TEST(MyInterop, OtherNamesMapToTheDocumentedHashAndNeverCollide) {
@@ -63,10 +56,10 @@ TEST(MyInterop, OtherNamesMapToTheDocumentedHashAndNeverCollide) {
     for (const std::string& name :
          std::vector<std::string>{"Orders:42", "orders:42:" + std::string(60, 'x'), "deadbolt:x"}) {
         auto held = c.acquire(name);
-        auto mapped = ask(db, "SELECT " + lock_name_sql(name));
+        auto mapped = db.ask("SELECT " + lock_name_sql(name));
         mapped.pop_back();
         EXPECT_EQ(mapped.size(), 64u) << name;
-        EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK('" + mapped + "')"), "0\n") << name;
+        EXPECT_EQ(db.ask("SELECT IS_FREE_LOCK('" + mapped + "')"), "0\n") << name;
     }
     // 'Orders:42' and 'orders:42' are two locks for deadbolt, though GET_LOCK is case-blind.
     auto upper = c.acquire("Orders:42");
@@ -81,9 +74,9 @@ TEST(MyWaiting, AWaiterRunsNoStatementWhileItWaitsAndGetsTheLockAtTheRelease) {
         return b.acquire("waiting:quiet", {}, {.deadline = Clock::now() + 30s});
     });
     auto waiting = [&] {
-        return ask(db,
-                   "SELECT ID FROM information_schema.PROCESSLIST WHERE STATE = 'User lock' "
-                   "AND INFO LIKE '%GET_LOCK(''waiting:quiet''%'");
+        return db.ask(
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE STATE = 'User lock' "
+            "AND INFO LIKE '%GET_LOCK(''waiting:quiet''%'");
     };
     ASSERT_TRUE(eventually([&] { return !waiting().empty(); }));
     auto id = waiting();
@@ -185,15 +178,14 @@ TEST(MyFaults, TheDocumentedFencedUpdateOfAUsersRowRefusesAStaleHolder) {
     auto next = other.acquire("stock:a", {}, {.deadline = Clock::now() + 30s});
     // README, "Databases": the fence and the version read go into the UPDATE itself.
     auto update = [&](std::uint64_t fence, const std::string& version) {
-        return ask(db, "UPDATE stock SET qty = qty - 1, fence = " + std::to_string(fence) +
-                           ", version = version + 1 WHERE sku = 'a' AND fence <= " +
-                           std::to_string(fence) + " AND version = " + version +
-                           "; SELECT ROW_COUNT()");
+        return db.ask("UPDATE stock SET qty = qty - 1, fence = " + std::to_string(fence) +
+                      ", version = version + 1 WHERE sku = 'a' AND fence <= " +
+                      std::to_string(fence) + " AND version = " + version + "; SELECT ROW_COUNT()");
     };
     EXPECT_EQ(update(next.fence(), "0"), "1\n") << "the holder's write lands";
     EXPECT_EQ(update(stale.fence(), "1"), "0\n") << "the stale holder's write updates 0 rows";
     EXPECT_EQ(update(next.fence(), "0"), "0\n") << "a moved version updates 0 rows";
-    EXPECT_EQ(ask(db, "SELECT qty, fence, version FROM stock"),
+    EXPECT_EQ(db.ask("SELECT qty, fence, version FROM stock"),
               "9\t" + std::to_string(next.fence()) + "\t1\n");
     proxy.stall_requests(false);
     proxy.stall_replies(false);
@@ -216,9 +208,8 @@ TEST(MyFenced, AStaleFenceAndAMovedVersionWriteNothing) {
     EXPECT_FALSE(moved.accepted);
     EXPECT_FALSE(moved.stale_fence);
     EXPECT_EQ(c.fenced_get(key).value, "8");
-    EXPECT_EQ(ask(db,
-                  "SELECT value, fence, version FROM deadbolt_fenced WHERE k = "
-                  "'fenced:stock\\0'"),
+    EXPECT_EQ(db.ask("SELECT value, fence, version FROM deadbolt_fenced WHERE k = "
+                     "'fenced:stock\\0'"),
               "8\t6\t2\n");
 }
 
@@ -282,9 +273,8 @@ TEST(MyBadInput, AUserWithoutRightsIsToldWhichToGrant) {
     EXPECT_NE(why.find("GRANT CREATE, ALTER, SELECT, INSERT, UPDATE, DELETE ON empty.* TO 'app'"),
               std::string::npos)
         << why;
-    EXPECT_EQ(ask(db,
-                  "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
-                  "'empty'"),
+    EXPECT_EQ(db.ask("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
+                     "'empty'"),
               "0\n")
         << "nothing was left behind";
 }
@@ -304,7 +294,7 @@ TEST(MyBadInput, WhatMariaDbCannotKeepIsRefusedWithTheReason) {
     } catch (const deadbolt::UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("whole seconds"), std::string::npos) << e.what();
     }
-    EXPECT_EQ(ask(db, "SELECT IS_FREE_LOCK(" + lock_name_sql("refused:ttl") + ")"), "1\n");
+    EXPECT_EQ(db.ask("SELECT IS_FREE_LOCK(" + lock_name_sql("refused:ttl") + ")"), "1\n");
     // What needs a wake-up MariaDB cannot give: each refused with its own reason.
     auto reason = [](const std::function<void()>& use) {
         try {

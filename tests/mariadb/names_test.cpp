@@ -16,24 +16,18 @@ using deadbolt::test::MariaDbServer;
 
 namespace {
 
-std::string ask(const MariaDbServer& db, const std::string& sql) {
-    std::string out;
-    db.sql(sql, &out);
-    return out;
-}
-
 TEST(MyNames, AThousandNamesUsedOnceLeaveBoundedTablesAndFencesKeepRising) {
     MariaDbServer db;  // of its own: the test counts every row
     auto c = Client::connect(db.url());
     std::uint64_t last = 0;
     for (int i = 0; i < 999; ++i) last = c.acquire("pruned:" + std::to_string(i)).fence();
     auto held = c.acquire("pruned:held", {.ttl = 60s});
-    ASSERT_EQ(ask(db, "SELECT COUNT(*) FROM deadbolt_names"), "1000\n");
+    ASSERT_EQ(db.ask("SELECT COUNT(*) FROM deadbolt_names"), "1000\n");
     ASSERT_EQ(db.sql("UPDATE deadbolt_names SET seen = seen - INTERVAL 1 HOUR"), 0);
     auto other = Client::connect(db.url());
     last = std::max(last, other.acquire("pruner").fence());  // its first release prunes
-    EXPECT_EQ(ask(db, "SELECT name FROM deadbolt_names ORDER BY name"), "pruned:held\npruner\n");
-    EXPECT_EQ(ask(db, "SELECT lock_name, fence FROM deadbolt_holders"),
+    EXPECT_EQ(db.ask("SELECT name FROM deadbolt_names ORDER BY name"), "pruned:held\npruner\n");
+    EXPECT_EQ(db.ask("SELECT lock_name, fence FROM deadbolt_holders"),
               "pruned:held\t" + std::to_string(held.fence()) + "\n")
         << "one row per session that holds, none for those that let go";
     auto again = other.acquire("pruned:7");

@@ -98,6 +98,12 @@ int MariaDbServer::sql(const std::string& text, std::string* out, const std::str
                        out);
 }
 
+std::string MariaDbServer::ask(const std::string& text) const {
+    std::string out;
+    sql(text, &out);
+    return out;
+}
+
 bool MariaDbServer::ready() const {
     std::string out;
     return sql("SELECT 1", &out, "mysql") == 0;

@@ -43,6 +43,9 @@ class MariaDbServer {
     /// readable by the server's user here): its certificate and key, the CA it checks client
     /// certificates against, and, when require, require_secure_transport (plain connections
     /// refused).
+    /// sql's output as sql() gives it (empty when it failed; for reading, not for checking that
+    /// a statement ran).
+    std::string ask(const std::string& sql) const;
     static std::vector<std::string> tls_args(const std::string& dir, bool require);
     /// SIGKILL (or sig: SIGTERM shuts down) to the server; start() brings it back.
     void stop(int sig = 9);

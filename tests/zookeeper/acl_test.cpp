@@ -18,6 +18,7 @@ using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
 using deadbolt::test::eventually;
+using deadbolt::test::node_of;
 using deadbolt::test::ZkEnsemble;
 using Clock = std::chrono::steady_clock;
 
@@ -45,13 +46,6 @@ std::string kazoo_deletes(const ZkEnsemble& zk, const std::string& path,
     if (!user.empty()) args.push_back(user);
     zk.kazoo(kKazooDeletes, args, &out);
     return out;
-}
-
-// The one contender node under a lock's znode.
-std::string node_of(const ZkEnsemble& zk, const std::string& dir) {
-    auto kids = children(zk, dir);
-    EXPECT_EQ(kids.size(), 1u) << dir;
-    return kids.empty() ? dir : dir + "/" + kids.front();
 }
 
 // The error code f threw (none when it did not throw).

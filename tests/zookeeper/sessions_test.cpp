@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
 using deadbolt::test::eventually;
+using deadbolt::test::node_of;
 using deadbolt::test::ZkEnsemble;
 using Clock = std::chrono::steady_clock;
 
@@ -44,13 +45,6 @@ zk.stop()
         return std::stol(cons.substr(to + 4));
     }
     return -1;
-}
-
-// The one contender node under a lock's znode.
-std::string node_of(const ZkEnsemble& zk, const std::string& dir) {
-    auto kids = children(zk, dir);
-    EXPECT_EQ(kids.size(), 1u) << dir;
-    return kids.empty() ? dir : dir + "/" + kids.front();
 }
 
 // Connections a server has open now (mntr's zk_num_alive_connections).

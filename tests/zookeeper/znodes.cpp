@@ -55,6 +55,12 @@ std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path)
     return lines;
 }
 
+std::string node_of(const ZkEnsemble& zk, const std::string& dir) {
+    auto kids = children(zk, dir);
+    EXPECT_EQ(kids.size(), 1u) << dir;
+    return kids.empty() ? dir : dir + "/" + kids.front();
+}
+
 testing::AssertionResult queued(const ZkEnsemble& zk, const std::string& path, std::size_t n) {
     std::vector<std::string> seen;
     if (eventually([&] { return (seen = children(zk, path)).size() == n; }, 30s))

@@ -13,6 +13,8 @@ namespace deadbolt::test {
 
 /// The children of path, in name order (none when it does not exist).
 std::vector<std::string> children(const ZkEnsemble& zk, const std::string& path);
+/// The one contender node under a lock's znode dir (a test failure when there is not exactly one).
+std::string node_of(const ZkEnsemble& zk, const std::string& dir);
 /// The data of path and a newline ("" when it does not exist).
 std::string data(const ZkEnsemble& zk, const std::string& path);
 /// Deletes path (a node without children), as an administrator or another tool would.
