@@ -113,8 +113,9 @@ def spawn_ms(e):
     return (time.monotonic() - t0) * 1000
 
 
-def herd(e, name, waiters, tmp):
-    """Server work per waiter to drain `waiters` waiters after the holder releases."""
+def herd(e, name, waiters, tmp, settle_s=120):
+    """Server work per waiter to drain `waiters` waiters after the holder releases; the waiters
+    are given up to settle_s to stop making work (engines with keep-alives never quite do)."""
     go = os.path.join(tmp, f"{e.name}-{name}-go")
     holder = cli(e.url, "run", name, "--", "sh", "-c", f"while [ ! -f {go} ]; do sleep 0.02; done")
     until_held(e.url, name)
@@ -124,7 +125,7 @@ def herd(e, name, waiters, tmp):
     # count has stopped moving.
     first = list(before.values())[0]
     last, still = -1, 0
-    for _ in range(1200):
+    for _ in range(settle_s * 10):
         now = list(e.work().values())[0]
         still = still + 1 if now == last and now - first >= waiters else 0
         if still >= 10:
@@ -186,7 +187,8 @@ def main():
                     row[f"loss_ms_{kind}"] = stats.spread([loss_ms(e, f"loss-{kind}-{i}", ttl)
                                                            for i in range(reps)])
             if "H" in only:
-                runs = [herd(e, f"herd-{i}", waiters, tmp) for i in range(1 if a.smoke else a.herd_reps)]
+                runs = [herd(e, f"herd-{i}", waiters, tmp, 5 if a.smoke else 120)
+                        for i in range(1 if a.smoke else a.herd_reps)]
                 row["herd"] = {
                     "per_waiter": {k: stats.spread([r["per_waiter"][k] for r in runs]) for k in runs[0]["per_waiter"]},
                     "waiting_per_waiter": {k: stats.spread([r["waiting_per_waiter"][k] for r in runs])

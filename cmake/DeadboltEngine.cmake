@@ -32,11 +32,6 @@ function(deadbolt_library target export_name)
   set_target_properties(${target} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION 0
                                              POSITION_INDEPENDENT_CODE ON
                                              EXPORT_NAME ${export_name})
-  # A build that is only checked (the sanitizers' second build) compiles the libraries in
-  # batches: each batch parses the shared headers (Asio, fmt, the core) once.
-  if(DEADBOLT_UNITY)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
-  endif()
   if(DEADBOLT_INSTALL)
     install(TARGETS ${target} EXPORT deadbolt-${export_name}-targets
             LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${export_name}

@@ -48,7 +48,9 @@ endforeach()
 # library, is an ODR violation that AddressSanitizer stops at). deadbolt_etcd_proto is their
 # headers and dependencies, for the tests and benchmarks that speak etcd's wire directly.
 add_library(deadbolt_etcd_proto_objects OBJECT ${_sources})
-set_target_properties(deadbolt_etcd_proto_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# protoc's files each define the same file-local tables: never in one unity batch.
+set_target_properties(deadbolt_etcd_proto_objects PROPERTIES POSITION_INDEPENDENT_CODE ON
+                                                             UNITY_BUILD OFF)
 # Generated code: its warnings are not ours (SYSTEM also keeps them out of our builds).
 target_compile_options(deadbolt_etcd_proto_objects PRIVATE -w)
 target_include_directories(deadbolt_etcd_proto_objects SYSTEM PUBLIC $<BUILD_INTERFACE:${_out}>)

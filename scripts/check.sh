@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The checks CI runs after the README's test command (each can be run alone):
-#   scripts/check.sh tidy       clang-tidy (the repo's .clang-tidy) over every translation unit
+#   scripts/check.sh tidy       clang-tidy (the repo's .clang-tidy) over every source file
+#                               (TIDY_DEEP=1: the static analyzer in its default, deep mode)
 #   scripts/check.sh sanitize   unit + integration tests built with AddressSanitizer and UBSan
 #   scripts/check.sh            both
 # Warnings are errors in CI's own build already (scripts/setup.sh with CI=true).
@@ -26,18 +27,14 @@ for stage in "${stages[@]}"; do
   case "$stage" in
     tidy)
       need clang-tidy
-      scripts/setup.sh >/dev/null  # compile_commands.json of the normal build
-      echo "check: clang-tidy over every translation unit"
-      files=$(git ls-files 'src/*.cpp' 'cli/*.cpp' 'tests/*.cpp' 'tools/*.cpp' 'bench/*.cpp')
-      # shellcheck disable=SC2086
-      printf '%s\n' $files | xargs -P "$(nproc)" -n 4 clang-tidy -p build --quiet \
-          --warnings-as-errors='*' 2> >(grep -v "warnings generated" >&2)
-      echo "check: clang-tidy clean"
+      scripts/setup.sh >/dev/null  # the normal build's compile_commands.json
+      echo "check: clang-tidy over every source file (scripts/tidy.py; --deep: the analyzer's default mode)"
+      scripts/tidy.py build ${TIDY_DEEP:+--deep}
       ;;
     sanitize)
       echo "check: unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
       # -O1 -g1: sanitizer builds compile much faster with line tables only, and still name lines.
-      # DEADBOLT_UNITY: the libraries in unity batches (174 s of CPU instead of 1105 at -O2 -g).
+      # DEADBOLT_UNITY: unity batches, as the normal build.
       cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
             -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
             -DDEADBOLT_SANITIZE=address,undefined -DDEADBOLT_BUILD_BENCH=OFF -DDEADBOLT_UNITY=ON >/dev/null
