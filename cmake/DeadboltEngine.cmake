@@ -33,11 +33,15 @@ function(deadbolt_library target export_name)
                                              POSITION_INDEPENDENT_CODE ON
                                              EXPORT_NAME ${export_name})
   if(DEADBOLT_INSTALL)
+    # Component <name> is what runs (the versioned shared library), <name>-dev what builds
+    # against it (cmake/DeadboltPackage.cmake makes a Debian package of each).
     install(TARGETS ${target} EXPORT deadbolt-${export_name}-targets
             LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${export_name}
-            ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${export_name})
+                    NAMELINK_COMPONENT ${export_name}-dev
+            ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${export_name}-dev)
     install(EXPORT deadbolt-${export_name}-targets NAMESPACE deadbolt::
-            DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt COMPONENT ${export_name})
+            DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt COMPONENT ${export_name}-dev)
+    set_property(GLOBAL APPEND PROPERTY DEADBOLT_LIBRARIES ${export_name})
   endif()
 endfunction()
 
@@ -60,11 +64,11 @@ function(deadbolt_pkg_config name description requires requires_private libs lib
   configure_file(${PROJECT_SOURCE_DIR}/cmake/deadbolt-component.pc.in
                  ${PROJECT_BINARY_DIR}/pkgconfig/${file}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${file}.pc
-          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT ${name})
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT ${name}-dev)
 endfunction()
 
 function(deadbolt_add_engine name)
-  cmake_parse_arguments(E "" "" "SOURCES;LINK;NEEDS;FIND;PC_REQUIRES;PC_LIBS" ${ARGN})
+  cmake_parse_arguments(E "" "" "SOURCES;LINK;NEEDS;FIND;PC_REQUIRES;PC_LIBS;DEB_DEV" ${ARGN})
   set(target deadbolt_${name})
   add_library(${target} ${E_SOURCES} engine.cpp)
   add_library(deadbolt::${name} ALIAS ${target})
@@ -83,6 +87,11 @@ function(deadbolt_add_engine name)
                  $<BUILD_INTERFACE:${link_cpp}>
                  $<INSTALL_INTERFACE:${CMAKE_INSTALL_DATADIR}/deadbolt/deadbolt_link_${name}.cpp>)
   set_property(GLOBAL APPEND PROPERTY DEADBOLT_BUILT_ENGINES ${name})
+  # For its Debian packages: the libraries of ours it needs, and the Debian -dev packages that
+  # its pkg-config file requires.
+  string(REPLACE "deadbolt_" "" needs "${E_NEEDS}")
+  set_property(GLOBAL PROPERTY DEADBOLT_NEEDS_${name} ${needs})
+  set_property(GLOBAL PROPERTY DEADBOLT_DEB_DEV_${name} ${E_DEB_DEV})
 
   # What find_package(deadbolt COMPONENTS <name>) loads before the targets: the internal
   # libraries it needs and, for a static library, the dependencies a consumer links.
@@ -102,12 +111,12 @@ function(deadbolt_add_engine name)
   file(WRITE ${PROJECT_BINARY_DIR}/deadbolt-${name}-deps.cmake "${deps}")
   if(DEADBOLT_INSTALL)
     install(FILES ${PROJECT_BINARY_DIR}/deadbolt-${name}-deps.cmake
-            DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt COMPONENT ${name})
-    install(FILES ${link_cpp} DESTINATION ${CMAKE_INSTALL_DATADIR}/deadbolt COMPONENT ${name})
+            DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/deadbolt COMPONENT ${name}-dev)
+    install(FILES ${link_cpp} DESTINATION ${CMAKE_INSTALL_DATADIR}/deadbolt COMPONENT ${name}-dev)
     add_library(deadbolt_link_${name} OBJECT ${link_cpp})  # for pkg-config's Libs
     set_target_properties(deadbolt_link_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     install(FILES $<TARGET_OBJECTS:deadbolt_link_${name}> DESTINATION ${CMAKE_INSTALL_LIBDIR}/deadbolt
-            RENAME deadbolt_link_${name}.o COMPONENT ${name})
+            RENAME deadbolt_link_${name}.o COMPONENT ${name}-dev)
   endif()
   deadbolt_pkg_config(${name} "deadbolt's ${name} engine (distributed locks on ${name})"
                       deadbolt-core "${E_PC_REQUIRES}"
