@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "engines.hpp"
 
 namespace deadbolt::cli {
 
@@ -18,7 +19,16 @@ void add_acl_command(CLI::App& app, AclArgs& a) {
 }
 
 int acl_command(const AclArgs& a) {
-    fmt::print("{}\n", acl_setuser_command(a.user, a.prefix));
+    std::string line;
+#ifdef DEADBOLT_CLI_LOADS_ENGINES  // the Redis library is loaded now, and the rules found in it
+    using Rules = void (*)(const char*, const char*, std::string*);
+    auto* rules = reinterpret_cast<Rules>(engine_symbol("redis", "deadbolt_redis_acl_setuser"));
+    if (rules == nullptr) throw UsageProblem("this build's Redis library has no ACL rules");
+    rules(a.user.c_str(), a.prefix.c_str(), &line);
+#else
+    line = acl_setuser_command(a.user, a.prefix);
+#endif
+    fmt::print("{}\n", line);
     return kOk;
 }
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "engines.hpp"
+
 namespace deadbolt::cli {
 
 const char* const kExitCodesHelp =
@@ -29,21 +31,35 @@ namespace {
 std::string password_file;  // --password-file of the subcommand that runs
 }  // namespace
 
-void add_url_option(CLI::App& cmd, std::string& url) {
-    const char* env = std::getenv("DEADBOLT_URL");
-    url = env && *env ? env : "redis://127.0.0.1:6379";
+namespace {
+std::vector<CLI::Option*> url_options;  // described once the engines are loaded, for --help
+
+std::string url_help() {
     std::string forms;
     for (const auto& form : deadbolt::Client::url_forms())
         forms += (forms.empty() ? "" : "; ") + form;
-    cmd.add_option("--url", url,
-                   "Engine URL, one of this build's engines: " + forms +
-                       " (default: $DEADBOLT_URL or redis://127.0.0.1:6379)");
+    return "Engine URL, one of this build's engines: " + forms +
+           " (default: $DEADBOLT_URL or redis://127.0.0.1:6379)";
+}
+}  // namespace
+
+void add_url_option(CLI::App& cmd, std::string& url) {
+    const char* env = std::getenv("DEADBOLT_URL");
+    url = env && *env ? env : "redis://127.0.0.1:6379";
+    url_options.push_back(cmd.add_option("--url", url, "Engine URL"));
     cmd.add_option("--password-file", password_file,
                    "Read the password from this file's first line (or set $DEADBOLT_PASSWORD) "
                    "instead of putting it in the URL, where `ps` shows it");
 }
 
+void describe_url_forms() {
+    load_all_engines();
+    auto help = url_help();
+    for (auto* option : url_options) option->description(help);
+}
+
 deadbolt::Client connect(const std::string& url) {
+    load_engine_for(url);
     ClientOptions o;
     if (!password_file.empty()) {
         std::ifstream in(password_file);

@@ -38,6 +38,8 @@ std::chrono::milliseconds duration_arg(const std::string& option, const std::str
 
 /// Adds --url (default $DEADBOLT_URL or redis://127.0.0.1:6379) and --password-file to cmd.
 void add_url_option(CLI::App& cmd, std::string& url);
+/// Writes every engine's URL forms into the --url options' help (loading every engine).
+void describe_url_forms();
 /// Client::connect(url), with its warnings (an even Redlock node count, a node down) on stderr.
 /// The password may come from --password-file or $DEADBOLT_PASSWORD instead of the URL, so it
 /// does not show in `ps`.

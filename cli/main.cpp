@@ -68,8 +68,10 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
+        describe_url_forms();
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+        describe_url_forms();
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);

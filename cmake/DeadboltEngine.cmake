@@ -68,7 +68,7 @@ function(deadbolt_pkg_config name description requires requires_private libs lib
 endfunction()
 
 function(deadbolt_add_engine name)
-  cmake_parse_arguments(E "" "" "SOURCES;LINK;NEEDS;FIND;PC_REQUIRES;PC_LIBS;DEB_DEV" ${ARGN})
+  cmake_parse_arguments(E "" "" "SCHEMES;SOURCES;LINK;NEEDS;FIND;PC_REQUIRES;PC_LIBS;DEB_DEV" ${ARGN})
   set(target deadbolt_${name})
   add_library(${target} ${E_SOURCES} engine.cpp)
   add_library(deadbolt::${name} ALIAS ${target})
@@ -87,6 +87,7 @@ function(deadbolt_add_engine name)
                  $<BUILD_INTERFACE:${link_cpp}>
                  $<INSTALL_INTERFACE:${CMAKE_INSTALL_DATADIR}/deadbolt/deadbolt_link_${name}.cpp>)
   set_property(GLOBAL APPEND PROPERTY DEADBOLT_BUILT_ENGINES ${name})
+  set_property(GLOBAL PROPERTY DEADBOLT_SCHEMES_${name} ${E_SCHEMES})
   # For its Debian packages: the libraries of ours it needs, and the Debian -dev packages that
   # its pkg-config file requires.
   string(REPLACE "deadbolt_" "" needs "${E_NEEDS}")

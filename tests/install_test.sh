@@ -102,5 +102,8 @@ g++ -std=c++20 "$src_dir/tests/consumer/main.cpp" -o "$tmp/pc-consumer" $pc
 [ "$("$tmp/pc-consumer" --forms | wc -l)" = "$(wc -w <<<"$engines")" ]
 if [ -x "$prefix/bin/deadbolt" ]; then
   "$prefix/bin/deadbolt" --help | grep -q "run"
+  if [[ " $engines " == *" redis "* ]]; then  # the installed CLI finds its engine's library
+    "$prefix/bin/deadbolt" run --url "$url" installed -- true
+  fi
 fi
 echo "install test ($kind): consumers of [$engines] built with find_package and pkg-config, and ran"

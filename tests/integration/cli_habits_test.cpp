@@ -24,6 +24,27 @@ CliResult cli(const std::string& url, std::vector<std::string> args,
 
 }  // namespace
 
+// The CLI loads an engine's library when a URL needs it: --version loads none, and a Redis URL
+// loads Redis alone, not gRPC and the other engines (cli/engines.cpp).
+TEST(CliHabits, VersionLoadsNoEngineAndARedisUrlLoadsRedisAlone) {
+    RedisServer srv;
+    auto loaded = [](const std::string& out, const std::string& lib) {
+        return out.find("file=" + lib) != std::string::npos;
+    };
+    auto v = cli(srv.url(), {"--version"}, {"LD_DEBUG=files"});
+    if (!loaded(v.out, "libdeadbolt_core"))
+        GTEST_SKIP() << "a static build: every engine is linked into the CLI";
+    EXPECT_FALSE(loaded(v.out, "libdeadbolt_redis")) << v.out;
+    auto s = cli(srv.url(), {"status", "x"}, {"LD_DEBUG=files"});
+    EXPECT_EQ(s.rc, 1) << s.out;
+    EXPECT_TRUE(loaded(s.out, "libdeadbolt_redis")) << s.out;
+    for (const char* other : {"libdeadbolt_etcd", "libgrpc", "libdeadbolt_zookeeper",
+                              "libdeadbolt_postgres", "libdeadbolt_mariadb"})
+        EXPECT_FALSE(loaded(s.out, other)) << other;
+    auto help = cli(srv.url(), {"status", "--help"});
+    EXPECT_NE(help.out.find("redis://"), std::string::npos) << help.out;
+}
+
 TEST(CliHabits, VersionAndDidYouMean) {
     RedisServer srv;
     auto v = cli(srv.url(), {"--version"});

@@ -159,3 +159,9 @@ std::string acl_setuser_command(std::string_view user, std::string_view prefix) 
 }
 
 }  // namespace deadbolt
+
+// For the CLI, which loads this library only when a command needs Redis (cli/engines.cpp) and
+// so looks this up by its C name.
+extern "C" void deadbolt_redis_acl_setuser(const char* user, const char* prefix, std::string* out) {
+    *out = deadbolt::acl_setuser_command(user, prefix);
+}
