@@ -14,6 +14,7 @@ namespace {
 struct BuiltEngine {
     std::string_view name;
     const char* library;
+    std::string_view build_dir;
     std::vector<std::string_view> schemes;
 };
 
