@@ -58,5 +58,15 @@ set(CPACK_DEBIAN_DEADBOLT-DEV_PACKAGE_SECTION libdevel)
 list(TRANSFORM _engines APPEND -dev OUTPUT_VARIABLE CPACK_COMPONENT_DEADBOLT-DEV_DEPENDS)
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME deadbolt)
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION utils)
-set(CPACK_COMPONENT_CLI_DEPENDS ${_libs})
+# The CLI loads an engine's library when a URL needs it (cli/engines.cpp): it needs the core,
+# and recommends the engines, so that `--no-install-recommends` plus libdeadbolt-redis0 is a
+# Redis CLI without gRPC.
+if(BUILD_SHARED_LIBS)  # a static CLI has every engine in it
+  set(CPACK_COMPONENT_CLI_DEPENDS core)
+endif()
+set(_recommends)
+foreach(_e ${_engines})
+  list(APPEND _recommends "libdeadbolt-${_e}0 (= ${PROJECT_VERSION})")
+endforeach()
+list(JOIN _recommends ", " CPACK_DEBIAN_CLI_PACKAGE_RECOMMENDS)
 include(CPack)
