@@ -119,7 +119,8 @@ function(deadbolt_add_engine name)
     install(FILES $<TARGET_OBJECTS:deadbolt_link_${name}> DESTINATION ${CMAKE_INSTALL_LIBDIR}/deadbolt
             RENAME deadbolt_link_${name}.o COMPONENT ${name}-dev)
   endif()
-  deadbolt_pkg_config(${name} "deadbolt's ${name} engine (distributed locks on ${name})"
+  list(JOIN E_SCHEMES ", " schemes)
+  deadbolt_pkg_config(${name} "deadbolt's ${name} engine: distributed locks with fencing tokens (URLs: ${schemes})"
                       deadbolt-core "${E_PC_REQUIRES}"
                       "\${libdir}/deadbolt/deadbolt_link_${name}.o -L\${libdir} -l${target}"
                       "${pc_libs_private}")

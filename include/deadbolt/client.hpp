@@ -1,4 +1,4 @@
-// Client: a connection to one Redis server and the factory of its locks.
+// Client: a connection to one engine (chosen by the URL's scheme) and the factory of its locks.
 #pragma once
 
 #include <chrono>
@@ -105,25 +105,26 @@ struct FencedValue {
     std::uint64_t version = 0;           ///< Fenced writes the key has taken; 0 = none yet.
 };
 
-/// A handle to one Redis server (redis://, rediss://, unix://), a Sentinel-watched primary
-/// (redis-sentinel://), a Redis Cluster (redis-cluster://) or Redlock's independent masters
-/// (redlock://). Cheap to copy; copies share connections and background threads.
-/// Thread-safe.
+/// A handle to one engine of those linked into this program, chosen by the URL's scheme
+/// (url_forms() lists them): Redis in its topologies, etcd, ZooKeeper, PostgreSQL or MariaDB.
+/// Cheap to copy; copies share connections and background threads. Thread-safe.
 class Client {
   public:
-    /// Connects now (so a wrong password or dead server is reported here). URL forms:
+    /// Connects now (so a wrong password or dead server is reported here), through the engine
+    /// linked in that takes url's scheme (an unknown scheme is a UsageError naming those that
+    /// are). The Redis engine's URL forms:
     /// redis://[user[:password]@]host[:port][/db][?option=value&...], rediss://... (TLS),
     /// unix:///path/to/redis.sock[?db=N&...], and
     /// redlock://[user[:password]@]host:port,host:port,host:port[,...][/db][?option=value&...]
     /// (the same credentials and options on every node; allow_fewer=1 permits 1 or 2 nodes),
     /// redis-sentinel://host[:port],.../master-name[/db][?...], and
     /// redis-cluster://[user[:password]@]host:port,...[?...] (a few nodes to read the slot
-    /// map from), and etcd://[user:password@]host[:port],...[?...] or etcds://... (any
-    /// members of an etcd cluster; proven by one read). Throws UsageError for a bad URL or option,
-    /// a Redlock node set that weakens the algorithm (a server listed twice, by any name; a
-    /// replica), or a redis-cluster:// node not in cluster mode; ConnectionError when the server, a
-    /// majority of Redlock nodes, or every listed cluster node or etcd member is unreachable;
-    /// ServerError for auth/ACL failures.
+    /// map from); etcd's: etcd://[user:password@]host[:port],...[?...] or etcds://... (any
+    /// members of an etcd cluster; proven by one read); the others' in url_forms(). Throws
+    /// UsageError for a bad URL or option, a Redlock node set that weakens the algorithm (a server
+    /// listed twice, by any name; a replica), or a redis-cluster:// node not in cluster mode;
+    /// ConnectionError when the server, a majority of Redlock nodes, or every listed cluster node
+    /// or etcd member is unreachable; ServerError for auth/ACL failures.
     static Client connect(std::string_view url, const ClientOptions& options = {});
 
     /// How the URLs of the engines linked into this program look, one entry per engine, by

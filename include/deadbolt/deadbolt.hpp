@@ -1,4 +1,5 @@
-// deadbolt: distributed locks on Redis. Include this one header.
+// deadbolt: distributed locks with fencing tokens on the engines linked in (Redis, etcd,
+// ZooKeeper, PostgreSQL, MariaDB: one library each). Include this one header.
 #pragma once
 
 #include "deadbolt/acl.hpp"

@@ -1,4 +1,4 @@
-// Mutex: a distributed TimedLockable over a Redis lease with fencing and auto-renewal.
+// Mutex: a distributed TimedLockable over an engine's lease, with fencing and auto-renewal.
 #pragma once
 
 #include <chrono>

@@ -23,9 +23,9 @@ inline constexpr milliseconds kMinTtl{10};
 /// Longest TTL accepted (30 days); use auto-renewal rather than a huge TTL.
 inline constexpr milliseconds kMaxTtl{30LL * 24 * 3600 * 1000};
 
-/// TLS settings for rediss:// URLs (also settable as URL query options).
+/// TLS settings (rediss://, etcds://, and MariaDB's tls=1; also settable as URL query options).
 struct TlsOptions {
-    bool enabled = false;     ///< Set by the rediss:// scheme.
+    bool enabled = false;     ///< Set by a TLS scheme or option.
     std::string ca_file{};    ///< PEM CA bundle; empty = the system's default trust store.
     std::string cert_file{};  ///< PEM client certificate for mutual TLS; empty = none.
     std::string key_file{};   ///< PEM private key of cert_file.
@@ -40,19 +40,19 @@ struct ClientOptions {
     std::string key_prefix{};            ///< Prepended to every lock name to form its key.
     std::string username{};              ///< ACL user (AUTH user pass); empty = "default".
     std::string password{};              ///< Password; empty = no AUTH.
-    int db = 0;                          ///< Database selected after connecting.
-    TlsOptions tls{};                    ///< TLS settings (rediss:// only).
+    int db = 0;                          ///< Redis: the database selected after connecting.
+    TlsOptions tls{};                    ///< TLS settings, for engines that take them.
     bool keepalive = true;               ///< TCP keepalive on every connection.
     milliseconds reconnect_min{10};      ///< First reconnect backoff; doubles, jittered.
     milliseconds reconnect_max{1000};    ///< Largest reconnect backoff.
-    /// After each acquire and extend, WAIT until this many replicas acknowledged the write
+    /// Redis: after each acquire and extend, WAIT until this many replicas acknowledged the write
     /// (Redisson's checkLockSyncedSlaves); fewer within sync_timeout fails with
     /// errc::not_replicated (an acquisition is then released). It narrows, does not close,
     /// the window in which a failover loses a lock: replication stays asynchronous, and a
     /// replica that acknowledged may still not be the one promoted. 0 = off.
     int sync_replicas = 0;
     milliseconds sync_timeout{100};  ///< How long WAIT may block (it blocks the connection).
-    /// Blocking callers that find the server's command connection busy open another, up to
+    /// Redis: blocking callers that find the server's command connection busy open another, up to
     /// this many in all, and share them (pipelined) beyond: a reply then wakes its own
     /// caller instead of being handed over between threads. Opened when first needed; with
     /// sync_replicas always 1 (WAIT counts the writes of one connection). Below 1:
