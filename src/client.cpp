@@ -59,7 +59,7 @@ void check_permits(int permits) {
 }  // namespace
 
 FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const {
-    impl_->store->offers("FairMutex").throw_if_error();
+    impl_->store->keeps(detail::Shape::fair).throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return FairMutex(Mutex(impl_, std::string(name), std::move(options), detail::LockFlavor::fair));
@@ -67,6 +67,7 @@ FairMutex Client::fair_mutex(std::string_view name, MutexOptions options) const 
 
 ReentrantMutex Client::reentrant_mutex(std::string_view name, MutexOptions options,
                                        std::string_view owner) const {
+    impl_->store->keeps(detail::Shape::reentrant).throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     if (owner.size() > kMaxNameBytes)
@@ -77,13 +78,15 @@ ReentrantMutex Client::reentrant_mutex(std::string_view name, MutexOptions optio
 }
 
 RWLock Client::rwlock(std::string_view name, MutexOptions options) const {
+    impl_->store->keeps(detail::Shape::write).throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return RWLock(impl_, std::string(name), std::move(options));
 }
 
 Semaphore Client::semaphore(std::string_view name, int permits, MutexOptions options) const {
-    impl_->store->offers("Semaphore").throw_if_error();
+    impl_->store->keeps(detail::Shape::permits).throw_if_error();
+    (void)detail::offered(*impl_->store, impl_->store->permits(), "Semaphore");
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
@@ -92,7 +95,8 @@ Semaphore Client::semaphore(std::string_view name, int permits, MutexOptions opt
 
 PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int permits,
                                                   MutexOptions options) const {
-    impl_->store->offers("PermitExpirableSemaphore").throw_if_error();
+    impl_->store->keeps(detail::Shape::permits).throw_if_error();
+    (void)impl_->offered(&detail::Store::permits);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
@@ -111,13 +115,14 @@ Lease Client::acquire_all(const std::vector<std::string>& names, const MutexOpti
 }
 
 RateLimiter Client::rate_limiter(std::string_view name, RateLimit limit) const {
-    impl_->store->offers("RateLimiter").throw_if_error();
+    (void)impl_->offered(&detail::Store::rate_limits);
     detail::validate_name(name).throw_if_error();
     detail::validate_rate_limit(limit).throw_if_error();
     return RateLimiter(impl_, std::string(name), limit);
 }
 
 LeaderElection Client::election(std::string_view name, MutexOptions options) const {
+    impl_->store->keeps(detail::Shape::leader).throw_if_error();
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     return LeaderElection(impl_, std::string(name), std::move(options));
@@ -130,7 +135,7 @@ Lease Client::campaign(std::string_view name, std::string_view value, const Mute
 }
 
 CountDownLatch Client::latch(std::string_view name) const {
-    impl_->store->offers("CountDownLatch").throw_if_error();
+    (void)impl_->offered(&detail::Store::latches);
     detail::validate_name(name).throw_if_error();
     return CountDownLatch(impl_, std::string(name));
 }
@@ -179,7 +184,7 @@ void check_fenced_key(std::string_view key) {
 FencedValue Client::fenced_get(std::string_view key) const {
     check_fenced_key(key);
     FencedValue out;
-    impl_->store->fenced_get(key, out).throw_if_error();
+    impl_->offered(&detail::Store::fenced_data).fenced_get(key, out).throw_if_error();
     return out;
 }
 
@@ -190,9 +195,8 @@ FencedResult Client::fenced_cas(std::string_view key, std::string_view value, st
 
 std::string Client::force_unlock(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
-    impl_->store->offers("force_unlock").throw_if_error();
     std::string kind;
-    impl_->store->force_unlock(std::string(name), kind).throw_if_error();
+    impl_->offered(&detail::Store::admin).force_unlock(std::string(name), kind).throw_if_error();
     return kind;
 }
 
@@ -213,7 +217,9 @@ FencedResult Client::fenced_write(std::string_view key, std::string_view value, 
                                      "1..{}; pass lease.fence()",
                                      fence, kMaxFence));
     FencedResult out;
-    impl_->store->fenced_write(key, value, fence, version, out).throw_if_error();
+    impl_->offered(&detail::Store::fenced_data)
+        .fenced_write(key, value, fence, version, out)
+        .throw_if_error();
     out.stale_fence = !out.accepted && out.highest > fence;
     return out;
 }

@@ -164,8 +164,10 @@ Status LeaseState::put_if_current(std::string_view key, std::string_view value,
     if (key.empty()) return Status::error(errc::invalid_argument, "put_if_current: empty key");
     if (released) return Status::error(errc::not_owner, "the lease was released");
     try {
-        Status st = client->store->put_if_held(*holding, key, value,
-                                               client->store->deadline_for(options.ttl), put);
+        Store& s = *client->store;
+        HeldWrites* w = s.held_writes();
+        if (w == nullptr) return s.refusal(HeldWrites::kWhat);
+        Status st = w->put_if_held(*holding, key, value, s.deadline_for(options.ttl), put);
         if (st.ok() && !put) mark_lost(make_error_code(errc::not_owner));
         return st;
     } catch (const std::exception& ex) {

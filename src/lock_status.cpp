@@ -23,7 +23,7 @@ bool deadbolt_wrote(const LockStatus& s) {
 LockStatus Client::status(std::string_view name) const {
     detail::validate_name(name).throw_if_error();
     std::vector<std::pair<LockStatus, detail::Status>> found;
-    impl_->store->statuses({std::string(name)}, found).throw_if_error();
+    impl_->offered(&detail::Store::admin).statuses({std::string(name)}, found).throw_if_error();
     found.front().second.throw_if_error();
     return std::move(found.front().first);
 }
@@ -33,14 +33,14 @@ std::vector<ListedLock> Client::list(std::string_view pattern, bool include_fore
         throw UsageError(make_error_code(errc::invalid_argument),
                          "list: empty pattern; \"*\" lists every lock");
     std::vector<std::string> names;
-    impl_->store->lock_names(pattern, names).throw_if_error();
+    impl_->offered(&detail::Store::admin).lock_names(pattern, names).throw_if_error();
     std::vector<ListedLock> out;
     for (std::size_t at = 0; at < names.size(); at += kStatusBatch) {
         std::vector<std::string> batch(
             names.begin() + static_cast<std::ptrdiff_t>(at),
             names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), at + kStatusBatch)));
         std::vector<std::pair<LockStatus, detail::Status>> found;
-        impl_->store->statuses(batch, found).throw_if_error();
+        impl_->offered(&detail::Store::admin).statuses(batch, found).throw_if_error();
         for (std::size_t i = 0; i < batch.size(); ++i) {
             auto& [s, st] = found[i];
             if (st.ec == make_error_code(errc::wrong_type)) continue;  // not a lock

@@ -9,7 +9,6 @@
 #include "core/store.hpp"
 #include "core/token.hpp"
 #include "core/waiting.hpp"
-#include "deadbolt/client.hpp"
 
 namespace deadbolt::detail {
 namespace {

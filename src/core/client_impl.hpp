@@ -40,6 +40,12 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     /// Adds delta and returns the count.
     int reentrant_holds(const std::string& key, const std::string& owner, int delta);
 
+    /// The engine's capability get (&Store::latches, ...), or its refusal thrown (UsageError).
+    template <class C>
+    C& offered(C* (Store::*get)()) const {
+        return detail::offered(*store, ((*store).*get)());
+    }
+
     /// The client's event loop (the asynchronous API runs there), started at first use.
     EventLoop& loop();
 

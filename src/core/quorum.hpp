@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/status.hpp"
-#include "deadbolt/client.hpp"
 #include "deadbolt/leader_election.hpp"
+#include "deadbolt/lock_status.hpp"
 
 namespace deadbolt::detail {
 

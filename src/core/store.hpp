@@ -17,12 +17,10 @@
 #include <vector>
 
 #include "core/acquire_fsm.hpp"
+#include "core/capabilities.hpp"
 #include "core/lock_spec.hpp"
 #include "core/status.hpp"
 #include "deadbolt/acquire_options.hpp"
-#include "deadbolt/client.hpp"
-#include "deadbolt/leader_election.hpp"
-#include "deadbolt/rate_limiter.hpp"
 
 namespace deadbolt::detail {
 
@@ -158,68 +156,24 @@ class Store {
     /// have taken the nodes where it had expired).
     virtual bool late_yes_is_lost() const = 0;
 
-    // What primitives ask besides acquisitions. An engine that does not offer one refuses it
-    // (offers() says so before a handle is made); the defaults refuse.
+    // What primitives ask besides acquisitions (capabilities.hpp): the engine's interface
+    // where it offers one as connected, null where not (refusal() then says why).
+    virtual Latches* latches() { return nullptr; }
+    virtual Elections* elections() { return nullptr; }
+    virtual Permits* permits() { return nullptr; }
+    virtual RateLimits* rate_limits() { return nullptr; }
+    virtual Admin* admin() { return nullptr; }
+    virtual FencedData* fenced_data() { return nullptr; }
+    virtual HeldWrites* held_writes() { return nullptr; }
 
-    /// Ok when the engine offers primitive ("FairMutex", "Semaphore", "CountDownLatch",
-    /// "RateLimiter", "force_unlock", ...); else invalid_argument saying why not.
-    virtual Status offers(std::string_view primitive) const;
+    /// Ok when this engine, as connected, keeps locks of shape (asked when a handle is made,
+    /// before any name or option is known); else invalid_argument saying why not.
+    virtual Status keeps(Shape shape) const;
+    /// Why this engine, as connected, does not offer what (a capability's kWhat, or a
+    /// primitive's name): invalid_argument naming the engine, the reason and where it is
+    /// offered instead.
+    virtual Status refusal(std::string_view what) const;
 
-    /// CountDownLatch: sets name's count unless it is set already (set says which); it opens
-    /// by itself after ttl.
-    virtual Status latch_set(const std::string& name, std::int64_t count,
-                             std::chrono::milliseconds ttl, bool& set);
-    /// Counts name down by one; opened is true for the call that opened it.
-    virtual Status latch_count_down(const std::string& name, bool& opened);
-    /// name's count now (0 = open); wrong_type when something else lives under it.
-    virtual Status latch_count(const std::string& name, std::int64_t& count);
-    /// Waits until name opens: true, or false when how's deadline passes or it is cancelled.
-    /// Throws deadbolt exceptions for other errors.
-    virtual bool latch_wait(const std::string& name, const AcquireOptions& how);
-
-    /// LeaderElection: the term held by token (a campaign's) now proclaims value; ours false
-    /// when the term ended.
-    virtual Status proclaim(const std::string& name, const std::string& token,
-                            std::string_view value, bool& ours);
-    /// Who leads name's election now.
-    virtual Status leader(const std::string& name, Leader& out);
-    /// Waits until name's leader differs from seen (or how's deadline passes, or a stop is
-    /// requested) and returns the leader then. Throws deadbolt exceptions for other errors.
-    virtual Leader observe(const std::string& name, const Leader& seen, const AcquireOptions& how);
-
-    /// Semaphores: releases permit id of name, held by anyone (released false: not held).
-    virtual Status permit_release(const std::string& name, std::string_view id, bool& released);
-    /// Keeps permit id of name for keep more (extended false: not held).
-    virtual Status permit_extend(const std::string& name, std::string_view id,
-                                 std::chrono::milliseconds keep, bool& extended);
-    /// How many of name's `permits` permits are held now (expired ones not counted).
-    virtual Status permits_in_use(const std::string& name, int permits, int& in_use);
-
-    /// RateLimiter: takes n tokens from name's bucket of limit if it has them.
-    virtual Status rate_take(const std::string& name, const RateLimit& limit, std::int64_t n,
-                             RateDecision& out);
-
-    // What a client sees without holding (status, list), administration, fenced data.
-
-    /// The status of each of names (out: one per name, with the name's own error, e.g.
-    /// wrong_type for foreign data under it). Fails when the engine cannot be asked at all.
-    virtual Status statuses(const std::vector<std::string>& names,
-                            std::vector<std::pair<LockStatus, Status>>& out);
-    /// The names whose lock entries match the glob pattern.
-    virtual Status lock_names(std::string_view pattern, std::vector<std::string>& names);
-    /// Frees name whatever holds it, waking its waiters; kind: what held it ("free": nothing).
-    virtual Status force_unlock(const std::string& name, std::string& kind);
-    /// The fenced value under key with its version.
-    virtual Status fenced_get(std::string_view key, FencedValue& out);
-    /// Writes value under key unless fence is older than the last one accepted there or
-    /// (version not empty) the version moved.
-    virtual Status fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
-                                std::string_view version, FencedResult& out);
-    /// Writes value under key in one atomic step with the check that h is still ours (put
-    /// false, nothing written: it is not). The default refuses: Redis keeps a lock and the
-    /// data it guards apart, so there the fence guards the data (fenced_write).
-    virtual Status put_if_held(const Holding& h, std::string_view key, std::string_view value,
-                               Clock::time_point by, bool& put);
     /// The engine answers.
     virtual Status ping();
 
@@ -238,5 +192,17 @@ class Store {
     /// before any claim.
     std::function<void(Concerns concerns)> on_doubt_of;
 };
+
+/// c, a capability store handed out (store.latches(), ...), or store's refusal of what thrown
+/// (UsageError) when store does not offer it.
+template <class C>
+C& offered(const Store& store, C* c, std::string_view what = C::kWhat) {
+    if (c == nullptr) {
+        Status why = store.refusal(what);
+        if (why.ok()) why = Status::error(errc::invalid_argument, std::string(what));
+        why.throw_if_error();
+    }
+    return *c;
+}
 
 }  // namespace deadbolt::detail

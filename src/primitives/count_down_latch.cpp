@@ -18,19 +18,19 @@ bool CountDownLatch::try_set_count(std::int64_t count, std::chrono::milliseconds
                          fmt::format("latch count must be at least 1, not {}", count));
     detail::validate_ttl(ttl, "latch ttl").throw_if_error();
     bool set = false;
-    client_->store->latch_set(name_, count, ttl, set).throw_if_error();
+    client_->offered(&detail::Store::latches).latch_set(name_, count, ttl, set).throw_if_error();
     return set;
 }
 
 bool CountDownLatch::count_down() const {
     bool opened = false;
-    client_->store->latch_count_down(name_, opened).throw_if_error();
+    client_->offered(&detail::Store::latches).latch_count_down(name_, opened).throw_if_error();
     return opened;
 }
 
 std::int64_t CountDownLatch::count() const {
     std::int64_t n = 0;
-    client_->store->latch_count(name_, n).throw_if_error();
+    client_->offered(&detail::Store::latches).latch_count(name_, n).throw_if_error();
     return n;
 }
 
@@ -39,7 +39,7 @@ bool CountDownLatch::wait_until_impl(std::optional<clock::time_point> deadline,
     AcquireOptions how;
     how.deadline = deadline;
     how.cancel = cancel;
-    return client_->store->latch_wait(name_, how);
+    return client_->offered(&detail::Store::latches).latch_wait(name_, how);
 }
 
 }  // namespace deadbolt

@@ -8,6 +8,7 @@
 #include "deadbolt/error.hpp"
 
 namespace deadbolt {
+
 LeaderElection::LeaderElection(std::shared_ptr<detail::ClientImpl> client, std::string name,
                                MutexOptions options)
     : client_(std::move(client)), name_(std::move(name)), options_(std::move(options)) {}
@@ -45,7 +46,9 @@ void LeaderElection::proclaim(std::string_view value) {
         token = term_->token();
     }
     bool ours = false;
-    client_->store->proclaim(name_, token, value, ours).throw_if_error();
+    client_->offered(&detail::Store::elections)
+        .proclaim(name_, token, value, ours)
+        .throw_if_error();
     if (!ours)
         throw LockError(make_error_code(errc::not_owner),
                         fmt::format("election '{}': cannot proclaim, the term ended (expired or "
@@ -77,12 +80,12 @@ bool LeaderElection::leading() const noexcept {
 
 Leader LeaderElection::leader() const {
     Leader out;
-    client_->store->leader(name_, out).throw_if_error();
+    client_->offered(&detail::Store::elections).leader(name_, out).throw_if_error();
     return out;
 }
 
 Leader LeaderElection::observe(const Leader& seen, const AcquireOptions& how) const {
-    return client_->store->observe(name_, seen, how);
+    return client_->offered(&detail::Store::elections).observe(name_, seen, how);
 }
 
 }  // namespace deadbolt

@@ -6,6 +6,7 @@
 #include "primitives/take.hpp"
 
 namespace deadbolt {
+
 PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::ClientImpl> client,
                                                    std::string name, int permits,
                                                    MutexOptions options)
@@ -38,7 +39,9 @@ Permit PermitExpirableSemaphore::try_acquire() const {
 
 bool PermitExpirableSemaphore::release(std::string_view permit_id) const {
     bool released = false;
-    client_->store->permit_release(name_, permit_id, released).throw_if_error();
+    client_->offered(&detail::Store::permits)
+        .permit_release(name_, permit_id, released)
+        .throw_if_error();
     return released;
 }
 
@@ -46,13 +49,17 @@ bool PermitExpirableSemaphore::extend(std::string_view permit_id,
                                       std::chrono::milliseconds ttl) const {
     detail::validate_ttl(ttl, "extend ttl").throw_if_error();
     bool extended = false;
-    client_->store->permit_extend(name_, permit_id, ttl, extended).throw_if_error();
+    client_->offered(&detail::Store::permits)
+        .permit_extend(name_, permit_id, ttl, extended)
+        .throw_if_error();
     return extended;
 }
 
 int PermitExpirableSemaphore::available() const {
     int in_use = 0;
-    client_->store->permits_in_use(name_, permits_, in_use).throw_if_error();
+    client_->offered(&detail::Store::permits)
+        .permits_in_use(name_, permits_, in_use)
+        .throw_if_error();
     return permits_ - in_use;
 }
 

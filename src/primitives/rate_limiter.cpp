@@ -16,7 +16,7 @@ RateLimiter::RateLimiter(std::shared_ptr<detail::ClientImpl> client, std::string
 
 RateDecision RateLimiter::call(std::int64_t n) const {
     RateDecision out;
-    client_->store->rate_take(name_, limit_, n, out).throw_if_error();
+    client_->offered(&detail::Store::rate_limits).rate_take(name_, limit_, n, out).throw_if_error();
     return out;
 }
 

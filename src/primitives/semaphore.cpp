@@ -5,6 +5,7 @@
 #include "primitives/take.hpp"
 
 namespace deadbolt {
+
 Semaphore::Semaphore(std::shared_ptr<detail::ClientImpl> client, std::string name, int permits,
                      MutexOptions options)
     : client_(std::move(client)),
@@ -83,7 +84,9 @@ std::size_t Semaphore::held() const {
 
 int Semaphore::available() const {
     int in_use = 0;
-    client_->store->permits_in_use(name_, permits_, in_use).throw_if_error();
+    client_->offered(&detail::Store::permits)
+        .permits_in_use(name_, permits_, in_use)
+        .throw_if_error();
     return permits_ - in_use;
 }
 

@@ -64,11 +64,9 @@ Status EtcdStore::supports(const LockSpec& spec) const {
     return {};
 }
 
-Status EtcdStore::offers(std::string_view primitive) const {
-    for (std::string_view yes :
-         {"force_unlock", "FairMutex", "Semaphore", "PermitExpirableSemaphore", "CountDownLatch"})
-        if (primitive == yes) return {};
-    return Status::error(errc::invalid_argument, fmt::format("{} {}", primitive, kNoBucket));
+Status EtcdStore::refusal(std::string_view what) const {
+    if (what != RateLimits::kWhat) return Store::refusal(what);
+    return Status::error(errc::invalid_argument, fmt::format("{} {}", what, kNoBucket));
 }
 
 std::unique_ptr<Claim> EtcdStore::open(const LockSpec& spec, std::stop_token cancel) {

@@ -20,7 +20,13 @@
 
 namespace deadbolt::detail {
 
-class EtcdStore final : public Store {
+class EtcdStore final : public Store,
+                        public Latches,
+                        public Elections,
+                        public Permits,
+                        public Admin,
+                        public FencedData,
+                        public HeldWrites {
   public:
     EtcdStore(ClientImpl& c, std::shared_ptr<EtcdChannel> ch);
     ~EtcdStore() override;
@@ -39,7 +45,13 @@ class EtcdStore final : public Store {
     bool late_yes_is_lost() const override { return false; }
     void stop() noexcept override;
 
-    Status offers(std::string_view primitive) const override;
+    Latches* latches() override { return this; }
+    Elections* elections() override { return this; }
+    Permits* permits() override { return this; }
+    Admin* admin() override { return this; }
+    FencedData* fenced_data() override { return this; }
+    HeldWrites* held_writes() override { return this; }
+    Status refusal(std::string_view what) const override;
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status latch_set(const std::string& name, std::int64_t count, std::chrono::milliseconds ttl,

@@ -35,6 +35,10 @@ Status refused(std::string_view primitive) {
         why =
             "waiters must wake when the count reaches zero, which MariaDB cannot announce, and "
             "no lock's queue can stand for it (nobody holds a latch)";
+    else if (primitive == HeldWrites::kWhat)
+        return Status::error(errc::invalid_argument,
+                             "put_if_current is not built on MariaDB: guard the data by the "
+                             "lease's fence instead (Client::fenced_set / fenced_cas)");
     else
         why = "it is not built";
     return Status::error(
@@ -60,8 +64,8 @@ MyStore::MyStore(ClientImpl& c, const MyUrl& url, const std::shared_ptr<MyConn>&
       database_(url.database),
       user_(url.options.username) {}
 
-Status MyStore::supports(const LockSpec& spec) const {
-    switch (spec.shape) {
+Status MyStore::keeps(Shape shape) const {
+    switch (shape) {
         case Shape::exclusive:
         case Shape::fair:
         case Shape::multi:
@@ -76,6 +80,11 @@ Status MyStore::supports(const LockSpec& spec) const {
         case Shape::leader:
             return refused("LeaderElection");
     }
+    return {};
+}
+
+Status MyStore::supports(const LockSpec& spec) const {
+    if (Status st = keeps(spec.shape); !st.ok()) return st;
     if (spec.options.lock_delay.count() > 0)
         return Status::error(errc::invalid_argument,
                              "lock_delay cannot be kept on MariaDB: the server hands an ended "
@@ -89,10 +98,8 @@ Status MyStore::supports(const LockSpec& spec) const {
     return {};
 }
 
-Status MyStore::offers(std::string_view primitive) const {
-    if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "RateLimiter")
-        return {};
-    return refused(primitive);
+Status MyStore::refusal(std::string_view what) const {
+    return refused(what);
 }
 
 std::string MyStore::record_names(const std::vector<std::string>& fresh) const {

@@ -13,13 +13,17 @@
 
 namespace deadbolt::detail {
 
-class MyStore final : public SqlStore {
+class MyStore final : public SqlStore, public RateLimits, public Admin, public FencedData {
   public:
     /// first: a session to the server, whose version says which statements a grant may use.
     MyStore(ClientImpl& c, const MyUrl& url, const std::shared_ptr<MyConn>& first);
 
     Status supports(const LockSpec& spec) const override;
-    Status offers(std::string_view primitive) const override;
+    RateLimits* rate_limits() override { return this; }
+    Admin* admin() override { return this; }
+    FencedData* fenced_data() override { return this; }
+    Status keeps(Shape shape) const override;
+    Status refusal(std::string_view what) const override;
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;

@@ -32,10 +32,6 @@ Status PgStore::supports(const LockSpec& spec) const {
     return {};
 }
 
-Status PgStore::offers(std::string_view /*primitive*/) const {
-    return {};  // every primitive deadbolt has (ARCHITECTURE item 41)
-}
-
 std::string PgStore::record_names(const std::vector<std::string>& fresh) const {
     // One row per key: ON CONFLICT DO UPDATE may not touch a row twice in one statement.
     std::map<std::int64_t, const std::string*> rows;

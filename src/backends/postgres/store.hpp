@@ -19,13 +19,27 @@
 
 namespace deadbolt::detail {
 
-class PgStore final : public SqlStore {
+class PgStore final : public SqlStore,
+                      public Latches,
+                      public Elections,
+                      public Permits,
+                      public RateLimits,
+                      public Admin,
+                      public FencedData,
+                      public HeldWrites {
   public:
     PgStore(ClientImpl& c, const PgUrl& url, std::shared_ptr<SqlSession> first);
 
     Status supports(const LockSpec& spec) const override;
     std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
-    Status offers(std::string_view primitive) const override;
+    // Every capability deadbolt has (ARCHITECTURE item 41).
+    Latches* latches() override { return this; }
+    Elections* elections() override { return this; }
+    Permits* permits() override { return this; }
+    RateLimits* rate_limits() override { return this; }
+    Admin* admin() override { return this; }
+    FencedData* fenced_data() override { return this; }
+    HeldWrites* held_writes() override { return this; }
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status lock_names(std::string_view pattern, std::vector<std::string>& names) override;

@@ -60,14 +60,26 @@ Status RedisStore::supports(const LockSpec& spec) const {
     return nodes->redlock() ? redlock_supports(spec) : Status{};
 }
 
-Status RedisStore::offers(std::string_view primitive) const {
+Status RedisStore::keeps(Shape shape) const {
     if (!nodes->redlock()) return {};
-    std::string_view why = redlock_why_not(primitive);
-    if (why.empty()) return {};
+    if (shape == Shape::fair) return refusal("FairMutex");
+    if (shape == Shape::permits) return refusal("Semaphore");
+    return {};
+}
+
+Status RedisStore::refusal(std::string_view what) const {
+    if (what == HeldWrites::kWhat)
+        return Status::error(
+            errc::invalid_argument,
+            "a write checked against the lock in the same step is offered on etcd, ZooKeeper "
+            "and PostgreSQL: Redis keeps the lock and your data apart; guard the data by the "
+            "lease's fence instead (Client::fenced_set / fenced_cas)");
+    std::string_view why = nodes->redlock() ? redlock_why_not(what) : std::string_view{};
+    if (why.empty()) return Store::refusal(what);
     return Status::error(errc::invalid_argument,
                          fmt::format("{} is not available over redlock://: {}. {}; use a redis:// "
                                      "URL for {}",
-                                     primitive, why, kRedlockOffers, primitive));
+                                     what, why, kRedlockOffers, what));
 }
 
 std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {

@@ -29,7 +29,13 @@ class AsyncConnection;
 class AsyncCluster;
 struct RedisHolding;
 
-class RedisStore final : public Store {
+class RedisStore final : public Store,
+                         public Latches,
+                         public Elections,
+                         public Permits,
+                         public RateLimits,
+                         public Admin,
+                         public FencedData {
   public:
     /// One server at e. c owns the store and outlives it.
     RedisStore(ClientImpl& c, const Endpoint& e);
@@ -48,7 +54,15 @@ class RedisStore final : public Store {
     bool late_yes_is_lost() const override;
     void stop() noexcept override;
 
-    Status offers(std::string_view primitive) const override;
+    // Redlock keeps no latch, permits or bucket (redlock_why_not says why).
+    Latches* latches() override { return nodes->redlock() ? nullptr : this; }
+    Elections* elections() override { return this; }
+    Permits* permits() override { return nodes->redlock() ? nullptr : this; }
+    RateLimits* rate_limits() override { return nodes->redlock() ? nullptr : this; }
+    Admin* admin() override { return this; }
+    FencedData* fenced_data() override { return this; }
+    Status keeps(Shape shape) const override;
+    Status refusal(std::string_view what) const override;
     Status latch_set(const std::string& name, std::int64_t count, std::chrono::milliseconds ttl,
                      bool& set) override;
     Status latch_count_down(const std::string& name, bool& opened) override;

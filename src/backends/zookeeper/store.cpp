@@ -130,18 +130,21 @@ Status ZkStore::supports(const LockSpec& spec) const {
     return {};
 }
 
-Status ZkStore::offers(std::string_view primitive) const {
-    if (primitive == "FairMutex" || primitive == "force_unlock" || primitive == "Semaphore" ||
-        primitive == "PermitExpirableSemaphore" || primitive == "CountDownLatch")
-        return {};
-    // Only RateLimiter is asked for and missing: name the engines whose stores offer it.
+Status ZkStore::refusal(std::string_view what) const {
+    if (what == FencedData::kWhat)
+        return Status::error(
+            errc::invalid_argument,
+            "fenced data is not offered on ZooKeeper: write the data with "
+            "Lease::put_if_current, which checks the lock in the same multi, or keep fenced "
+            "data on Redis, etcd, PostgreSQL or MariaDB");
+    if (what != RateLimits::kWhat) return Store::refusal(what);
     return Status::error(
         errc::invalid_argument,
         fmt::format("deadbolt's ZooKeeper backend does not offer {} (it offers Mutex, "
                     "FairMutex, RWLock, ReentrantMutex, Semaphore, PermitExpirableSemaphore, "
                     "MultiLock, CountDownLatch and LeaderElection): {} is offered on Redis (one "
                     "server, Sentinel or Cluster; not redlock://), PostgreSQL and MariaDB",
-                    primitive, primitive));
+                    what, what));
 }
 
 std::unique_ptr<Claim> ZkStore::open(const LockSpec& spec, std::stop_token cancel) {

@@ -23,7 +23,12 @@
 
 namespace deadbolt::detail {
 
-class ZkStore final : public Store {
+class ZkStore final : public Store,
+                      public Latches,
+                      public Elections,
+                      public Permits,
+                      public Admin,
+                      public HeldWrites {
   public:
     ZkStore(ClientImpl& c, std::unique_ptr<ZkSessions> sessions);
     ~ZkStore() override;
@@ -43,7 +48,12 @@ class ZkStore final : public Store {
     bool late_yes_is_lost() const override { return false; }
     void stop() noexcept override;
 
-    Status offers(std::string_view primitive) const override;
+    Latches* latches() override { return this; }
+    Elections* elections() override { return this; }
+    Permits* permits() override { return this; }
+    Admin* admin() override { return this; }
+    HeldWrites* held_writes() override { return this; }
+    Status refusal(std::string_view what) const override;
     Status statuses(const std::vector<std::string>& names,
                     std::vector<std::pair<LockStatus, Status>>& out) override;
     Status ping() override;

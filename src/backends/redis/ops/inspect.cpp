@@ -166,6 +166,7 @@ Status RedisStore::lock_names(std::string_view pattern, std::vector<std::string>
 }
 
 Status RedisStore::force_unlock(const std::string& name, std::string& kind) {
+    if (nodes->redlock()) return refusal("force_unlock");
     auto keys = every_key_of(client.options.key_prefix, name);
     std::string released = aux_key(keys.front(), "released");
     std::string observe = observe_channel(client.options.key_prefix, name);
