@@ -28,7 +28,15 @@ Client Client::connect(std::string_view url, const ClientOptions& options) {
     detail::validate_options(options).throw_if_error();
     auto end = url.find("://");
     std::string_view scheme = end == std::string_view::npos ? "" : url.substr(0, end);
-    if (auto engine = detail::engine_for_scheme(scheme)) return engine->connect(url, options);
+    if (auto engine = detail::engine_for_scheme(scheme)) {
+        if (options.engine != nullptr && options.engine->engine() != engine->name)
+            throw UsageError(make_error_code(errc::invalid_argument),
+                             fmt::format("ClientOptions::engine holds options for {}, but '{}' is "
+                                         "a URL of {}: drop them, or connect to {}",
+                                         options.engine->engine(), scheme, engine->name,
+                                         options.engine->engine()));
+        return engine->connect(url, options);
+    }
     throw UsageError(make_error_code(errc::invalid_url),
                      scheme.empty()
                          ? fmt::format("URL '{}' has no scheme: expected {}", url, url_forms_text())

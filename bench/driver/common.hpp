@@ -28,7 +28,7 @@ struct Args {
     std::string key = "bench";
     std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
     int loop_spin_us = -1;            // ClientOptions::loop_spin; -1 = its default
-    int connections = 0;              // ClientOptions::command_connections; 0 = its default
+    int connections = 0;              // RedisOptions::command_connections; 0 = its default
 };
 Args parse(int argc, char** argv);
 

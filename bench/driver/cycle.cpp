@@ -5,6 +5,7 @@
 
 #include "backends/redis/scripts.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "deadbolt/redis_options.hpp"
 #include "scenarios.hpp"
 
 namespace deadbolt::bench {
@@ -44,7 +45,11 @@ int cycle(const Args& a) {
     std::unique_ptr<Client> client;
     if (a.contender == "deadbolt") {
         ClientOptions opts;
-        if (a.connections > 0) opts.command_connections = a.connections;
+        if (a.connections > 0) {
+            RedisOptions r;
+            r.command_connections = a.connections;
+            opts.engine = std::make_shared<RedisOptions>(r);
+        }
         client = std::make_unique<Client>(Client::connect(client_url(a), opts));
     } else if (!a.ports.empty()) {
         throw std::invalid_argument("--ports: only deadbolt runs Redlock here");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -33,31 +34,33 @@ struct TlsOptions {
     bool verify = true;       ///< Verify the server certificate; off only for tests.
 };
 
-/// How a Client reaches its server. URL fields override these where the URL sets them.
+/// Settings only one engine reads (deadbolt/redis_options.hpp: RedisOptions), handed to
+/// Client::connect in ClientOptions::engine.
+struct EngineOptions {
+    virtual ~EngineOptions() = default;
+    /// The engine these are for, as its build option and package name it ("redis").
+    virtual std::string_view engine() const noexcept = 0;
+
+  protected:
+    EngineOptions() = default;
+    EngineOptions(const EngineOptions&) = default;
+    EngineOptions(EngineOptions&&) = default;
+    EngineOptions& operator=(const EngineOptions&) = default;
+    EngineOptions& operator=(EngineOptions&&) = default;
+};
+
+/// How a Client reaches its engine, whichever it is. URL fields override these where the URL
+/// sets them.
 struct ClientOptions {
     milliseconds connect_timeout{2000};  ///< Deadline for connect + TLS + AUTH + SELECT.
     milliseconds command_timeout{2000};  ///< Deadline for one request's reply.
     std::string key_prefix{};            ///< Prepended to every lock name to form its key.
-    std::string username{};              ///< ACL user (AUTH user pass); empty = "default".
+    std::string username{};              ///< User to log in as; empty = the engine's default.
     std::string password{};              ///< Password; empty = no AUTH.
-    int db = 0;                          ///< Redis: the database selected after connecting.
     TlsOptions tls{};                    ///< TLS settings, for engines that take them.
     bool keepalive = true;               ///< TCP keepalive on every connection.
     milliseconds reconnect_min{10};      ///< First reconnect backoff; doubles, jittered.
     milliseconds reconnect_max{1000};    ///< Largest reconnect backoff.
-    /// Redis: after each acquire and extend, WAIT until this many replicas acknowledged the write
-    /// (Redisson's checkLockSyncedSlaves); fewer within sync_timeout fails with
-    /// errc::not_replicated (an acquisition is then released). It narrows, does not close,
-    /// the window in which a failover loses a lock: replication stays asynchronous, and a
-    /// replica that acknowledged may still not be the one promoted. 0 = off.
-    int sync_replicas = 0;
-    milliseconds sync_timeout{100};  ///< How long WAIT may block (it blocks the connection).
-    /// Redis: blocking callers that find the server's command connection busy open another, up to
-    /// this many in all, and share them (pipelined) beyond: a reply then wakes its own
-    /// caller instead of being handed over between threads. Opened when first needed; with
-    /// sync_replicas always 1 (WAIT counts the writes of one connection). Below 1:
-    /// Client::connect throws UsageError.
-    int command_connections = 4;
     /// The clock lease validity is measured on; empty = std::chrono::steady_clock::now.
     /// For fault injection: a clock that runs slow makes the client overestimate its
     /// validity, as a host whose clock drifts would (Lease::valid_until() is on this clock).
@@ -70,6 +73,9 @@ struct ClientOptions {
     /// most this much CPU after each burst of work; 0 = sleep at once. Ignored on one CPU;
     /// negative: Client::connect throws UsageError.
     std::chrono::microseconds loop_spin{50};
+    /// The settings of the engine the URL picks (RedisOptions); empty = its defaults. Options
+    /// of another engine: Client::connect throws UsageError.
+    std::shared_ptr<const EngineOptions> engine{};
 };
 
 /// Called once when a lease is lost (renewal refused, key gone, validity ran out, unlock

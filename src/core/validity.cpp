@@ -100,11 +100,6 @@ Status validate_options(const MutexOptions& o) {
 }
 
 Status validate_options(const ClientOptions& o) {
-    if (o.command_connections < 1)
-        return Status::error(errc::invalid_argument,
-                             fmt::format("command_connections must be at least 1 (1 = every "
-                                         "blocking caller shares one connection), not {}",
-                                         o.command_connections));
     if (o.loop_spin.count() < 0)
         return Status::error(errc::invalid_argument,
                              fmt::format("loop_spin must not be negative (0 = sleep at once), "

@@ -39,7 +39,7 @@ Status validate_leader_value(std::string_view value);
 Status validate_ttl(std::chrono::milliseconds ttl, std::string_view what);
 /// Every field of MutexOptions, e.g. renew_every < ttl and non-negative bounds.
 Status validate_options(const MutexOptions& o);
-/// The ClientOptions no URL sets: command_connections at least 1, loop_spin not negative.
+/// The ClientOptions no URL sets: loop_spin not negative.
 Status validate_options(const ClientOptions& o);
 
 }  // namespace deadbolt::detail

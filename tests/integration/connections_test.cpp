@@ -1,5 +1,5 @@
 // Command connections of blocking callers: one while calls come one at a time, more (up to
-// ClientOptions::command_connections) while callers overlap, one with sync_replicas, and all
+// RedisOptions::command_connections) while callers overlap, one with sync_replicas, and all
 // of them follow a Sentinel failover.
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "deadbolt/deadbolt.hpp"
+#include "deadbolt/redis_options.hpp"
 #include "eventually.hpp"
 #include "redis_server.hpp"
 #include "sentinel_group.hpp"
@@ -57,21 +58,30 @@ int connections_while_overlapping(deadbolt::ClientOptions o, int callers) {
     for (auto& f : got) EXPECT_TRUE(f.get().held());
     return srv.connections() - before;
 }
+// Redis's options with n command connections.
+std::shared_ptr<const deadbolt::RedisOptions> redis_options(int n) {
+    deadbolt::RedisOptions r;
+    r.command_connections = n;
+    return std::make_shared<deadbolt::RedisOptions>(r);
+}
+
 }  // namespace
 
 TEST(Connections, OverlappingBlockingCallersOpenConnectionsUpToTheLimit) {
     deadbolt::ClientOptions o;
-    o.command_connections = 3;
+    o.engine = redis_options(3);
     EXPECT_EQ(connections_while_overlapping(o, 6), 2) << "two more than the first, no more";
-    o.command_connections = 1;
+    o.engine = redis_options(1);
     EXPECT_EQ(connections_while_overlapping(o, 6), 0) << "all pipelined on the first";
 }
 
 TEST(Connections, SyncReplicasKeepsOneConnectionForWaitToCountItsWrites) {
+    deadbolt::RedisOptions r;
+    r.command_connections = 4;
+    r.sync_replicas = 1;
+    r.sync_timeout = 10ms;
     deadbolt::ClientOptions o;
-    o.command_connections = 4;
-    o.sync_replicas = 1;
-    o.sync_timeout = 10ms;
+    o.engine = std::make_shared<deadbolt::RedisOptions>(r);
     RedisServer srv;
     deadbolt::test::TcpProxy proxy(srv.port());
     auto c = deadbolt::Client::connect(proxy.url(), o);
@@ -97,7 +107,7 @@ TEST(Connections, SyncReplicasKeepsOneConnectionForWaitToCountItsWrites) {
 TEST(Connections, EveryConnectionFollowsAFailover) {
     deadbolt::test::SentinelGroup w;
     deadbolt::ClientOptions o;
-    o.command_connections = 4;
+    o.engine = redis_options(4);
     auto client = deadbolt::Client::connect(w.url(), o);
     const int before = w.primary.connections();
     auto hammer = [&client](const std::string& tag) {

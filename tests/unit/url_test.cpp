@@ -25,11 +25,11 @@ TEST(Url, PlainHostPortDb) {
     EXPECT_EQ(e.kind, Endpoint::Kind::tcp);
     EXPECT_EQ(e.host, "cache.internal");
     EXPECT_EQ(e.port, 6380);
-    EXPECT_EQ(e.options.db, 3);
+    EXPECT_EQ(e.redis.db, 3);
     EXPECT_FALSE(e.options.tls.enabled);
     auto d = ok("redis://localhost");
     EXPECT_EQ(d.port, 6379);
-    EXPECT_EQ(d.options.db, 0);
+    EXPECT_EQ(d.redis.db, 0);
 }
 
 TEST(Url, UserAndPasswordWithEscapes) {
@@ -83,7 +83,7 @@ TEST(Url, UnixSocket) {
     auto e = ok("unix:///var/run/redis/redis.sock?db=2&password=pw");
     EXPECT_EQ(e.kind, Endpoint::Kind::unix_socket);
     EXPECT_EQ(e.path, "/var/run/redis/redis.sock");
-    EXPECT_EQ(e.options.db, 2);
+    EXPECT_EQ(e.redis.db, 2);
     EXPECT_EQ(e.options.password, "pw");
     EXPECT_EQ(e.describe(), "unix:/var/run/redis/redis.sock");
     EXPECT_NE(err("unix://relative.sock").find("absolute"), std::string::npos);
@@ -128,7 +128,7 @@ TEST(Url, RedlockNodeListSharesCredentialsAndOptions) {
     EXPECT_EQ(r.nodes[2].host, "::1");
     for (const auto& n : r.nodes) {
         EXPECT_EQ(n.options.password, "p@w");
-        EXPECT_EQ(n.options.db, 2);
+        EXPECT_EQ(n.redis.db, 2);
         EXPECT_EQ(n.options.command_timeout, std::chrono::milliseconds(50));
     }
 }
@@ -192,11 +192,11 @@ TEST(Url, SentinelUrlsNameTheSentinelsAndTheMaster) {
     EXPECT_EQ(r.sentinels[2].port, kSentinelPort);
     // Sentinels get their own credentials and db 0; the master gets the URL's.
     EXPECT_EQ(r.sentinels[0].options.password, "watch");
-    EXPECT_EQ(r.sentinels[0].options.db, 0);
+    EXPECT_EQ(r.sentinels[0].redis.db, 0);
     EXPECT_EQ(r.sentinels[0].options.command_timeout, std::chrono::milliseconds(50));
     EXPECT_EQ(r.master.options.username, "app");
     EXPECT_EQ(r.master.options.password, "s3cret");
-    EXPECT_EQ(r.master.options.db, 3);
+    EXPECT_EQ(r.master.redis.db, 3);
     EXPECT_EQ(r.master.options.key_prefix, "p:");
 
     EXPECT_NE(parse_sentinel_url("redis-sentinel://a,b", {}).error.find("name the master"),

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include "core/engines.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "deadbolt/redis_options.hpp"
 
 using namespace std::chrono_literals;
 using namespace deadbolt::detail;
@@ -55,16 +57,39 @@ TEST(Validity, Options) {
 TEST(Validity, ClientOptionsAreCheckedAtConnect) {
     deadbolt::ClientOptions o;
     EXPECT_TRUE(validate_options(o).ok());
-    o.command_connections = 0;
-    EXPECT_NE(validate_options(o).detail.find("command_connections must be at least 1"),
-              std::string::npos);
+    deadbolt::RedisOptions r;
+    r.command_connections = 0;
+    o.engine = std::make_shared<deadbolt::RedisOptions>(r);
     try {
         (void)deadbolt::Client::connect("redis://127.0.0.1:1", o);
         ADD_FAILURE() << "connected with command_connections = 0";
     } catch (const deadbolt::UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("command_connections"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("command_connections must be at least 1"),
+                  std::string::npos)
+            << e.what();
     }
-    o.command_connections = 1;
+    o.engine = nullptr;
     o.loop_spin = std::chrono::microseconds(-1);
     EXPECT_NE(validate_options(o).detail.find("loop_spin must not be negative"), std::string::npos);
+}
+
+// An engine's own options given to a client of another engine are refused before any server is
+// contacted, naming both engines.
+TEST(Validity, AnEnginesOptionsAreRefusedByTheOthers) {
+    deadbolt::ClientOptions o;
+    o.engine = std::make_shared<deadbolt::RedisOptions>();
+    int tried = 0;
+    for (const auto& engine : linked_engines()) {
+        if (engine.name == "redis") continue;
+        const std::string url = std::string(engine.schemes.front()) + "://127.0.0.1:1/x";
+        try {
+            (void)deadbolt::Client::connect(url, o);
+            ADD_FAILURE() << url << " took RedisOptions";
+        } catch (const deadbolt::UsageError& e) {
+            EXPECT_NE(std::string(e.what()).find("holds options for redis"), std::string::npos)
+                << e.what();
+        }
+        ++tried;
+    }
+    if (tried == 0) GTEST_SKIP() << "no engine but Redis is linked in";
 }

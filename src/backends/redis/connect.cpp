@@ -29,7 +29,7 @@ bool check_acl_user(ClientImpl& impl) {
 Client connect_redlock(std::string_view url, const ClientOptions& options) {
     auto parsed = parse_node_list(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
-    if (parsed.nodes.front().options.sync_replicas > 0)
+    if (parsed.nodes.front().redis.sync_replicas > 0)
         throw UsageError(make_error_code(errc::invalid_url),
                          "sync_replicas applies to one primary (redis://, redis-sentinel://); "
                          "Redlock's nodes are independent masters: drop sync_replicas");
@@ -94,6 +94,11 @@ Client connect_cluster(std::string_view url, const ClientOptions& options) {
 }  // namespace
 
 Client connect_redis(std::string_view url, const ClientOptions& options) {
+    if (int n = redis_options_of(options).command_connections; n < 1)
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         fmt::format("RedisOptions::command_connections must be at least 1 (1 = "
+                                     "every blocking caller shares one connection), not {}",
+                                     n));
     if (url.starts_with("redlock://")) return connect_redlock(url, options);
     if (url.starts_with("redis-sentinel://")) return connect_sentinel(url, options);
     if (url.starts_with("redis-cluster://")) return connect_cluster(url, options);

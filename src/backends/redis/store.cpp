@@ -243,7 +243,7 @@ void RedisStore::armed(AsyncWaker* w, bool on) {
 namespace {
 
 std::shared_ptr<Server> one_server(const std::shared_ptr<Connection>& c) {
-    const auto& o = c->endpoint().options;
+    const auto& o = c->endpoint().redis;
     return std::make_shared<OneServer>(
         c, o.sync_replicas > 0 ? 1 : static_cast<std::size_t>(o.command_connections));
 }

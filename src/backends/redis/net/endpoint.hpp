@@ -7,6 +7,7 @@
 #include <string>
 
 #include "deadbolt/options.hpp"
+#include "deadbolt/redis_options.hpp"
 
 namespace deadbolt::detail {
 
@@ -16,7 +17,8 @@ struct Endpoint {
     std::string host = "127.0.0.1";  // tcp: name or address (IPv6 without brackets)
     std::uint16_t port = 6379;
     std::string path;       // unix socket path
-    ClientOptions options;  // timeouts, auth, db, TLS, prefix
+    ClientOptions options;  // timeouts, auth, TLS, prefix
+    RedisOptions redis;     // db, sync_replicas, command_connections
     // Retry a refused connect within one call's deadline. Off for Redlock nodes: a dead node
     // must cost its vote at once, not the caller's whole deadline.
     bool retry_connect = true;

@@ -49,8 +49,8 @@ std::pair<std::string, std::size_t> hello_request(const Endpoint& ep) {
             encode_command(out, {"AUTH", o.username, o.password});
         ++expected;
     }
-    if (o.db != 0) {
-        std::string db = std::to_string(o.db);
+    if (ep.redis.db != 0) {
+        std::string db = std::to_string(ep.redis.db);
         encode_command(out, {"SELECT", db});
         ++expected;
     }

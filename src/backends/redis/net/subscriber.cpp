@@ -343,7 +343,7 @@ void Subscriber::cancel_standby(const std::string& mailbox) {
 }
 
 std::string Subscriber::keyspace_channel(std::string_view key) const {
-    return fmt::format("{}{}__:{}", kKeyspace, ep_.options.db, key);
+    return fmt::format("{}{}__:{}", kKeyspace, ep_.redis.db, key);
 }
 
 void Subscriber::on_disconnect() {

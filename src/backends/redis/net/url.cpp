@@ -29,6 +29,7 @@ bool parse_bool(std::string_view v, bool& out) {
 // Applies one query option; returns an error message or "".
 std::string apply_option(std::string_view k, const std::string& v, Endpoint& ep) {
     auto& o = ep.options;
+    auto& r = ep.redis;
     auto dur = [&](std::chrono::milliseconds& dst) { return positive_duration_option(k, v, dst); };
     auto boolean = [&](bool& dst) -> std::string {
         return parse_bool(v, dst) ? "" : fmt::format("option {} must be 0 or 1, not '{}'", k, v);
@@ -39,7 +40,7 @@ std::string apply_option(std::string_view k, const std::string& v, Endpoint& ep)
     if (k == "user") return o.username = v, "";
     if (k == "password") return o.password = v, "";
     if (k == "db") {
-        if (!parse_int(v, o.db) || o.db < 0)
+        if (!parse_int(v, r.db) || r.db < 0)
             return fmt::format("option db must be a non-negative integer, not '{}'", v);
         return "";
     }
@@ -50,14 +51,23 @@ std::string apply_option(std::string_view k, const std::string& v, Endpoint& ep)
     if (k == "verify") return boolean(o.tls.verify);
     if (k == "keepalive") return boolean(o.keepalive);
     if (k == "sync_replicas") {
-        if (!parse_int(v, o.sync_replicas) || o.sync_replicas < 0)
+        if (!parse_int(v, r.sync_replicas) || r.sync_replicas < 0)
             return fmt::format("option sync_replicas must be a non-negative integer, not '{}'", v);
         return "";
     }
-    if (k == "sync_timeout") return dur(o.sync_timeout);
+    if (k == "sync_timeout") return dur(r.sync_timeout);
+    if (k == "command_connections") {
+        if (!parse_int(v, r.command_connections) || r.command_connections < 1)
+            return fmt::format(
+                "option command_connections must be at least 1 (1 = every "
+                "caller shares one connection), not '{}'",
+                v);
+        return "";
+    }
     return fmt::format(
         "unknown URL option '{}': known options are connect_timeout, command_timeout, prefix, "
-        "db, user, password, ca, cert, key, sni, verify, keepalive, sync_replicas, sync_timeout",
+        "db, user, password, ca, cert, key, sni, verify, keepalive, sync_replicas, sync_timeout, "
+        "command_connections",
         k);
 }
 
@@ -69,9 +79,17 @@ UrlResult fail(std::string msg) {
 
 }  // namespace
 
+RedisOptions redis_options_of(const ClientOptions& o) {
+    // Client::connect lets only Redis's options through to a Redis URL.
+    if (o.engine != nullptr && o.engine->engine() == "redis")
+        return static_cast<const RedisOptions&>(*o.engine);
+    return {};
+}
+
 UrlResult parse_url(std::string_view url, const ClientOptions& base) {
     UrlResult r;
     r.endpoint.options = base;
+    r.endpoint.redis = redis_options_of(base);
     Endpoint& ep = r.endpoint;
     if (url.empty()) return fail(fmt::format("empty URL: {}", kForms));
 
@@ -156,7 +174,7 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
             ep.port = static_cast<std::uint16_t>(p);
         }
         if (!path.empty()) {
-            if (!parse_int(path, ep.options.db) || ep.options.db < 0)
+            if (!parse_int(path, ep.redis.db) || ep.redis.db < 0)
                 return fail(fmt::format("URL '{}': database '{}' is not a non-negative integer",
                                         url, path));
         }
@@ -317,8 +335,8 @@ SentinelResult parse_sentinel_url(std::string_view url, const ClientOptions& bas
         Endpoint s = out.master;
         s.options.username = user;
         s.options.password = password;
-        s.options.db = 0;
-        s.options.sync_replicas = 0;
+        s.redis.db = 0;
+        s.redis.sync_replicas = 0;
         auto where = parse_url("redis://" + host, {});
         if (!where.ok) {
             out.error = fmt::format("sentinel '{}': {}", host, where.error);

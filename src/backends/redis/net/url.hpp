@@ -19,9 +19,13 @@ struct UrlResult {
     std::string error;  // what is wrong and what to write instead, when !ok
 };
 
+/// The RedisOptions in o.engine, or the defaults when it holds none.
+RedisOptions redis_options_of(const ClientOptions& o);
+
 /// Parses url on top of base options (URL parts and query options override base).
 /// Query options: connect_timeout, command_timeout, prefix, db, user, password, ca, cert,
-/// key, sni, verify (0/1), keepalive (0/1). Unknown options are errors.
+/// key, sni, verify (0/1), keepalive (0/1), sync_replicas, sync_timeout, command_connections
+/// (these three and db set base.engine's RedisOptions). Unknown options are errors.
 UrlResult parse_url(std::string_view url, const ClientOptions& base);
 
 struct NodesResult {

@@ -419,7 +419,7 @@ Status Cluster::pipeline(std::string_view key,
 }
 
 Status Cluster::confirm_replicated(std::span<const ScriptCall> calls, Clock::time_point deadline) {
-    if (base_.options.sync_replicas <= 0) return {};
+    if (base_.redis.sync_replicas <= 0) return {};
     std::set<std::uint16_t> slots;
     for (const auto& c : calls)
         for (auto k : c.keys) slots.insert(key_slot(k));

@@ -8,7 +8,7 @@
 namespace deadbolt::detail {
 
 Status confirm_replicated(Connection& c, Clock::time_point deadline) {
-    const auto& o = c.endpoint().options;
+    const auto& o = c.endpoint().redis;
     if (o.sync_replicas <= 0) return {};
     std::string n = std::to_string(o.sync_replicas);
     std::string ms = std::to_string(o.sync_timeout.count());
