@@ -1,16 +1,13 @@
 // The asynchronous API's entry points: what the templates of deadbolt/async.hpp call.
 #include "deadbolt/async.hpp"
 
+#include "client_access.hpp"
 #include "core/async_acquire.hpp"
 #include "core/client_impl.hpp"
 #include "core/lock_spec.hpp"
 #include "core/validity.hpp"
 
 namespace deadbolt::detail {
-
-struct ClientAccess {
-    static const std::shared_ptr<ClientImpl>& impl(const Client& c) { return c.impl_; }
-};
 
 namespace {
 

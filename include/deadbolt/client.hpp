@@ -161,9 +161,8 @@ class Client {
     /// The key a lock name is stored under (prefix + name), for interop with other clients.
     std::string lock_key(std::string_view name) const;
 
-    explicit Client(std::shared_ptr<detail::ClientImpl> impl) : impl_(std::move(impl)) {}
-
   private:
+    explicit Client(std::shared_ptr<detail::ClientImpl> impl) : impl_(std::move(impl)) {}
     FencedResult fenced_write(std::string_view key, std::string_view value, std::uint64_t fence,
                               std::string_view version) const;
     friend struct detail::ClientAccess;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "client_access.hpp"
 #include "core/client_impl.hpp"
 #include "core/validity.hpp"
 #include "deadbolt/client.hpp"
@@ -30,7 +31,7 @@ Lease& LeaderElection::campaign(std::string_view value, const AcquireOptions& ho
         throw UsageError(
             make_error_code(errc::invalid_argument),
             fmt::format("election '{}': this handle leads already; resign first", name_));
-    Lease l = Client(client_).campaign(name_, value, options_, how);
+    Lease l = detail::ClientAccess::make(client_).campaign(name_, value, options_, how);
     std::lock_guard lk(m_);
     return term_.emplace(std::move(l));
 }

@@ -48,6 +48,8 @@ static_assert(
 static_assert(
     !std::is_constructible_v<deadbolt::LeaderElection, Impl, std::string, deadbolt::MutexOptions>);
 static_assert(!std::is_constructible_v<deadbolt::CountDownLatch, Impl, std::string>);
+// Engines make Clients through detail::ClientAccess, not a public constructor.
+static_assert(!std::is_constructible_v<Client, Impl>);
 static_assert(
     !std::is_constructible_v<deadbolt::Lease, std::shared_ptr<deadbolt::detail::LeaseState>>);
 

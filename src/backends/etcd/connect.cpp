@@ -2,6 +2,7 @@
 
 #include "backends/etcd/store.hpp"
 #include "backends/etcd/url.hpp"
+#include "client_access.hpp"
 #include "deadbolt/error.hpp"
 
 namespace deadbolt::detail {
@@ -11,7 +12,7 @@ Client connect_etcd(std::string_view url, const ClientOptions& options) {
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     std::shared_ptr<EtcdChannel> ch;
     EtcdChannel::open(parsed, ch).throw_if_error();
-    return Client(std::make_shared<ClientImpl>(
+    return ClientAccess::make(std::make_shared<ClientImpl>(
         parsed.options, [&](ClientImpl& c) { return std::make_shared<EtcdStore>(c, ch); }));
 }
 

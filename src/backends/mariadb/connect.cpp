@@ -4,6 +4,7 @@
 #include "backends/mariadb/schema.hpp"
 #include "backends/mariadb/store.hpp"
 #include "backends/mariadb/url.hpp"
+#include "client_access.hpp"
 #include "deadbolt/error.hpp"
 
 namespace deadbolt::detail {
@@ -18,7 +19,7 @@ Client connect_my(std::string_view url, const ClientOptions& options) {
         ensure_my_schema(*first, parsed, Clock::now() + parsed.options.command_timeout)
             .throw_if_error();
     }
-    return Client(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {
+    return ClientAccess::make(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {
         return std::make_shared<MyStore>(c, parsed, std::move(first));
     }));
 }

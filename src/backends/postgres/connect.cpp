@@ -3,6 +3,7 @@
 #include "backends/postgres/schema.hpp"
 #include "backends/postgres/store.hpp"
 #include "backends/postgres/url.hpp"
+#include "client_access.hpp"
 #include "deadbolt/error.hpp"
 
 namespace deadbolt::detail {
@@ -17,7 +18,7 @@ Client connect_pg(std::string_view url, const ClientOptions& options) {
         ensure_schema(*first, parsed.schema, Clock::now() + parsed.options.command_timeout)
             .throw_if_error();
     }
-    return Client(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {
+    return ClientAccess::make(std::make_shared<ClientImpl>(parsed.options, [&](ClientImpl& c) {
         return std::make_shared<PgStore>(c, parsed, std::move(first));
     }));
 }

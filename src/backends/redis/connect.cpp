@@ -10,6 +10,7 @@
 #include "backends/redis/replies.hpp"
 #include "backends/redis/store.hpp"
 #include "backends/redis/topology/redlock_setup.hpp"
+#include "client_access.hpp"
 #include "core/quorum.hpp"
 #include "deadbolt/error.hpp"
 
@@ -36,7 +37,7 @@ Client connect_redlock(std::string_view url, const ClientOptions& options) {
     auto impl = redis_client(parsed.nodes.front().options, parsed.nodes, parsed.fencing);
     check_redlock_nodes(*redis(*impl).nodes, parsed.nodes, parsed.allow_fewer, impl->warnings)
         .throw_if_error();
-    return Client(std::move(impl));
+    return ClientAccess::make(std::move(impl));
 }
 
 Client connect_sentinel(std::string_view url, const ClientOptions& options) {
@@ -50,7 +51,7 @@ Client connect_sentinel(std::string_view url, const ClientOptions& options) {
     ep.host = host;
     ep.port = port;
     auto impl = redis_client(ep.options, ep);
-    Client c(impl);
+    Client c = ClientAccess::make(impl);
     Reply info;
     command(*redis(*impl).conn, {"INFO", "replication"}, info,
             Clock::now() + ep.options.connect_timeout + ep.options.command_timeout)
@@ -88,7 +89,7 @@ Client connect_cluster(std::string_view url, const ClientOptions& options) {
     cluster->watch(kClusterRecheck, [weak] {
         if (auto c = weak.lock(); c && c->store->on_doubt) c->store->on_doubt();
     });
-    return Client(std::move(impl));
+    return ClientAccess::make(std::move(impl));
 }
 
 }  // namespace
@@ -105,7 +106,7 @@ Client connect_redis(std::string_view url, const ClientOptions& options) {
     auto parsed = parse_url(url, options);
     if (!parsed.ok) throw UsageError(make_error_code(errc::invalid_url), parsed.error);
     auto impl = redis_client(parsed.endpoint.options, parsed.endpoint);
-    Client c(impl);
+    Client c = ClientAccess::make(impl);
     if (!check_acl_user(*impl)) c.ping();
     return c;
 }
