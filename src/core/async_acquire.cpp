@@ -6,6 +6,7 @@
 #include <asio/steady_timer.hpp>
 
 #include <optional>
+#include <thread>
 
 #include "core/acquire_fsm.hpp"
 #include "core/client_impl.hpp"
@@ -51,8 +52,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
     bool stop_requested() const { return how_.cancel.stop_requested() || stop_.stop_requested(); }
 
     void stopped() {
-        stop_.request_stop();
-        if (waiting_) end_wait();  // the machine then sees the stop at its next attempt
+        stop_.request_stop();  // also cuts a blocking wait short, which then ends it
+        if (waiting_ && !blocking_) end_wait();  // the machine sees the stop at its next attempt
     }
 
     // Runs fn on the loop as a fresh handler, keeping this alive.
@@ -124,6 +125,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
     // Until `until`, a wake-up (when armed) or a stop request, whichever comes first.
     void wait(Clock::time_point until, bool armed) {
         if (stop_requested()) return step(fsm_->waited(Clock::now()));
+        if (armed && !claim_->wakes_async()) return wait_blocking(until);
         waiting_ = true;
         ++wait_id_;
         if (armed)
@@ -136,6 +138,27 @@ class Operation : public std::enable_shared_from_this<Operation> {
         timer_.async_wait([self = shared_from_this(), id = wait_id_](const std::error_code&) {
             if (self->waiting_ && self->wait_id_ == id) self->end_wait();
         });
+    }
+
+    // The claim's own blocking wait, on a thread of its own (a database waits inside the
+    // server, ZooKeeper on its watch): the loop leaves the claim alone until it returns.
+    void wait_blocking(Clock::time_point until) {
+        waiting_ = blocking_ = true;
+        std::thread([self = shared_from_this(), until] {
+            Status failed;
+            try {
+                self->claim_->wait(until);
+            } catch (const std::system_error& ex) {  // deadbolt's exceptions, with their code
+                failed = {ex.code(), ex.what()};
+            } catch (const std::exception& ex) {
+                failed = Status::error(errc::server_error, ex.what());
+            }
+            self->then([failed = std::move(failed)](Operation& op) mutable {
+                op.blocking_ = false;
+                if (!failed.ok()) return op.finish(std::move(failed), {});
+                if (op.waiting_) op.end_wait();
+            });
+        }).detach();
     }
 
     void end_wait() {
@@ -195,6 +218,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
     Attempted a_;
     Fences fences_;
     bool waiting_ = false;
+    bool blocking_ = false;  // wait_blocking's thread has the claim
     unsigned wait_id_ = 0;
 };
 

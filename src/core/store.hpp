@@ -116,6 +116,9 @@ class Claim : public Waker {
     /// Calls woken() at the next wake-up (once), unless cancel_wait() comes first. The caller
     /// ends the wait at its own time; the default never wakes (the caller's time ends it).
     virtual void async_wait(std::function<void()> woken);
+    /// Whether async_wait() wakes; when not, the asynchronous acquire runs wait() on a thread
+    /// of its own, so that its waiter is still woken by a release, not by the holder's TTL.
+    virtual bool wakes_async() const { return false; }
     /// Drops a pending async_wait(); never throws.
     virtual void cancel_wait() noexcept {}
     /// confirm() without blocking.

@@ -44,6 +44,7 @@ class EtcdClaim final : public Claim {
     void disarm() noexcept override;
     void wait(Clock::time_point until) override;
     void async_wait(std::function<void()> woken) override;
+    bool wakes_async() const override { return true; }
     void cancel_wait() noexcept override;
 
   private:

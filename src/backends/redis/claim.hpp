@@ -35,6 +35,7 @@ class RedisClaim final : public Claim {
                        Fences& f, std::function<void()> done) override;
     void async_arm(Clock::time_point until, std::function<void(Status)> done) override;
     void async_wait(std::function<void()> woken) override;
+    bool wakes_async() const override { return true; }
     void cancel_wait() noexcept override;
 
   private:
