@@ -18,7 +18,7 @@ namespace deadbolt::conformance {
 template <class B>
 class AsyncContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(AsyncContract, BackendsWithEtcd, BackendName);
+TYPED_TEST_SUITE(AsyncContract, Backends, BackendName);
 
 TYPED_TEST(AsyncContract, ExcludesAndIsWokenByARelease) {
     auto n = this->name("job");

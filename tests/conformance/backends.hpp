@@ -28,7 +28,10 @@ namespace deadbolt::conformance {
 
 // Each backend says what it keeps: kQueues (a FIFO queue: FairMutex), kCounts (counts
 // that must add up: Semaphore, CountDownLatch), kExpiresAlone (a holding that is not
-// renewed ends by itself) and kRates (a token bucket refilled by the server's clock). A
+// renewed ends by itself), kRates (a token bucket refilled by the server's clock), kShares (a
+// shared mode: RWLock), kReenters (an owner's holds counted across clients: ReentrantMutex)
+// kElects (a leader whose changes wake observers: LeaderElection) and kFencedData (values
+// that take writes from the newest fence only: Client::fenced_set). A
 // backend that cannot keep one refuses it at once with the reason, and the suites check that
 // instead. kShortTtl is the shortest TTL a test may ask for (an engine may refuse shorter
 // ones).
@@ -38,6 +41,8 @@ struct OneServer {
     static constexpr const char* kName = "OneServer";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr bool kRates = true;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisServer server;
     std::string url() const { return server.url(); }
@@ -49,6 +54,8 @@ struct Sentinel {
     static constexpr const char* kName = "Sentinel";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr bool kRates = true;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::SentinelGroup group;
     std::string url() const { return group.url(); }
@@ -60,6 +67,8 @@ struct Cluster {
     static constexpr const char* kName = "Cluster";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr bool kRates = true;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedisCluster cluster;
     std::string url() const { return cluster.url(); }
@@ -73,6 +82,8 @@ struct Redlock {
     static constexpr const char* kName = "Redlock";
     static constexpr bool kQueues = false, kCounts = false, kExpiresAlone = true;
     static constexpr bool kRates = false;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::RedlockNodes nodes{3};
     std::string url() const { return nodes.url(); }
@@ -87,6 +98,8 @@ struct Etcd {
     static constexpr const char* kName = "Etcd";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr bool kRates = false;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{2000};
     test::EtcdCluster cluster{3};
     std::string url() const { return "etcd://" + cluster.endpoints(); }
@@ -101,6 +114,8 @@ struct Zk {
     static constexpr const char* kName = "Zk";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = false;
     static constexpr bool kRates = false;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = false;
     static constexpr std::chrono::milliseconds kShortTtl{1000};
     test::ZkEnsemble ensemble{3};
     std::string url() const { return ensemble.url(); }
@@ -122,6 +137,8 @@ struct Pg {
     static constexpr const char* kName = "Pg";
     static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
     static constexpr bool kRates = true;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{300};
     test::PgServer server;
     std::string url() const { return server.url(); }
@@ -143,8 +160,10 @@ struct Pg {
 /// seconds.
 struct My {
     static constexpr const char* kName = "My";
-    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kQueues = true, kCounts = false, kExpiresAlone = true;
     static constexpr bool kRates = true;
+    static constexpr bool kShares = false, kReenters = false, kElects = false;
+    static constexpr bool kFencedData = true;
     static constexpr std::chrono::milliseconds kShortTtl{1000};
     test::MariaDbServer server;
     std::string url() const { return server.url(); }

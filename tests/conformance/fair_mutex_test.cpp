@@ -18,7 +18,7 @@ namespace deadbolt::conformance {
 template <class B>
 class FairMutexContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(FairMutexContract, BackendsWithMy, BackendName);
+TYPED_TEST_SUITE(FairMutexContract, Backends, BackendName);
 
 TYPED_TEST(FairMutexContract, WaitersAreServedInTheOrderTheyCame) {
     auto n = this->name("queue");

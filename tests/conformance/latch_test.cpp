@@ -13,7 +13,7 @@ namespace deadbolt::conformance {
 template <class B>
 class LatchContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(LatchContract, BackendsWithPg, BackendName);
+TYPED_TEST_SUITE(LatchContract, Backends, BackendName);
 
 TYPED_TEST(LatchContract, WaitersAreWokenWhenTheCountReachesZero) {
     auto n = this->name("start");

@@ -16,7 +16,7 @@ namespace deadbolt::conformance {
 template <class B>
 class MultiLockContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(MultiLockContract, BackendsWithMy, BackendName);
+TYPED_TEST_SUITE(MultiLockContract, Backends, BackendName);
 
 TYPED_TEST(MultiLockContract, TakesEveryNameOrNone) {
     std::vector<std::string> names{this->name("a"), this->name("b"), this->name("c")};

@@ -14,7 +14,7 @@ namespace deadbolt::conformance {
 template <class B>
 class MutexContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(MutexContract, BackendsWithMy, BackendName);
+TYPED_TEST_SUITE(MutexContract, Backends, BackendName);
 
 TYPED_TEST(MutexContract, ExcludesOtherClientsUntilReleased) {
     auto n = this->name("job");

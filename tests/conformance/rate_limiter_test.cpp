@@ -15,7 +15,7 @@ namespace deadbolt::conformance {
 template <class B>
 class RateLimiterContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(RateLimiterContract, BackendsWithMy, BackendName);
+TYPED_TEST_SUITE(RateLimiterContract, Backends, BackendName);
 
 TYPED_TEST(RateLimiterContract, ABurstIsAllowedThenTheWaitIsReportedAndRefills) {
     auto c = this->connect();

@@ -14,7 +14,7 @@ namespace deadbolt::conformance {
 template <class B>
 class SemaphoreContract : public Contract<B> {};
 
-TYPED_TEST_SUITE(SemaphoreContract, BackendsWithPg, BackendName);
+TYPED_TEST_SUITE(SemaphoreContract, Backends, BackendName);
 
 TYPED_TEST(SemaphoreContract, AtMostNHoldAtOnce) {
     auto n = this->name("pool");
