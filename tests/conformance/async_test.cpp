@@ -1,13 +1,17 @@
 // Asynchronous API conformance: on every backend an async acquisition excludes, is woken by
-// a release (not by the TTL or the deadline's last look), and a cancelled wait ends.
+// a release (not by the TTL or the deadline's last look), a deadline or a cancellation ends a
+// wait, and the observer hears it all as it hears blocking acquisitions.
 #include "deadbolt/async.hpp"
 
 #include <gtest/gtest.h>
 
 #include <asio/use_future.hpp>
 
+#include <algorithm>
 #include <future>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "contract.hpp"
 
@@ -32,6 +36,41 @@ TYPED_TEST(AsyncContract, ExcludesAndIsWokenByARelease) {
     auto got = waiting.get();
     EXPECT_LT(Clock::now(), deadline) << kWokenLate;
     EXPECT_GT(got.fence(), first);
+}
+
+TYPED_TEST(AsyncContract, ADeadlineEndsAWaitWithNotAcquired) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    auto held = a.acquire(n, {.ttl = 60s});
+    std::promise<std::error_code> ended;
+    async_acquire(b, n, {}, {.deadline = Clock::now() + 100ms},
+                  [&](std::error_code ec, Lease) { ended.set_value(ec); });
+    EXPECT_EQ(ended.get_future().get(), errc::not_acquired);
+}
+
+TYPED_TEST(AsyncContract, TheObserverHearsAsynchronousAcquisitionsAsBlockingOnes) {
+    auto n = this->name("job");
+    std::mutex m;
+    std::vector<LockEventKind> heard;
+    ClientOptions o;
+    o.observer = [&](const LockEvent& e) {
+        std::lock_guard lk(m);
+        heard.push_back(e.kind);
+    };
+    auto c = this->connect(o), other = this->connect();
+    auto held = other.acquire(n);
+    auto late = async_acquire(c, n, {}, {.deadline = Clock::now() + 100ms}, asio::use_future);
+    EXPECT_THROW(late.get(), std::system_error);
+    held.release();
+    auto l = async_acquire(c, n, {}, {}, asio::use_future).get();
+    async_release(l, asio::use_future).get();
+    using K = LockEventKind;
+    std::lock_guard lk(m);
+    auto count = [&](K k) { return std::count(heard.begin(), heard.end(), k); };
+    EXPECT_GE(count(K::refused), 1);
+    EXPECT_EQ(count(K::gave_up), 1);
+    EXPECT_EQ(count(K::granted), 1);
+    EXPECT_EQ(count(K::released), 1);
 }
 
 TYPED_TEST(AsyncContract, ACancelledWaitEndsWithCancelled) {

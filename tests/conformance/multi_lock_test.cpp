@@ -66,6 +66,34 @@ TYPED_TEST(MultiLockContract, RepeatedOrMissingNamesAreUsageErrors) {
     auto a = this->connect();
     EXPECT_THROW(a.acquire_all({}), UsageError);
     EXPECT_THROW(a.acquire_all({this->name("a"), this->name("a")}), UsageError);
+    EXPECT_THROW(a.multi_lock({}), UsageError);
+    EXPECT_THROW(a.multi_lock({this->name("a"), this->name("b"), this->name("a")}), UsageError);
+    EXPECT_THROW(a.multi_lock({this->name("a"), ""}), UsageError);
+    EXPECT_THROW(a.multi_lock({this->name("a"), std::string(kMaxNameBytes + 1, 'x')}), UsageError);
+    std::vector<std::string> many(kMaxMultiNames + 1);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = this->name(std::to_string(i));
+    EXPECT_THROW(a.multi_lock(many), UsageError);
+}
+
+TYPED_TEST(MultiLockContract, BinaryNamesAreNamesLikeAnyOther) {
+    auto a = this->connect();
+    const std::string x = this->name(std::string("x\0y", 3)),
+                      z = this->name(std::string("x\0z", 3));
+    auto bin = a.multi_lock({x, z});
+    ASSERT_TRUE(bin.try_lock());
+    EXPECT_EQ(bin.lease().fences()[1].name, z);
+    EXPECT_FALSE(this->connect().multi_lock({z}).try_lock()) << "the binary name is held";
+    bin.unlock();
+}
+
+TYPED_TEST(MultiLockContract, AReleaseAfterAPartialLossThrowsAndFreesTheRest) {
+    std::vector<std::string> names{this->name("a"), this->name("b")};
+    auto a = this->connect();
+    auto all = a.acquire_all(names, {.ttl = 60s});
+    this->backend.take_away(names[0]);
+    EXPECT_THROW(all.release(), LockError);
+    EXPECT_TRUE(this->connect().acquire(names[1], {}, {.deadline = Clock::now() + 5s}).valid())
+        << "the name still held was not freed";
 }
 
 }  // namespace deadbolt::conformance

@@ -162,26 +162,6 @@ TEST(Async, CoroutinesAwaitAcquireAndRelease) {
 }
 #endif
 
-TEST(Async, AWaiterIsWokenByAReleaseAndADeadlineEndsAWait) {
-    RedisServer srv;
-    auto a = Client::connect(srv.url()), b = Client::connect(srv.url());
-    auto held = a.acquire("job", {.ttl = 60s});
-    Delivered late;
-    deadbolt::async_acquire(b, "job", {}, {.deadline = Clock::now() + 100ms}, late.handler());
-    EXPECT_EQ(late.get().first, errc::not_acquired);
-    Delivered woken;
-    auto deadline = Clock::now() + 20s;
-    deadbolt::async_acquire(b, "job", {}, {.deadline = deadline}, woken.handler());
-    std::this_thread::sleep_for(200ms);
-    auto first = held.fence();
-    held.release();  // without a wake-up the waiter would sleep until the 60 s TTL
-    auto [ec, l] = woken.get();
-    ASSERT_FALSE(ec) << ec.message();
-    // The last look at the deadline would find it free too: only a wake-up gets in before.
-    EXPECT_LT(Clock::now(), deadline) << "woken by the deadline, not by the release";
-    EXPECT_GT(l.fence(), first);
-}
-
 TEST(Async, ACancellationSlotOrAStopTokenEndsAWait) {
     RedisServer srv;
     auto a = Client::connect(srv.url()), b = Client::connect(srv.url());
@@ -305,33 +285,6 @@ TEST(Async, TheLoopStartsAtTheFirstAsynchronousCallAndWaitsShareTheSubscriber) {
                                           asio::use_future);
     EXPECT_THROW(waited.get(), std::system_error);
     EXPECT_EQ(threads_of_this_process(), before + 3) << "a real wait uses the same subscriber";
-}
-
-TEST(Async, TheObserverHearsAsynchronousAcquisitionsAsBlockingOnes) {
-    RedisServer srv;
-    std::mutex m;
-    std::vector<deadbolt::LockEventKind> heard;
-    deadbolt::ClientOptions o;
-    o.observer = [&](const deadbolt::LockEvent& e) {
-        std::lock_guard lk(m);
-        heard.push_back(e.kind);
-    };
-    auto c = Client::connect(srv.url(), o);
-    auto other = Client::connect(srv.url());
-    auto held = other.acquire("job");
-    auto late =
-        deadbolt::async_acquire(c, "job", {}, {.deadline = Clock::now() + 100ms}, asio::use_future);
-    EXPECT_THROW(late.get(), std::system_error);
-    held.release();
-    auto l = deadbolt::async_acquire(c, "job", {}, {}, asio::use_future).get();
-    deadbolt::async_release(l, asio::use_future).get();
-    using K = deadbolt::LockEventKind;
-    std::lock_guard lk(m);
-    auto count = [&](K k) { return std::count(heard.begin(), heard.end(), k); };
-    EXPECT_GE(count(K::refused), 1);
-    EXPECT_EQ(count(K::gave_up), 1);
-    EXPECT_EQ(count(K::granted), 1);
-    EXPECT_EQ(count(K::released), 1);
 }
 
 TEST(Async, AnAttemptAndAReleaseSurviveAScriptFlush) {

@@ -49,25 +49,6 @@ TEST(MultiLock, TakesEveryNameOrNoneAndHasAFencePerName) {
     EXPECT_EQ(exists(srv, {"a", "b", "c"}), 0);
 }
 
-TEST(MultiLock, AWaiterWakesOnTheReleaseOfAnyNameNotItsExpiry) {
-    RedisServer srv;
-    auto holder = deadbolt::Client::connect(srv.url());
-    auto waiter = deadbolt::Client::connect(srv.url());
-    deadbolt::MutexOptions long_ttl;
-    long_ttl.ttl = 30s;
-    auto c = holder.mutex("c", long_ttl);
-    c.lock();
-    auto multi = waiter.multi_lock({"a", "b", "c"});
-    std::atomic<bool> got{false};
-    std::thread t([&] { got = multi.try_lock_for(10s); });
-    // Let the waiter try, fail and line up under the held name, then release it.
-    for (int i = 0; i < 500 && srv.raw().cmd({"ZCARD", "{c}:waiters"}).integer == 0; ++i)
-        std::this_thread::sleep_for(10ms);
-    c.unlock();
-    t.join();
-    EXPECT_TRUE(got) << "not woken by the release of 'c' (its TTL was 30 s, the wait 10 s)";
-}
-
 TEST(MultiLock, ADeadHoldersKeyIsWaitedOutUntilItExpires) {
     RedisServer srv;
     auto client = deadbolt::Client::connect(srv.url());
@@ -117,33 +98,6 @@ TEST(MultiLock, RenewsEveryNameAndIsLostWhenAnyOneIsTaken) {
     multi.unlock();  // never throws; frees the names still ours, leaves the thief's
     EXPECT_EQ(exists(srv, {"a", "c"}), 0);
     EXPECT_EQ(srv.raw().cmd({"GET", "b"}).str, "thief");
-}
-
-TEST(MultiLock, ReleaseReportsAPartlyLostHoldingAndFreesTheRest) {
-    RedisServer srv;
-    auto client = deadbolt::Client::connect(srv.url());
-    auto lease = client.acquire_all({"a", "b"});
-    srv.raw().cmd({"DEL", "a"});
-    EXPECT_THROW(lease.release(), deadbolt::LockError);
-    EXPECT_EQ(exists(srv, {"b"}), 0);
-}
-
-TEST(MultiLock, BadNameListsAreUsageErrors) {
-    RedisServer srv;
-    auto client = deadbolt::Client::connect(srv.url());
-    EXPECT_THROW(client.multi_lock({}), deadbolt::UsageError);
-    EXPECT_THROW(client.multi_lock({"a", "b", "a"}), deadbolt::UsageError);
-    EXPECT_THROW(client.multi_lock({"a", ""}), deadbolt::UsageError);
-    EXPECT_THROW(client.multi_lock({"a", std::string(deadbolt::kMaxNameBytes + 1, 'x')}),
-                 deadbolt::UsageError);
-    EXPECT_THROW(client.acquire_all({"a", "a"}), deadbolt::UsageError);
-    std::vector<std::string> many(deadbolt::kMaxMultiNames + 1);
-    for (std::size_t i = 0; i < many.size(); ++i) many[i] = "n" + std::to_string(i);
-    EXPECT_THROW(client.multi_lock(many), deadbolt::UsageError);
-    // Binary names are names like any other.
-    auto bin = client.multi_lock({std::string("x\0y", 3), std::string("x\0z", 3)});
-    ASSERT_TRUE(bin.try_lock());
-    EXPECT_EQ(bin.lease().fences()[1].name, std::string("x\0z", 3));
 }
 
 TEST(MultiLock, AWaiterOnManyNamesSubscribesToThemAllInOneRoundTrip) {
