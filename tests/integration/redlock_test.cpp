@@ -241,6 +241,39 @@ TEST(Redlock, ASplitVoteFailsAndGivesBackItsPartialKeys) {
     EXPECT_EQ(c.holding("job", "contender-b"), 2);
 }
 
+// A round returns once a majority decided, so a release may still be on its way to the third
+// node when the program closes its client right after: it must get there all the same, within
+// the node's timeout, and not be dropped with the client (the lock would stay held there for
+// its whole TTL, a vote against every later grant).
+TEST(Redlock, AReleaseStillOnItsWayWhenTheClientClosesReachesTheNode) {
+    Cluster c(3);
+    TcpProxy slow(c[2].port());
+    std::string url = "redlock://127.0.0.1:" + std::to_string(c[0].port()) +
+                      ",127.0.0.1:" + std::to_string(c[1].port()) +
+                      ",127.0.0.1:" + std::to_string(slow.port());
+    std::thread resume;
+    {
+        auto client = deadbolt::Client::connect(url);
+        auto lease = client.acquire("straggler", {.ttl = 60s});
+        ASSERT_TRUE(eventually([&] {
+            return c[2].raw().cmd({"EXISTS", "straggler"}).integer == 1;
+        })) << "node 2 never took the lock";
+        slow.stall_requests(true);
+        lease.release();  // nodes 0 and 1 decide it; node 2's copy waits in the proxy
+        resume = std::thread([&slow] {
+            std::this_thread::sleep_for(300ms);
+            slow.stall_requests(false);
+        });
+    }  // the client closes while node 2's release is held back
+    resume.join();
+    EXPECT_TRUE(eventually(
+        [&] {
+            return c[2].raw().cmd({"EXISTS", "straggler"}).integer == 0;
+        },
+        5s))
+        << "node 2 still holds the lock: its release was dropped with the client";
+}
+
 TEST(Redlock, ARoundNeitherWaitsForAStalledNodeNorForItsReconnect) {
     Cluster c(3);
     TcpProxy slow(c[2].port());

@@ -75,7 +75,10 @@ void AsyncConnection::connect() {
         [self = shared_from_this(), g = gen_](const Status& st) {
             if (g != self->gen_) return;  // closed meanwhile; its requests were failed then
             self->connecting_ = false;
-            if (!st.ok()) return fail(self->queued_, st);
+            if (!st.ok()) {
+                fail(self->queued_, st);
+                return self->drain_check();
+            }
             self->connected_ = true;
             ++self->gen_;
             self->reader_.reset();
@@ -177,6 +180,7 @@ void AsyncConnection::on_read(std::size_t n) {
     }
     if (!inflight_.empty() && !reading_) start_read();
     arm_timer();
+    drain_check();
 }
 
 void AsyncConnection::arm_timer() {
@@ -226,6 +230,7 @@ void AsyncConnection::on_deadline() {
                         "it may have been executed",
                         ep_.describe())));
     arm_timer();
+    drain_check();
 }
 
 void AsyncConnection::retarget(const std::string& host, std::uint16_t port) {
@@ -250,6 +255,20 @@ void AsyncConnection::reset(const Status& why) {
     fail(lost, why);
     // Requests queued meanwhile were not sent: a new session takes them.
     if (!queued_.empty() && !connecting_) connect();
+    drain_check();
+}
+
+void AsyncConnection::close_when_idle(std::function<void()> closed) noexcept {
+    drained_ = std::move(closed);
+    drain_check();
+}
+
+void AsyncConnection::drain_check() noexcept {
+    if (!drained_ || !queued_.empty() || !inflight_.empty()) return;
+    auto closed = std::move(drained_);
+    drained_ = nullptr;
+    close();
+    closed();
 }
 
 void AsyncConnection::close() noexcept {

@@ -47,6 +47,11 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     /// Closes the session for good (the client is closing): what is in flight fails, and so
     /// does every later request. Never throws.
     void close() noexcept;
+    /// Closes the session once every request sent or queued is answered or past its deadline
+    /// (at once when none is), then calls closed(): a client that closes lets a Redlock
+    /// round's stragglers (a release the majority already decided) still reach their nodes.
+    /// Never throws.
+    void close_when_idle(std::function<void()> closed) noexcept;
 
   private:
     struct Batch {
@@ -66,6 +71,9 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     void reset(const Status& why);
     void send_failed(const std::error_code& ec);  // a write failed: reset, outcome unknown
     static void fail(std::deque<Batch>& batches, const Status& why);
+    void drain_check() noexcept;  // ends a close_when_idle once nothing is left
+
+    std::function<void()> drained_;  // close_when_idle's, while it waits
 
     std::shared_ptr<void> keepalive_;  // the loop's context outlives our socket
     Endpoint ep_;

@@ -19,6 +19,18 @@ Nodes::Nodes(const std::vector<Endpoint>& redlock, bool fencing, LoopOf loop)
 void Nodes::stop() noexcept {
     if (!async_used_) return;
     try {
+        // A round returns once a majority decided: what it sent to the other nodes (a release)
+        // is still on its way, and goes out before the client closes, within its deadline.
+        if (!loop().here()) {
+            loop().wait<bool>([conns = async_](const std::function<void(bool)>& deliver) {
+                auto left = std::make_shared<std::size_t>(conns.size());
+                for (const auto& c : conns)
+                    c->close_when_idle([left, deliver] {
+                        if (--*left == 0) deliver(true);
+                    });
+            });
+            return;
+        }
         // What is in flight fails now: its handlers, which hold the connections, run before
         // the loop ends instead of outliving it. The lambda holds a copy of async_ (complete
         // once async_used_ is set, never changed after): the loop may run it after Nodes is
