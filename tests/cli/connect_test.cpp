@@ -1,10 +1,26 @@
 // Issue 30 items 8 and 9: who connects (a user named in the URL, the password given apart), and
 // how fast and how clearly a wrong address or a wrong engine's port is reported.
+#include <cstdio>
+#include <fstream>
+
 #include "cli.hpp"
+#include "eventually.hpp"
 #include "redis_server.hpp"
 
 namespace deadbolt::clitest {
 namespace {
+
+// Whether something listens on 127.0.0.1:port, asked of the kernel rather than by connecting
+// (a connection would be one more accept for the listener to count).
+bool listening(std::uint16_t port) {
+    std::ifstream tcp("/proc/net/tcp");
+    char local[16];
+    std::snprintf(local, sizeof local, "0100007F:%04X", port);
+    for (std::string line; std::getline(tcp, line);)
+        if (line.find(local) != std::string::npos && line.find(" 0A ") != std::string::npos)
+            return true;
+    return false;
+}
 
 TEST(CliConnect, ALoneUserInTheUrlTakesThePasswordGivenApart) {
     test::RedisServer srv;
@@ -51,7 +67,8 @@ TEST(CliConnect, APeerThatHangsUpOnPingIsNamedAsNotRedis) {
             &out);
         return out;
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ASSERT_TRUE(test::eventually([port] { return listening(port); }))
+        << "the listener never started";
     auto r = deadbolt("redis://127.0.0.1:" + std::to_string(port), {"status", "x"});
     EXPECT_EQ(r.rc, 69);
     EXPECT_TRUE(says(r, {"does not speak Redis"}));

@@ -37,7 +37,7 @@ TEST(CliLostRelease, AReleaseWhoseReplyWasLostFindsOutAfterTheServerAnswersAgain
     std::this_thread::sleep_for(1500ms);
     srv.restart();  // and it comes back having forgotten the lock
     auto r = first.get();
-    EXPECT_EQ(r.rc, 70);
+    EXPECT_EQ(r.rc, 70) << r.out;
     EXPECT_TRUE(says(r, {"outcome unknown", "asking again", "lost"}));
 }
 

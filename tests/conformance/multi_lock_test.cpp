@@ -91,7 +91,15 @@ TYPED_TEST(MultiLockContract, AReleaseAfterAPartialLossThrowsAndFreesTheRest) {
     auto a = this->connect();
     auto all = a.acquire_all(names, {.ttl = 60s});
     this->backend.take_away(names[0]);
-    EXPECT_THROW(all.release(), LockError);
+    // Not a clean release: the engine says the holding was not whole (LockError), or, where the
+    // holder's session was ended under it (a database), that the release met a dead session and
+    // cannot tell a loss from a cut link yet (ConnectionError; it asks again in the background).
+    try {
+        all.release();
+        ADD_FAILURE() << "released as if it were whole";
+    } catch (const LockError&) {
+    } catch (const ConnectionError&) {
+    }
     EXPECT_TRUE(this->connect().acquire(names[1], {}, {.deadline = Clock::now() + 5s}).valid())
         << "the name still held was not freed";
 }
