@@ -70,6 +70,9 @@ class Client {
     static std::vector<std::string> url_forms();
 
     /// A Mutex for name. Throws UsageError for an empty or oversized name or bad options.
+    /// Every factory below also throws UsageError, with the reason, when this client's engine
+    /// does not keep the primitive (MariaDB: no RWLock, ReentrantMutex, semaphores, election
+    /// or latch; redlock://: no FairMutex, semaphores, RateLimiter or latch).
     Mutex mutex(std::string_view name, MutexOptions options = {}) const;
 
     /// A FairMutex (FIFO across processes, direct handoff) for name. Throws UsageError.

@@ -6,9 +6,9 @@
 #include <asio/steady_timer.hpp>
 
 #include <optional>
-#include <thread>
 
 #include "core/acquire_fsm.hpp"
+#include "core/background.hpp"
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/token.hpp"
@@ -125,7 +125,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
     // Until `until`, a wake-up (when armed) or a stop request, whichever comes first.
     void wait(Clock::time_point until, bool armed) {
         if (stop_requested()) return step(fsm_->waited(Clock::now()));
-        if (armed && !claim_->wakes_async()) return wait_blocking(until);
+        if (armed && !claim_->wakes_async() && wait_blocking(until)) return;
         waiting_ = true;
         ++wait_id_;
         if (armed)
@@ -135,30 +135,43 @@ class Operation : public std::enable_shared_from_this<Operation> {
                 });
             });
         timer_.expires_at(until);
-        timer_.async_wait([self = shared_from_this(), id = wait_id_](const std::error_code&) {
-            if (self->waiting_ && self->wait_id_ == id) self->end_wait();
+        timer_.async_wait([self = shared_from_this(), id = wait_id_](const std::error_code& ec) {
+            if (!ec && self->waiting_ && self->wait_id_ == id) self->end_wait();
         });
     }
 
     // The claim's own blocking wait, on a thread of its own (a database waits inside the
-    // server, ZooKeeper on its watch): the loop leaves the claim alone until it returns.
-    void wait_blocking(Clock::time_point until) {
+    // server, ZooKeeper on its watch): the loop leaves the claim alone until it returns. False
+    // when no thread could start (the caller then looks again at until, as a sleep would).
+    bool wait_blocking(Clock::time_point until) {
         waiting_ = blocking_ = true;
-        std::thread([self = shared_from_this(), until] {
-            Status failed;
-            try {
-                self->claim_->wait(until);
-            } catch (const std::system_error& ex) {  // deadbolt's exceptions, with their code
-                failed = {ex.code(), ex.what()};
-            } catch (const std::exception& ex) {
-                failed = Status::error(errc::server_error, ex.what());
-            }
-            self->then([failed = std::move(failed)](Operation& op) mutable {
-                op.blocking_ = false;
-                if (!failed.ok()) return op.finish(std::move(failed), {});
-                if (op.waiting_) op.end_wait();
+        ++wait_id_;  // a timer's late callback is not this wait's
+        try {
+            // Adopted rather than detached (core/background.hpp): the process may exit while
+            // it still returns.
+            Background adopted([self = shared_from_this(), until]() mutable {
+                Status failed;
+                try {
+                    self->claim_->wait(until);
+                } catch (const std::system_error& ex) {  // deadbolt's, with their code
+                    failed = {ex.code(), ex.what()};
+                } catch (const std::exception& ex) {
+                    failed = Status::error(errc::server_error, ex.what());
+                }
+                // The loop gets our only reference, so the operation ends there, never here.
+                EventLoop& loop = self->loop_;
+                loop.post([op = std::move(self), failed = std::move(failed)]() mutable {
+                    op->blocking_ = false;
+                    if (!op->client_) return;
+                    if (!failed.ok()) return op->finish(std::move(failed), {});
+                    if (op->waiting_) op->end_wait();
+                });
             });
-        }).detach();
+            return true;
+        } catch (const std::exception&) {
+            waiting_ = blocking_ = false;
+            return false;
+        }
     }
 
     void end_wait() {

@@ -32,15 +32,19 @@ class Contract : public ::testing::Test {
     static constexpr std::chrono::milliseconds kShort = B::kShortTtl;
 };
 
-/// f is refused with a UsageError that says why, not merely what.
+/// f is refused with a UsageError that names what and says why, not merely that it is not
+/// offered.
 template <class F>
-void expect_refused(F&& f) {
+void expect_refused(F&& f, const std::string& what) {
     try {
         f();
-        ADD_FAILURE() << "not refused";
+        ADD_FAILURE() << what << " not refused";
     } catch (const UsageError& e) {
-        EXPECT_GT(std::string(e.what()).size(), 40U)
-            << "a refusal without its reason: " << e.what();
+        const std::string why = e.what();
+        EXPECT_NE(why.find(what), std::string::npos)
+            << "the refusal does not name " << what << ": " << why;
+        EXPECT_EQ(why.find("is not offered by this engine"), std::string::npos)
+            << "a refusal without its reason: " << why;
     }
 }
 

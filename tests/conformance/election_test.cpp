@@ -19,8 +19,8 @@ TYPED_TEST(ElectionContract, OneLeaderAndItsValueAreSeenByAll) {
     auto n = this->name("svc");
     auto a = this->connect(), b = this->connect();
     if (!TypeParam::kElects) {
-        expect_refused([&] { (void)a.election(n); });
-        expect_refused([&] { (void)a.campaign(n, "10.0.0.1:80"); });
+        expect_refused([&] { (void)a.election(n); }, "LeaderElection");
+        expect_refused([&] { (void)a.campaign(n, "10.0.0.1:80"); }, "LeaderElection");
         return;
     }
     auto ea = a.election(n), eb = b.election(n);

@@ -20,7 +20,7 @@ TYPED_TEST_SUITE(RateLimiterContract, Backends, BackendName);
 TYPED_TEST(RateLimiterContract, ABurstIsAllowedThenTheWaitIsReportedAndRefills) {
     auto c = this->connect();
     if (!TypeParam::kRates) {
-        EXPECT_THROW((void)c.rate_limiter(this->name("api"), {}), UsageError);
+        expect_refused([&] { (void)c.rate_limiter(this->name("api"), {}); }, "RateLimiter");
         return;
     }
     auto rl = c.rate_limiter(this->name("api"), {.rate = 1, .per = 300ms, .burst = 3});

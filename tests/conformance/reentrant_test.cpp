@@ -19,7 +19,7 @@ TYPED_TEST(ReentrantContract, AnOwnerReentersAndOthersWaitForTheLastRelease) {
     auto n = this->name("job");
     auto a = this->connect(), b = this->connect();
     if (!TypeParam::kReenters) {
-        expect_refused([&] { (void)a.reentrant_mutex(n, {}, "owner-a"); });
+        expect_refused([&] { (void)a.reentrant_mutex(n, {}, "owner-a"); }, "ReentrantMutex");
         return;
     }
     auto mine = a.reentrant_mutex(n, {}, "owner-a");

@@ -21,9 +21,9 @@ TYPED_TEST(RWLockContract, ReadersShareAndKeepAWriterOut) {
     auto n = this->name("doc");
     auto a = this->connect(), b = this->connect(), w = this->connect();
     if (!TypeParam::kShares) {
-        expect_refused([&] { (void)a.rwlock(n); });
-        expect_refused([&] { (void)a.acquire(n, LockMode::shared, {}); });
-        expect_refused([&] { (void)a.acquire(n, LockMode::write, {}); });
+        expect_refused([&] { (void)a.rwlock(n); }, "RWLock");
+        expect_refused([&] { (void)a.acquire(n, LockMode::shared, {}); }, "RWLock");
+        expect_refused([&] { (void)a.acquire(n, LockMode::write, {}); }, "RWLock");
         return;
     }
     auto r1 = a.acquire(n, LockMode::shared, {});

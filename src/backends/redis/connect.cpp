@@ -95,11 +95,6 @@ Client connect_cluster(std::string_view url, const ClientOptions& options) {
 }  // namespace
 
 Client connect_redis(std::string_view url, const ClientOptions& options) {
-    if (int n = redis_options_of(options).command_connections; n < 1)
-        throw UsageError(make_error_code(errc::invalid_argument),
-                         fmt::format("RedisOptions::command_connections must be at least 1 (1 = "
-                                     "every blocking caller shares one connection), not {}",
-                                     n));
     if (url.starts_with("redlock://")) return connect_redlock(url, options);
     if (url.starts_with("redis-sentinel://")) return connect_sentinel(url, options);
     if (url.starts_with("redis-cluster://")) return connect_cluster(url, options);

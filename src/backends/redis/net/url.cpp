@@ -81,8 +81,7 @@ UrlResult fail(std::string msg) {
 
 RedisOptions redis_options_of(const ClientOptions& o) {
     // Client::connect lets only Redis's options through to a Redis URL.
-    if (o.engine != nullptr && o.engine->engine() == "redis")
-        return static_cast<const RedisOptions&>(*o.engine);
+    if (const auto* r = dynamic_cast<const RedisOptions*>(o.engine.get())) return *r;
     return {};
 }
 
@@ -193,6 +192,12 @@ UrlResult parse_url(std::string_view url, const ClientOptions& base) {
         return fail(fmt::format("URL '{}' sets TLS options but is not rediss://", url));
     if (ep.options.tls.cert_file.empty() != ep.options.tls.key_file.empty())
         return fail("TLS client certificate needs both cert= and key=");
+    // Checked once the URL had its say: its option wins over RedisOptions.
+    if (ep.redis.command_connections < 1)
+        return fail(
+            fmt::format("RedisOptions::command_connections must be at least 1 (1 = every "
+                        "blocking caller shares one connection), not {}",
+                        ep.redis.command_connections));
     r.ok = true;
     return r;
 }

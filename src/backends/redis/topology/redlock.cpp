@@ -282,13 +282,14 @@ std::string_view redlock_why_not(std::string_view primitive) {
 }
 
 Status redlock_supports(const LockSpec& spec) {
-    std::string_view why = spec.shape == Shape::fair      ? redlock_why_not("FairMutex")
-                           : spec.shape == Shape::permits ? redlock_why_not("Semaphore")
-                                                          : std::string_view{};
+    std::string_view what = spec.shape == Shape::fair      ? "FairMutex"
+                            : spec.shape == Shape::permits ? "Semaphore"
+                                                           : "";
+    std::string_view why = what.empty() ? std::string_view{} : redlock_why_not(what);
     if (why.empty()) return {};
     return Status::error(errc::invalid_argument,
-                         fmt::format("'{}' cannot be acquired over redlock://: {} ({})", spec.name,
-                                     why, kRedlockOffers));
+                         fmt::format("'{}' cannot be acquired as a {} over redlock://: {} ({})",
+                                     spec.name, what, why, kRedlockOffers));
 }
 
 void redlock_async_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,

@@ -50,7 +50,7 @@ class Server {
 class OneServer final : public Server {
   public:
     /// c serves every call it is free for; callers that find it busy open up to `lanes`
-    /// connections in all (ClientOptions::command_connections, checked at connect to be at
+    /// connections in all (RedisOptions::command_connections, checked at connect to be at
     /// least 1), then share them.
     explicit OneServer(std::shared_ptr<Connection> c, std::size_t lanes = 1)
         : first_(std::move(c)), ep_(first_.conn->endpoint()), max_lanes_(lanes) {}
