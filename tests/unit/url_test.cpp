@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "backends/redis/net/url.hpp"
 
 using deadbolt::detail::Endpoint;
@@ -207,4 +209,26 @@ TEST(Url, SentinelUrlsNameTheSentinelsAndTheMaster) {
               std::string::npos);
     EXPECT_FALSE(parse_sentinel_url("redis-sentinel://a/m?nonsense=1", {}).ok);
     EXPECT_FALSE(parse_sentinel_url("redis-sentinel://a:notaport/m", {}).ok);
+}
+
+// Redis's own settings come from RedisOptions in ClientOptions::engine, and the URL's options
+// win over them, even over a value that alone would be refused.
+TEST(Url, RedisOptionsAreTheBaseAndTheUrlWins) {
+    deadbolt::RedisOptions r;
+    r.db = 4;
+    r.sync_replicas = 1;
+    r.command_connections = 0;  // refused alone
+    deadbolt::ClientOptions o;
+    o.engine = std::make_shared<deadbolt::RedisOptions>(r);
+    auto bad = parse_url("redis://h", o);
+    EXPECT_FALSE(bad.ok);
+    EXPECT_NE(bad.error.find("command_connections must be at least 1"), std::string::npos)
+        << bad.error;
+    auto good = parse_url("redis://h/2?command_connections=2", o);
+    ASSERT_TRUE(good.ok) << good.error;
+    EXPECT_EQ(good.endpoint.redis.db, 2);
+    EXPECT_EQ(good.endpoint.redis.sync_replicas, 1);
+    EXPECT_EQ(good.endpoint.redis.command_connections, 2);
+    EXPECT_NE(err("redis://h?command_connections=0").find("command_connections"),
+              std::string::npos);
 }
