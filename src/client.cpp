@@ -93,7 +93,7 @@ RWLock Client::rwlock(std::string_view name, MutexOptions options) const {
 }
 
 Semaphore Client::semaphore(std::string_view name, int permits, MutexOptions options) const {
-    impl_->store->keeps(detail::Shape::permits).throw_if_error();
+    // An engine that keeps permits hands them out (Redlock and MariaDB do neither).
     (void)detail::offered(*impl_->store, impl_->store->permits(), "Semaphore");
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
@@ -103,8 +103,7 @@ Semaphore Client::semaphore(std::string_view name, int permits, MutexOptions opt
 
 PermitExpirableSemaphore Client::permit_semaphore(std::string_view name, int permits,
                                                   MutexOptions options) const {
-    (void)impl_->offered(&detail::Store::permits);  // refused naming this primitive
-    impl_->store->keeps(detail::Shape::permits).throw_if_error();
+    (void)impl_->offered(&detail::Store::permits);
     detail::validate_name(name).throw_if_error();
     detail::validate_options(options).throw_if_error();
     check_permits(permits);
