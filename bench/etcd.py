@@ -28,6 +28,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reaper  # noqa: E402
 import stats  # noqa: E402
 from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
@@ -156,12 +157,7 @@ def waiting_cost(etcd, key, contender, waiters, seconds):
     finally:
         holder.send_signal(signal.SIGINT)
         holder.wait(timeout=20)
-        for p in procs:
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        reaper.kill_all(procs)
 
 
 def contend_row(commands, srv, key, seconds):

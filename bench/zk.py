@@ -25,6 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reaper  # noqa: E402
 import stats  # noqa: E402
 from etcd import contend_row, cpu_s  # noqa: E402
 from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
@@ -144,14 +145,7 @@ def waiting_cost(zk, key, contender, waiters, seconds):
         return {"waiters": waiters, "seconds": seconds, "packets": after[0] - before[0],
                 "client_cpu_s": after[1] - before[1]}
     finally:
-        holder.kill()
-        holder.wait()
-        for p in procs:
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        reaper.kill_all([holder, *procs])
 
 
 def main():

@@ -43,6 +43,14 @@ struct ListArgs {
 void add_list_command(CLI::App& app, ListArgs& a);
 int list_command(const ListArgs& a);
 
+struct ExporterArgs {
+    std::string url, listen = "127.0.0.1:9465", pattern = "*", min_interval = "1s";
+    std::vector<std::string> names;  // globs that map lock names to a bounded `name` label
+    bool all = false;                // also plain strings and numbers deadbolt did not write
+};
+void add_exporter_command(CLI::App& app, ExporterArgs& a);
+int exporter_command(const ExporterArgs& a);
+
 struct ThrottleArgs {
     std::string url, key, window;
     std::int64_t burst = 1;

@@ -54,16 +54,29 @@ void* load(const BuiltEngine& e) {
 
 }  // namespace
 
-void load_engine_for(std::string_view url) {
+namespace {
+
+const BuiltEngine* claiming(std::string_view url) {
     auto end = url.find("://");
     auto scheme = end == std::string_view::npos ? std::string_view{} : url.substr(0, end);
     for (const auto& e : built())
         for (auto s : e.schemes)
-            if (s == scheme) {
-                load(e);
-                return;
-            }
-    load_all_engines();
+            if (s == scheme) return &e;
+    return nullptr;
+}
+
+}  // namespace
+
+void load_engine_for(std::string_view url) {
+    if (const auto* e = claiming(url))
+        load(*e);
+    else
+        load_all_engines();
+}
+
+std::string_view engine_for(std::string_view url) {
+    const auto* e = claiming(url);
+    return e == nullptr ? std::string_view{} : e->name;
 }
 
 void load_all_engines() {

@@ -13,6 +13,10 @@ namespace deadbolt::cli {
 /// error names them all). Throws UsageProblem naming a library that cannot be loaded.
 void load_engine_for(std::string_view url);
 
+/// The name of the built engine that takes url's scheme ("redis" for rediss://, "zookeeper"
+/// for zk://); empty when none does.
+std::string_view engine_for(std::string_view url);
+
 /// Loads every engine built (for --help's list of URL forms); the same failures.
 void load_all_engines();
 

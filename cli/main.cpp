@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
     add_acl_command(app, acl);
 #endif
     add_init_command(app, init);
+#ifdef DEADBOLT_CLI_EXPORTER  // when deadbolt::metrics was built
+    ExporterArgs exporter;
+    add_exporter_command(app, exporter);
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -94,6 +98,9 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("acl")) return acl_command(acl);
 #endif
         if (app.got_subcommand("init")) return init_command(init);
+#ifdef DEADBOLT_CLI_EXPORTER
+        if (app.got_subcommand("exporter")) return exporter_command(exporter);
+#endif
     } catch (const std::exception& e) {
         return report(e);
     }

@@ -323,9 +323,10 @@ void add_lease_options(CLI::App& cmd, RunArgs& a) {
     add_url_option(cmd, a.url);
     cmd.add_option("--ttl", a.ttl,
                    "Lease TTL, renewed every TTL/3 while the command runs (default 30s)");
-    auto* wait = cmd.add_option(
-        "--wait", a.wait, "Give up after waiting this long (default: wait as long as it takes)");
-    cmd.add_flag("--no-wait", a.no_wait, "Fail at once (exit 75) if the lock is held")
+    auto* wait = cmd.add_option("-w,--wait", a.wait,
+                                "Give up after waiting this long (a bare number is seconds, as "
+                                "flock -w; default: wait as long as it takes)");
+    cmd.add_flag("-n,--no-wait", a.no_wait, "Fail at once (exit 75) if the lock is held")
         ->excludes(wait);
     cmd.add_option("--lock-delay", a.lock_delay,
                    "After a holder vanishes without releasing, keep the lock blocked this long");
@@ -362,10 +363,11 @@ void add_run_command(CLI::App& app, RunArgs& a) {
     auto* cmd = app.add_subcommand(
         "run", "Run a command while holding a lock (like flock, across machines)");
     add_lease_options(*cmd, a);
-    auto* shared =
-        cmd->add_flag("--shared", a.shared, "Take a read (shared) lease of an RWLock named NAME");
-    auto* write = cmd->add_flag("--write", a.write,
-                                "Take the write lease of that RWLock (waits for --shared holders)");
+    auto* shared = cmd->add_flag("-s,--shared", a.shared,
+                                 "Take a read (shared) lease of an RWLock named NAME");
+    auto* write = cmd->add_flag("-x,--write", a.write,
+                                "Take the write (exclusive) lease of that RWLock (waits for "
+                                "--shared holders)");
     auto* fair = cmd->add_flag("--fair", a.fair, "Wait in a FIFO queue (FairMutex)");
     auto* permits = cmd->add_option("--permits", a.permits,
                                     "Take one of N slots of a semaphore (like consul lock -n)")
@@ -437,7 +439,10 @@ int run_command(const RunArgs& given) {
     auto grace = duration_arg("--kill-grace", a.kill_grace);
     std::optional<milliseconds> wait;
     if (a.no_wait) wait = milliseconds(0);
-    if (!a.wait.empty()) wait = duration_arg("--wait", a.wait);
+    if (!a.wait.empty())
+        wait = duration_arg("--wait", a.wait.find_first_not_of("0123456789.") == std::string::npos
+                                          ? a.wait + "s"  // flock -w's seconds
+                                          : a.wait);
 
     // Before any thread exists, so every thread inherits the mask.
     sigset_t signals = handled_signals();

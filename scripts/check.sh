@@ -34,13 +34,16 @@ for stage in "${stages[@]}"; do
     sanitize)
       echo "check: unit and integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
       # -O1 -g1: sanitizer builds compile much faster with line tables only, and still name lines.
-      # DEADBOLT_UNITY: unity batches, as the normal build.
+      # DEADBOLT_UNITY: unity batches, as the normal build. The tests run -j2: at -j4 (185 s
+      # here, against 374 s at -j2 in CI) a run beside clang-tidy failed five, two of them
+      # lifetime faults at exit that need fixing first (see the stop notes of 2026-11-27).
       cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
             -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
             -DDEADBOLT_SANITIZE=address,undefined -DDEADBOLT_BUILD_BENCH=OFF -DDEADBOLT_UNITY=ON >/dev/null
       cmake --build build-asan -j"$(nproc)" --target unit_tests integration_tests conformance_tests etcd_tests zk_tests \
-            pg_tests mariadb_tests rmw_worker deadbolt-cli deadbolt_clock_shim
+            pg_tests mariadb_tests mc_tests file_tests memory_tests metrics_tests rmw_worker deadbolt-cli deadbolt_clock_shim
       (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+         LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" \
          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
          ctest -L 'unit|integration' -E InstallAndConsume --output-on-failure -j2 --timeout 300)
       ;;

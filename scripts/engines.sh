@@ -4,11 +4,14 @@
 # pkg-config, tests/install_test.sh), whose ldd must show no other engine's libraries. Redis
 # is built a second time as static archives, and its Debian packages (cpack) are installed and
 # consumed. The tests run once, in the full build
-# (scripts/test.sh); these builds check the configurations, so they are unoptimised.
+# (scripts/test.sh); these builds check the configurations, so they are unoptimised, and compile
+# in unity batches as the normal build does (394 s for all nine here; 212 s in batches).
 #   scripts/engines.sh [engine...]      default: every engine, then Redis static
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache: the core compiles the same way in every configuration, so it is compiled once.
+# ccache: the core compiles the same way in every configuration, so it is compiled once (paths
+# under the checkout are hashed relative to it, and every configuration sits at the same depth).
+export CCACHE_BASEDIR="$PWD"
 # dpkg-dev and file: cpack's dpkg-shlibdeps, for the Debian packages.
 if ! command -v ccache >/dev/null || ! command -v dpkg-shlibdeps >/dev/null || ! command -v file >/dev/null; then
   SUDO=""
@@ -17,7 +20,7 @@ if ! command -v ccache >/dev/null || ! command -v dpkg-shlibdeps >/dev/null || !
     { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends ccache dpkg-dev file >/dev/null; }
 fi
 configs=("$@")
-((${#configs[@]})) || configs=(redis etcd zookeeper postgres mariadb redis-static)
+((${#configs[@]})) || configs=(redis etcd zookeeper postgres mariadb memcached files memory redis-static)
 for config in "${configs[@]}"; do
   engine=${config%-static}
   shared=ON kind=shared
@@ -26,7 +29,7 @@ for config in "${configs[@]}"; do
   start=$(date +%s)
   # A build type with no flags of its own: -O0, no debug info.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Check -DDEADBOLT_ENGINES="$engine" \
-        -DBUILD_SHARED_LIBS=$shared -DDEADBOLT_BUILD_TESTS=OFF -DDEADBOLT_BUILD_BENCH=OFF \
+        -DBUILD_SHARED_LIBS=$shared -DDEADBOLT_UNITY=ON -DDEADBOLT_BUILD_TESTS=OFF -DDEADBOLT_BUILD_BENCH=OFF -DDEADBOLT_METRICS=OFF \
         -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
         -DDEADBOLT_WERROR="$([ -n "${CI:-}" ] && echo ON || echo OFF)" >/dev/null
   cmake --build "$dir" -j"$(nproc)" >/dev/null

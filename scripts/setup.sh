@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what deadbolt needs from Debian (idempotent) and builds it into ./build.
 # Usage: scripts/setup.sh [--no-tests] [--servers] [engine ...]
-#   engines: redis etcd zookeeper postgres mariadb (default: all). For each, the packages to
+#   engines: redis etcd zookeeper postgres mariadb memcached files (default: all). For each, the packages to
 #   build it and, unless --no-tests, the servers and peers its tests start. --no-tests builds
 #   the libraries and the CLI only; --servers installs the engines' servers all the same
 #   (scripts/demo.sh: --no-tests --servers redis).
@@ -15,26 +15,28 @@ for arg in "$@"; do
   case "$arg" in
     --no-tests) tests=OFF ;;
     --servers) servers=ON ;;
-    redis | etcd | zookeeper | postgres | mariadb) engines+=("$arg") ;;
-    *) echo "setup: unknown argument '$arg' (--no-tests, --servers, or engines: redis etcd zookeeper postgres mariadb)" >&2; exit 64 ;;
+    redis | etcd | zookeeper | postgres | mariadb | memcached | files | memory) engines+=("$arg") ;;
+    *) echo "setup: unknown argument '$arg' (--no-tests, --servers, or engines: redis etcd zookeeper postgres mariadb memcached files memory)" >&2; exit 64 ;;
   esac
 done
-((${#engines[@]})) || engines=(redis etcd zookeeper postgres mariadb)
+((${#engines[@]})) || engines=(redis etcd zookeeper postgres mariadb memcached files memory)
 
 packages=(g++ cmake ninja-build pkg-config libasio-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-          python3 procps)
+          libcivetweb-dev python3 procps)
 declare -A build_deps=(
   [redis]="libhiredis-dev libssl-dev"
   [etcd]="libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc"
-  [zookeeper]="libzookeeper-mt-dev" [postgres]="libpq-dev" [mariadb]="libmariadb-dev")
+  [zookeeper]="libzookeeper-mt-dev" [postgres]="libpq-dev" [mariadb]="libmariadb-dev"
+  [memcached]="libssl-dev" [files]="libssl-dev" [memory]="")
 declare -A server_deps=(
   [redis]="redis-server redis-tools" [etcd]="etcd-server etcd-client"
   [zookeeper]="zookeeper default-jre-headless" [postgres]="postgresql"
-  [mariadb]="mariadb-server mariadb-client")
+  [mariadb]="mariadb-server mariadb-client" [memcached]="memcached" [files]="" [memory]="")
 declare -A test_deps=(
   [redis]="redis-server redis-tools python3-redis openssl"
   [etcd]="etcd-server etcd-client python3-etcd3" [zookeeper]="zookeeper default-jre-headless python3-kazoo"
-  [postgres]="postgresql python3-psycopg2" [mariadb]="mariadb-server mariadb-client python3-pymysql")
+  [postgres]="postgresql python3-psycopg2" [mariadb]="mariadb-server mariadb-client python3-pymysql"
+  [memcached]="memcached python3-pymemcache" [files]="util-linux" [memory]="")
 for e in "${engines[@]}"; do
   # shellcheck disable=SC2206
   packages+=(${build_deps[$e]})
@@ -44,9 +46,11 @@ for e in "${engines[@]}"; do
   [ "$servers" = OFF ] || packages+=(${server_deps[$e]})
 done
 if [ "$tests" = ON ]; then
-  # Every test fixture starts Redis servers; the benchmarks plot and run node-redlock.
+  # Every test fixture starts Redis servers; the benchmarks plot and run node-redlock; a real
+  # Prometheus scrapes the metrics endpoints (tests/prometheus).
   # shellcheck disable=SC2206
-  packages+=(libgtest-dev libgmock-dev ${build_deps[redis]} ${test_deps[redis]} python3-matplotlib)
+  packages+=(libgtest-dev libgmock-dev ${build_deps[redis]} ${test_deps[redis]} python3-matplotlib
+             prometheus)
   # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
   # (e.g. from NodeSource) keep theirs.
   command -v node >/dev/null || packages+=(nodejs)

@@ -15,21 +15,39 @@ void LeaseState::leave_local_queue() noexcept {
     if (!left_queue.exchange(true)) client->local.leave(local_line);
 }
 
-void LeaseState::mark_lost(std::error_code why) noexcept {
-    if (lost.exchange(true)) return;
-    stop.request_stop();
-    leave_local_queue();
-    if (client)
-        tell(client->options.observer,
-             LockEvent{
-                 .kind = LockEventKind::lost, .name = name, .primitive = primitive, .error = why});
-    if (options.on_lost) {
+namespace {
+
+// What a loss tells: the client's observer (e) and the lease's on_lost. Never throws.
+void tell_lost(const LockObserver& observer, const LostHandler& on_lost,
+               const LockEvent& e) noexcept {
+    tell(observer, e);
+    if (on_lost) {
         try {
-            options.on_lost(name, why);
+            on_lost(std::string(e.name), e.error);
         } catch (...) {
             // A throwing callback must not take the renewer (or a destructor) down with it.
         }
     }
+}
+
+}  // namespace
+
+LockEvent LeaseState::end_event(LockEventKind kind, std::error_code error) noexcept {
+    auto held = client ? client->now() - acquired_at : Clock::duration{};
+    return {.kind = kind,
+            .name = name,
+            .primitive = primitive,
+            .error = error,
+            .held = std::chrono::duration_cast<std::chrono::microseconds>(held),
+            .ended = !ended.exchange(true)};
+}
+
+void LeaseState::mark_lost(std::error_code why) noexcept {
+    if (lost.exchange(true)) return;
+    stop.request_stop();
+    leave_local_queue();
+    tell_lost(client ? client->options.observer : LockObserver{}, options.on_lost,
+              end_event(LockEventKind::lost, why));
 }
 
 Status LeaseState::release() noexcept {
@@ -61,9 +79,26 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
         // restart, an ended session) before the release came. Release it again in the
         // background once the engine answers: waiters need not sit out the TTL, and a holding
         // found gone then was not ours up to the release, a loss that must not stay silent.
-        if (ask_again)
+        if (ask_again) {
+            // The lease is held weakly: it holds the client, whose renewer holds this, and a
+            // cycle would keep the client and its threads alive past the user's last handle
+            // (into the process's exit). A loss found after the handle is gone is still told.
             c.renewer->add_cleanup(
-                holding, valid_until() + px, [self = shared_from_this()](Verdict::Is answer) {
+                holding, valid_until() + px,
+                [weak = weak_from_this(), observer = c.options.observer, on_lost = options.on_lost,
+                 name = name, primitive = primitive, told = lost.load()](Verdict::Is answer) {
+                    auto self = weak.lock();
+                    if (!self) {  // released already: this loss does not end the holding
+                        // Unless it was told before the release (the renewer no longer
+                        // watches a lease being released: nothing else tells it since).
+                        if (answer == Verdict::Is::no && !told)
+                            tell_lost(observer, on_lost,
+                                      {.kind = LockEventKind::lost,
+                                       .name = name,
+                                       .primitive = primitive,
+                                       .error = make_error_code(errc::not_owner)});
+                        return;
+                    }
                     if (answer == Verdict::Is::no) {
                         self->mark_lost(make_error_code(errc::not_owner));
                         self->settle_as(self->not_ours_at_release());
@@ -75,18 +110,17 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
                                                             "lease would have expired"));
                     }
                 });
-        else
+        } else {
             settle_as(st);
+        }
     } catch (const std::exception& ex) {
         st = Status::error(errc::server_error, ex.what());
         settle_as(st);
     }
     leave_local_queue();
-    tell(client->options.observer, LockEvent{.kind = LockEventKind::released,
-                                             .name = name,
-                                             .primitive = primitive,
-                                             .took = micros(Clock::now() - started),
-                                             .error = st.ec});
+    LockEvent e = end_event(LockEventKind::released, st.ec);
+    e.took = micros(Clock::now() - started);
+    tell(client->options.observer, e);
     return st;
 }
 

@@ -57,9 +57,10 @@ engines=$(sed -n 's/^set(_deadbolt_engines \(.*\))$/\1/p' "$(dirname "$libdir")/
 # What each engine's library brings: a consumer of one engine loads no other's.
 declare -A brings=([redis]="hiredis|deadbolt_redis" [etcd]="grpc|protobuf|absl|deadbolt_etcd"
                    [zookeeper]="zookeeper" [postgres]="libpq|deadbolt_postgres"
-                   [mariadb]="mariadb|mysql|deadbolt_mariadb")
+                   [mariadb]="mariadb|mysql|deadbolt_mariadb" [memcached]="deadbolt_memcached" [files]="deadbolt_files"
+                   [memory]="deadbolt_memory")
 declare -A scheme=([redis]=redis:// [etcd]=etcd:// [zookeeper]=zk:// [postgres]=postgresql://
-                   [mariadb]=mysql://)
+                   [mariadb]=mysql:// [memcached]=memcached:// [files]=file:// [memory]=memory://)
 alone() {  # engine binary: the registry holds that engine alone, and ldd none of the others'
   local e=$1 bin=$2 others="" o
   [ "$("$bin" --forms | wc -l)" = 1 ] && "$bin" --forms | grep -q "^${scheme[$e]}"
@@ -86,6 +87,21 @@ for e in $engines; do
   if [ "$e" = redis ]; then
     "$tmp/$e-only/consumer" "$url" | grep -q "^fence [0-9]"
     "$tmp/pc-$e-consumer" "$url" | grep -q "^fence [0-9]"
+  fi
+  if [ "$e" = files ]; then  # no server at all
+    "$tmp/$e-only/consumer" "file://$tmp/locks" | grep -q "^fence [0-9]"
+  fi
+  if [ "$e" = memory ]; then  # inside the process
+    "$tmp/$e-only/consumer" "memory://install-test" | grep -q "^fence [0-9]"
+    "$tmp/pc-$e-consumer" "memory://install-test" | grep -q "^fence [0-9]"
+  fi
+  if [ "$e" = memcached ] && command -v memcached >/dev/null; then  # no server but its own
+    mc_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    memcached -p "$mc_port" -l 127.0.0.1 -U 0 -M -u nobody &
+    mc_pid=$!
+    for _ in $(seq 50); do "$tmp/$e-only/consumer" "memcached://127.0.0.1:$mc_port" >"$tmp/mc.out" 2>&1 && break; sleep 0.1; done
+    kill "$mc_pid"
+    grep -q "^fence [0-9]" "$tmp/mc.out"
   fi
 done
 

@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
         if (a.scenario == "cycle" && a.contender == "raw-pg") return cycle_raw_pg(a);
         if (a.scenario == "cycle" && a.contender == "raw-my") return cycle_raw_my(a);
 #endif
+#ifdef DEADBOLT_BENCH_MC
+        if (a.scenario == "cycle" && a.contender == "raw-mc") return cycle_raw_mc(a);
+#endif
         if (a.scenario == "cycle") return cycle(a);
         if (a.scenario == "contend") return contend(a);
         if (a.scenario == "wait") return wait(a);

@@ -19,6 +19,9 @@ int cycle_raw_pg(const Args& a);
 /// The same against MariaDB (--url mysql://user:pw@host:port/db) through Connector/C:
 /// GET_LOCK(name, 0) and RELEASE_LOCK, a session per thread.
 int cycle_raw_my(const Args& a);
+/// The same against memcached (--url memcached://ip:port) with no library logic: the meta
+/// add of a token with a TTL and a delete, a connection per thread.
+int cycle_raw_mc(const Args& a);
 /// The same on the asynchronous API: --threads T loops in flight from one thread.
 int cycle_async(const Args& a);
 /// 3 and 6: one of several processes contending for one key; the critical section is a

@@ -78,3 +78,27 @@ def contend(try_acquire, release, counter, start_ns, until):
         release()
         events.append([inv, got, rel])
     return {"failures": failures, "cpu_s": cpu() - c0, "events": events}
+
+
+def serve(name, make_lock):
+    """The main of a peer that polls a try-lock (sql_poll.py, mc_poll.py): make_lock(url, key,
+    poll_s) gives a lock with acquire() and release(); --url names its server, --poll-ms the
+    sleep between tries. Prints the scenario's JSON object."""
+    import json
+
+    import redis
+    ap = parser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--poll-ms", type=float, default=10)
+    a = ap.parse_args()
+    until = until_of(a)
+    poll_s = a.poll_ms / 1000
+    if a.scenario == "cycle":
+        out = cycles(lambda t: make_lock(a.url, f"{a.key}:{a.id}:{t}", poll_s), a.threads, until)
+    elif a.scenario == "contend":
+        lock = make_lock(a.url, a.key, poll_s)
+        out = {"id": a.id, **contend(lock.acquire, lock.release,
+                                     (redis.Redis(port=a.port), f"{a.key}:counter"), a.start_ns, until)}
+    else:
+        raise SystemExit(f"{name}: no scenario {a.scenario}")
+    print(json.dumps(out))

@@ -5,13 +5,11 @@ python3-psycopg2, GET_LOCK(name, 0) through python3-pymysql) and sleep --poll-ms
 tries. --url names the server (postgresql:// or mysql://); the contended counter lives on
 redis-server --port, as the driver's. One JSON object on stdout."""
 import hashlib
-import json
 import time
 import urllib.parse
 
-import redis
 
-from peer import contend, cycles, parser, until_of
+from peer import serve
 
 
 def pg_key(name):
@@ -55,23 +53,5 @@ class Lock:
         self.cur.fetchone()
 
 
-def main():
-    ap = parser()
-    ap.add_argument("--url", required=True)
-    ap.add_argument("--poll-ms", type=float, default=10)
-    a = ap.parse_args()
-    until = until_of(a)
-    poll_s = a.poll_ms / 1000
-    if a.scenario == "cycle":
-        out = cycles(lambda t: Lock(a.url, f"{a.key}:{a.id}:{t}", poll_s), a.threads, until)
-    elif a.scenario == "contend":
-        lock = Lock(a.url, a.key, poll_s)
-        out = {"id": a.id, **contend(lock.acquire, lock.release,
-                                     (redis.Redis(port=a.port), f"{a.key}:counter"), a.start_ns, until)}
-    else:
-        raise SystemExit(f"sql_poll.py: no scenario {a.scenario}")
-    print(json.dumps(out))
-
-
 if __name__ == "__main__":
-    main()
+    serve("sql_poll.py", Lock)

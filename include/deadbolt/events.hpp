@@ -12,7 +12,9 @@ namespace deadbolt {
 
 /// What happened.
 enum class LockEventKind {
-    refused,          ///< An attempt found the lock held; the caller waits (or gives up).
+    refused,          ///< An attempt found the lock held (by another client, or another
+                      ///< thread of this one, which lines up in the process first); the
+                      ///< caller waits (or gives up).
     granted,          ///< An acquisition succeeded (fence set; waited = time it took).
     unknown_outcome,  ///< An attempt's reply was lost: it may have been granted; cleaned up.
     retrying,         ///< A waiter rides out a connection error until its deadline.
@@ -33,6 +35,16 @@ struct LockEvent {
     std::chrono::milliseconds waited{};  ///< Since the acquisition began (acquire events).
     std::uint64_t fence = 0;             ///< granted: the fence (0 for shared holdings).
     std::error_code error{};             ///< Why, for the failure kinds.
+    /// Acquire events: the refusals this acquisition met so far (a refused event counts its
+    /// own), so an observer can tell when a caller starts waiting (the first) and whether it
+    /// had waited when it ends (granted, gave_up).
+    std::uint32_t refusals = 0;
+    /// lost, released: how long the lease was held, from its grant (on ClientOptions::clock).
+    std::chrono::microseconds held{};
+    /// lost, released: this event ended the holding (the first of the two for a lease; a
+    /// released lease found lost afterwards, or a lost one released, tells the second with
+    /// ended false), so counting holders is granted minus ended.
+    bool ended = false;
 };
 
 /// Hears every event of a client's locks on the thread that did the work (the caller's, or

@@ -2,6 +2,8 @@
 // holder's expiry or a refresh, whichever comes first. No polling.
 #include "core/acquire.hpp"
 
+#include <functional>
+
 #include "core/acquire_fsm.hpp"
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
@@ -13,9 +15,10 @@
 namespace deadbolt::detail {
 namespace {
 
-Status enter_local_queue(ClientImpl& c, const std::string& line, const AcquireOptions& how) {
+Status enter_local_queue(ClientImpl& c, const std::string& line, const AcquireOptions& how,
+                         const std::function<void()>& on_wait) {
     if (line.empty()) return {};
-    switch (c.local.enter(line, how.deadline, how.cancel)) {
+    switch (c.local.enter(line, how.deadline, how.cancel, on_wait)) {
         case LocalQueue::Result::entered:
             return {};
         case LocalQueue::Result::cancelled:
@@ -39,7 +42,25 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
     const LockSpec& spec = fitted(store, asked, cut);
     auto claim = store.open(spec, how.cancel);
     const ClaimTraits& traits = claim->traits();
-    if (status = enter_local_queue(c, traits.local_line, how); !status.ok()) return {};
+    Attempted a;
+    std::uint32_t refusals = 0;
+    auto tell_event = [&](LockEventKind kind, std::error_code error, std::uint64_t fence = 0) {
+        tell_acquire(c, spec, kind, a, started, refusals, error, fence);
+    };
+    // Another thread of this process holds the lock or waits for it: a refusal, as the
+    // engine's (an observer counts the wait, and a try_lock that gives up as refused); one
+    // that waited to its deadline met a second one there, as an engine's waiter does.
+    auto refused_here = [&] {
+        ++refusals;
+        tell_event(LockEventKind::refused, {});
+    };
+    if (status = enter_local_queue(c, traits.local_line, how, refused_here); !status.ok()) {
+        if (status.ec == make_error_code(errc::not_acquired) && how.deadline &&
+            *how.deadline > started)
+            ++refusals;
+        tell_event(LockEventKind::gave_up, status.ec);
+        return {};
+    }
 
     const MutexOptions& options = spec.options;
     std::string token = spec.owner.empty() ? random_token() : spec.owner;
@@ -53,11 +74,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
             store.release({&one, 1}, store.deadline()).front().is == Verdict::Is::unknown)
             c.renewer->add_cleanup(std::move(h), when.give_up);
     };
-    Attempted a;
     Fences fences;
-    auto tell_event = [&](LockEventKind kind, std::error_code error, std::uint64_t fence = 0) {
-        tell_acquire(c, spec, kind, a, started, error, fence);
-    };
     for (Step step = fsm.start(Clock::now());;) {
         if (step.release) cleanup(claim->holding(token, px), *step.release);
         if (step.abandon)
@@ -79,7 +96,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
                 a.sent_at = c.now();
                 claim->attempt(token, px, a, fences);
                 a.replied_at = c.now();
-                tell_attempt(c, spec, a, started);
+                tell_attempt(c, spec, a, started, refusals);
                 step = fsm.attempted(a, Clock::now());
                 break;
             case Next::subscribe:  // drive_wait's

@@ -72,7 +72,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
             if (s.unsubscribe) claim_->disarm();
             if (s.report && how_.on_wait) how_.on_wait(*s.report);
             if (s.report && s.report->retrying)
-                tell_acquire(*client_, spec_, LockEventKind::retrying, a_, started_,
+                tell_acquire(*client_, spec_, LockEventKind::retrying, a_, started_, refusals_,
                              s.report->retrying);
             switch (s.next) {
                 case Next::attempt:
@@ -102,7 +102,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
                 case Next::granted:
                     return grant(s.until);
                 case Next::failed:
-                    tell_acquire(*client_, spec_, LockEventKind::gave_up, a_, started_,
+                    tell_acquire(*client_, spec_, LockEventKind::gave_up, a_, started_, refusals_,
                                  s.status.ec);
                     return finish(std::move(s.status), {});
             }
@@ -116,7 +116,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
         claim_->async_attempt(token_, px_, a_, fences_, [self = shared_from_this()] {
             self->then([](Operation& op) {
                 op.a_.replied_at = op.client_->now();
-                tell_attempt(*op.client_, op.spec_, op.a_, op.started_);
+                tell_attempt(*op.client_, op.spec_, op.a_, op.started_, op.refusals_);
                 op.step(op.fsm_->attempted(op.a_, Clock::now()));
             });
         });
@@ -197,7 +197,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
         // Asynchronous acquisitions do not line up in the local queue.
         auto s = make_state(client_, spec_, *claim_, token_, std::move(fences_), px_, a_.sent_at,
                             valid_until, false);
-        tell_acquire(*client_, spec_, LockEventKind::granted, a_, started_, {}, s->fence);
+        tell_acquire(*client_, spec_, LockEventKind::granted, a_, started_, refusals_, {},
+                     s->fence);
         client_->renewer->add(s);
         finish({}, make_lease(std::move(s)));
     }
@@ -222,6 +223,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
     AcquireDone done_;
     asio::steady_timer timer_;
     Clock::time_point started_;
+    std::uint32_t refusals_ = 0;  // the acquisition's so far (LockEvent::refusals)
     std::stop_source stop_;
     std::optional<StopCallback> user_stop_, also_stop_;
     std::unique_ptr<Claim> claim_;

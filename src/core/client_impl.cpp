@@ -8,16 +8,30 @@ ClientImpl::ClientImpl(ClientOptions o, const MakeStore& make_store)
     : options(std::move(o)),
       id(random_token()),
       store(make_store(*this)),
-      renewer(std::make_shared<Renewer>(store, options.clock)) {
-    store->on_doubt = [weak = std::weak_ptr<Renewer>(renewer)] {
-        if (auto r = weak.lock()) r->verify_all();
-    };
-    store->on_doubt_of = [weak = std::weak_ptr<Renewer>(renewer)](Store::Concerns concerns) {
-        if (auto r = weak.lock()) r->doubt(std::move(concerns));
+      renewer(std::make_shared<Renewer>(store, options.clock)),
+      doubts_(std::make_shared<DoubtGate>()) {
+    doubts_->renewer = renewer;
+    // An engine's thread hands a doubt to the renewer's thread and goes on: it checks nothing
+    // itself, so no lease (and no client) ever ends on an engine's thread.
+    store->on_doubt = [gate = doubts_] { gate->doubt({}); };
+    store->on_doubt_of = [gate = doubts_](Store::Concerns concerns) {
+        gate->doubt(std::move(concerns));
     };
 }
 
+void ClientImpl::DoubtGate::doubt(Store::Concerns concerns) noexcept {
+    std::lock_guard lk(m);
+    if (closed) return;
+    if (auto r = renewer.lock()) r->doubt(std::move(concerns));
+}
+
 ClientImpl::~ClientImpl() {
+    {
+        // A doubt in flight holds the renewer, and through it the store: were it the last, the
+        // store would end on its own engine thread, which cannot join itself. Wait for it.
+        std::lock_guard lk(doubts_->m);
+        doubts_->closed = true;
+    }
     store->stop();  // no more doubts: nothing follows the engine's moves any more
     renewer->stop();
 }

@@ -58,6 +58,14 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     Handoffs handoffs;
 
   private:
+    // How the store's doubts reach the renewer, closed when the client ends.
+    struct DoubtGate {
+        std::mutex m;
+        std::weak_ptr<Renewer> renewer;
+        bool closed = false;
+        void doubt(Store::Concerns concerns) noexcept;
+    };
+    std::shared_ptr<DoubtGate> doubts_;
     std::mutex reentrant_m_;
     std::map<std::string, int> reentrant_holds_;
     std::mutex loop_m_;

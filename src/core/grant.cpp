@@ -72,20 +72,29 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
 }
 
 void tell_attempt(const ClientImpl& c, const LockSpec& spec, const Attempted& a,
-                  Clock::time_point started) {
-    if (a.status.ec == make_error_code(errc::unknown_outcome))
-        tell_acquire(c, spec, LockEventKind::unknown_outcome, a, started, a.status.ec);
-    else if (a.status.ok() && !a.acquired)
-        tell_acquire(c, spec, LockEventKind::refused, a, started);
+                  Clock::time_point started, std::uint32_t& refusals) {
+    if (a.status.ec == make_error_code(errc::unknown_outcome)) {
+        tell_acquire(c, spec, LockEventKind::unknown_outcome, a, started, refusals, a.status.ec);
+    } else if (a.status.ok() && !a.acquired) {
+        ++refusals;
+        tell_acquire(c, spec, LockEventKind::refused, a, started, refusals);
+    }
 }
 
 void tell_acquire(const ClientImpl& c, const LockSpec& spec, LockEventKind kind, const Attempted& a,
-                  Clock::time_point started, std::error_code error, std::uint64_t fence) {
+                  Clock::time_point started, std::uint32_t refusals, std::error_code error,
+                  std::uint64_t fence) {
     if (!c.options.observer) return;
     tell(c.options.observer,
-         LockEvent{kind, spec.name, primitive_of(spec.shape), micros(a.replied_at - a.sent_at),
-                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started),
-                   fence, error});
+         LockEvent{.kind = kind,
+                   .name = spec.name,
+                   .primitive = primitive_of(spec.shape),
+                   .took = micros(a.replied_at - a.sent_at),
+                   .waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                                                   started),
+                   .fence = fence,
+                   .error = error,
+                   .refusals = refusals});
 }
 
 }  // namespace deadbolt::detail

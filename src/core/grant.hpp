@@ -41,13 +41,15 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
                                        Clock::time_point sent_at, Clock::time_point valid_until,
                                        bool in_local_queue);
 
-/// Tells c's observer what an attempt a of spec came back with (refused, or unknown outcome).
+/// Tells c's observer what an attempt a of spec came back with (refused, or unknown outcome);
+/// counts a refusal in refusals (the acquisition's so far).
 void tell_attempt(const ClientImpl& c, const LockSpec& spec, const Attempted& a,
-                  Clock::time_point started);
+                  Clock::time_point started, std::uint32_t& refusals);
 
 /// Tells c's observer (if any) what happened to an acquisition of spec that started at
-/// started; a is its last attempt.
+/// started and met refusals refusals; a is its last attempt.
 void tell_acquire(const ClientImpl& c, const LockSpec& spec, LockEventKind kind, const Attempted& a,
-                  Clock::time_point started, std::error_code error = {}, std::uint64_t fence = 0);
+                  Clock::time_point started, std::uint32_t refusals, std::error_code error = {},
+                  std::uint64_t fence = 0);
 
 }  // namespace deadbolt::detail

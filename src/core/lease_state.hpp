@@ -13,6 +13,7 @@
 
 #include "core/status.hpp"
 #include "core/store.hpp"
+#include "deadbolt/events.hpp"
 #include "deadbolt/options.hpp"
 
 namespace deadbolt::detail {
@@ -45,6 +46,7 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
     std::atomic<bool> lost{false};
     std::atomic<bool> released{false};
     std::atomic<bool> left_queue{false};  // this process's other threads may try again
+    std::atomic<bool> ended{false};       // a lost or released event told the holding's end
     std::stop_source stop;
 
     // What the release learned (Lease::settle): unknown until the engine answered, which after
@@ -60,6 +62,9 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
     void set_valid_until(Clock::time_point t) {
         valid_until_rep.store(t.time_since_epoch().count(), std::memory_order_release);
     }
+
+    /// The event of the holding's loss or release: held so far, and whether it ends it.
+    LockEvent end_event(LockEventKind kind, std::error_code error) noexcept;
 
     /// Marks the lease lost once: requests the stop token and calls on_lost. Never throws.
     void mark_lost(std::error_code why) noexcept;

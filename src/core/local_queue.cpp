@@ -6,7 +6,8 @@ namespace deadbolt::detail {
 
 LocalQueue::Result LocalQueue::enter(const std::string& key,
                                      std::optional<Clock::time_point> deadline,
-                                     const std::stop_token& cancel) {
+                                     const std::stop_token& cancel,
+                                     const std::function<void()>& on_wait) {
     std::unique_lock lk(m_);
     Line& line = lines_[key];
     if (!line.busy && line.waiting.empty()) {
@@ -15,6 +16,11 @@ LocalQueue::Result LocalQueue::enter(const std::string& key,
     }
     std::uint64_t id = next_id_++;
     line.waiting.push_back(id);
+    if (on_wait) {  // the line stays: this thread is in it
+        lk.unlock();
+        on_wait();
+        lk.lock();
+    }
     auto my_turn = [&] { return !line.busy && line.waiting.front() == id; };
     bool ok =
         deadline ? cv_.wait_until(lk, cancel, *deadline, my_turn) : cv_.wait(lk, cancel, my_turn);

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -19,9 +20,10 @@ class LocalQueue {
     using Clock = std::chrono::steady_clock;
     enum class Result { entered, timed_out, cancelled };
 
-    /// Waits FIFO until this thread is the one working on key.
+    /// Waits FIFO until this thread is the one working on key; on_wait (when set) runs once,
+    /// unlocked, before a thread that must wait starts to.
     Result enter(const std::string& key, std::optional<Clock::time_point> deadline,
-                 const std::stop_token& cancel);
+                 const std::stop_token& cancel, const std::function<void()>& on_wait = {});
     /// Lets the next thread in line work on key.
     void leave(const std::string& key);
 

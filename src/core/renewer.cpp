@@ -99,10 +99,6 @@ void Renewer::run_cleanups(std::unique_lock<std::mutex>& lk) {
     }
 }
 
-void Renewer::verify_all() noexcept {
-    verify({Store::Concerns{}});
-}
-
 void Renewer::doubt(Store::Concerns concerns) noexcept {
     try {
         std::lock_guard lk(m_);

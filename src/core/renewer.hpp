@@ -37,13 +37,10 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     /// expired anyway; then calls settled (if any) once, on the renewer's thread.
     void add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up,
                      Settled settled = {});
-    /// Asks the engine whether each lease is still held (it may have dropped some by itself:
-    /// a failover, a session expiry) and reports those it does not hold as lost (not_owner).
-    /// Never throws.
-    void verify_all() noexcept;
-    /// verify_all() of the leases whose holding concerns says is concerned (empty: all), on
-    /// the renewer's thread, soon: it never blocks the caller (an engine's event thread).
-    /// Never throws.
+    /// Asks the engine, on the renewer's thread and soon, whether each lease that concerns says
+    /// is concerned (empty: all) is still held (it may have dropped some by itself: a
+    /// failover, a session expiry) and reports those it does not hold as lost (not_owner). It
+    /// never blocks the caller (an engine's event thread). Never throws.
     void doubt(Store::Concerns concerns) noexcept;
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();

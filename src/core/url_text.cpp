@@ -149,4 +149,17 @@ bool common_option(std::string_view key, const std::string& v, ClientOptions& o,
     return false;
 }
 
+std::string userless_query_options(std::string_view query, ClientOptions& o,
+                                   std::string_view scheme, std::string_view no_users) {
+    return each_query_option(query, [&](std::string_view k, const std::string& v) -> std::string {
+        if (std::string e; common_option(k, v, o, e))
+            return k == "user" || k == "password" ? std::string(no_users) : e;
+        if (k == "prefix") return o.key_prefix = v, "";
+        return fmt::format(
+            "unknown {} URL option '{}': known options are prefix, connect_timeout, "
+            "command_timeout",
+            scheme, k);
+    });
+}
+
 }  // namespace deadbolt::detail

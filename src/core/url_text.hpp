@@ -41,6 +41,12 @@ std::string positive_duration_option(std::string_view key, const std::string& v,
 /// nothing); false for any other key.
 bool common_option(std::string_view key, const std::string& v, ClientOptions& o, std::string& err);
 
+/// The query of an engine without users (file://, memory://): prefix, connect_timeout and
+/// command_timeout into o; user and password refused saying no_users, anything else naming
+/// scheme and the options there are. "" or what is wrong.
+std::string userless_query_options(std::string_view query, ClientOptions& o,
+                                   std::string_view scheme, std::string_view no_users);
+
 /// Hands each k=v of a URL's query (v decoded) to apply, which returns "" or what is wrong;
 /// returns the first thing wrong, or "".
 std::string each_query_option(

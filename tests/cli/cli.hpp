@@ -36,6 +36,14 @@ using Engines = ::testing::Types<OneServer
                                  ,
                                  conformance::Zk
 #endif
+#ifdef DEADBOLT_TEST_MC
+                                 ,
+                                 conformance::Mc
+#endif
+#ifdef DEADBOLT_TEST_FILE
+                                 ,
+                                 conformance::File
+#endif
                                  >;
 
 /// What one run of the CLI gave: its exit code, and stdout and stderr together.

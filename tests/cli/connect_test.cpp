@@ -103,6 +103,7 @@ std::string refused_url(const std::string& url) {
 }
 
 TYPED_TEST(RedisUrlAtAnotherEngine, ARefusedPortFailsAtOnceNamingTheAddress) {
+    if (serverless<TypeParam>()) GTEST_SKIP() << "no server: nothing to refuse a connection";
     auto url = refused_url(this->url());
     auto r = deadbolt(url, {"status", "x"});
     EXPECT_EQ(r.rc, 69) << url;
@@ -112,6 +113,7 @@ TYPED_TEST(RedisUrlAtAnotherEngine, ARefusedPortFailsAtOnceNamingTheAddress) {
 
 TYPED_TEST(RedisUrlAtAnotherEngine, IsNamedAsNotRedisAtOnce) {
     if (std::string(TypeParam::kName) == "OneServer") GTEST_SKIP() << "Redis speaks Redis";
+    if (serverless<TypeParam>()) GTEST_SKIP() << "no server: no port to point Redis at";
     auto r = deadbolt("redis://" + first_host_port(this->url()), {"status", "x"});
     EXPECT_EQ(r.rc, 69) << r.out;
     EXPECT_TRUE(says(r, {"Redis", "check the URL's scheme and port"}));

@@ -3,7 +3,11 @@
 // backend here, not tests.
 #pragma once
 
+#include <stdlib.h>
+
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -18,6 +22,13 @@
 #endif
 #ifdef DEADBOLT_TEST_MY
 #include "mariadb_server.hpp"
+#endif
+#ifdef DEADBOLT_TEST_MC
+#include "backends/memcached/keys.hpp"
+#include "memcached_server.hpp"
+#endif
+#ifdef DEADBOLT_TEST_MEMORY
+#include "deadbolt/memory.hpp"
 #endif
 #include "redis_cluster.hpp"
 #include "redis_server.hpp"
@@ -186,6 +197,121 @@ struct My {
     }
 };
 #endif
+
+#ifdef DEADBOLT_TEST_MC
+/// One memcached server (memcached://, run with -M): locks are items added with a TTL in
+/// whole seconds, waiters look again with backoff.
+struct Mc {
+    static constexpr const char* kName = "Mc";
+    static constexpr bool kQueues = false, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
+    static constexpr bool kShares = false, kReenters = true, kElects = false;
+    static constexpr bool kFencedData = false;
+    static constexpr std::chrono::milliseconds kShortTtl{2000};
+    test::McServer server;
+    std::string url() const { return server.url(); }
+    // Deletes the lock's item, as an operator would (README, "Memcached": its key).
+    void take_away(const std::string& name) { server.raw("md " + key(name) + "\r\n"); }
+    static std::string key(const std::string& name) {
+        return detail::mc_keys("", name).lock();  // README, "Memcached": names as keys
+    }
+};
+
+/// Three memcached servers deciding by majority (memcached://a,b,c): Mutex and MultiLock
+/// only; what counts on one server is refused.
+struct McMajority {
+    static constexpr const char* kName = "McMajority";
+    static constexpr bool kQueues = false, kCounts = false, kExpiresAlone = true;
+    static constexpr bool kRates = false;
+    static constexpr bool kShares = false, kReenters = false, kElects = false;
+    static constexpr bool kFencedData = false;
+    static constexpr std::chrono::milliseconds kShortTtl{2000};
+    test::McServer a, b, c;
+    std::string url() const {
+        return "memcached://" + a.address() + "," + b.address() + "," + c.address();
+    }
+    void take_away(const std::string& name) {
+        for (auto* s : {&a, &b, &c}) s->raw("md " + Mc::key(name) + "\r\n");
+    }
+};
+#endif
+
+#ifdef DEADBOLT_TEST_FILE
+/// One machine's lock directory (file://): the kernel's locks, held while the holder's process
+/// lives, so nothing ends by itself and no latch is kept.
+struct File {
+    static constexpr const char* kName = "File";
+    static constexpr bool kQueues = false, kCounts = true, kExpiresAlone = false;
+    static constexpr bool kLatches = false, kServerless = true;
+    static constexpr bool kRates = false;
+    static constexpr bool kShares = true, kReenters = true, kElects = false;
+    static constexpr bool kFencedData = false;
+    static constexpr std::chrono::milliseconds kShortTtl{1000};
+    std::string dir = [] {
+        char tmpl[] = "/tmp/deadbolt-file-XXXXXX";
+        return std::string(::mkdtemp(tmpl));
+    }();
+    File() = default;
+    File(const File&) = delete;
+    File& operator=(const File&) = delete;
+    ~File() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);  // the lock files go with the suite
+    }
+    std::string url() const { return "file://" + dir; }
+    // Puts a new lock file (with the same fence) in the holder's file's place, as
+    // force-unlock does (README, "file://"): the name's file is "<name>.lock".
+    void take_away(const std::string& name) {
+        const std::string path = dir + "/" + name + ".lock";
+        std::string text;
+        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+            char buf[256] = {};
+            text.assign(buf, std::fread(buf, 1, sizeof buf - 1, f));
+            std::fclose(f);
+        }
+        const std::string fresh = path + ".new";
+        if (std::FILE* f = std::fopen(fresh.c_str(), "w")) {
+            std::fputs((text.substr(0, text.find(' ')) + " \n").c_str(), f);
+            std::fclose(f);
+        }
+        std::rename(fresh.c_str(), path.c_str());
+    }
+};
+#endif
+
+#ifdef DEADBOLT_TEST_MEMORY
+/// A memory space (memory://NAME): the engine inside the process that users' tests use, with
+/// every primitive; a holding is taken away by the fault a test drives (memory::Space::lose).
+struct Memory {
+    static constexpr const char* kName = "Memory";
+    static constexpr bool kQueues = true, kCounts = true, kExpiresAlone = true;
+    static constexpr bool kRates = true;
+    static constexpr bool kShares = true, kReenters = true, kElects = true;
+    static constexpr bool kFencedData = true, kServerless = true;
+    static constexpr std::chrono::milliseconds kShortTtl{300};
+    memory::Space space{"conformance"};
+    std::string url() const { return "memory://conformance"; }
+    void take_away(const std::string& name) { space.lose(name); }
+};
+#endif
+
+/// Whether B runs without a server (file://): no address to connect to or refuse.
+template <class B>
+constexpr bool serverless() {
+    if constexpr (requires { B::kServerless; })
+        return B::kServerless;
+    else
+        return false;
+}
+
+/// Whether B keeps CountDownLatch (kCounts unless it says otherwise).
+template <class B>
+constexpr bool latches() {
+    if constexpr (requires { B::kLatches; })
+        return B::kLatches;
+    else
+        return B::kCounts;
+}
 
 /// One backend per process, shared by a suite's tests (each uses names of its own).
 template <class B>

@@ -67,6 +67,18 @@ using Backends = ::testing::Types<OneServer, Sentinel, Cluster, Redlock
                                   ,
                                   My
 #endif
+#ifdef DEADBOLT_TEST_MC
+                                  ,
+                                  Mc, McMajority
+#endif
+#ifdef DEADBOLT_TEST_FILE
+                                  ,
+                                  File
+#endif
+#ifdef DEADBOLT_TEST_MEMORY
+                                  ,
+                                  Memory
+#endif
                                   >;
 
 }  // namespace deadbolt::conformance

@@ -75,6 +75,23 @@ TEST(Redlock, StatusIsTheMajoritysView) {
     EXPECT_NE(code_of([&] { client.list(); }), errc{});
 }
 
+TEST(Redlock, AClientWhoseReleaseWentUnansweredEndsWithItsLastHandle) {
+    Cluster c(3);
+    const auto before = c[2].connections();
+    {
+        auto client = deadbolt::Client::connect(c.url());
+        deadbolt::MutexOptions o;
+        o.ttl = 60s;  // the background release would keep trying for a minute
+        auto lease = client.acquire("job", o);
+        c[0].stop();
+        c[1].stop();
+        lease = {};  // released without a majority's answer: retried in the background
+    }
+    // With both handles gone the client ends: its threads and connections do not live on
+    // with the background release (at exit they would outlive what they use).
+    EXPECT_TRUE(eventually([&] { return c[2].connections() <= before; }));
+}
+
 TEST(Redlock, FencesRiseAcrossClients) {
     Cluster c(3);
     auto a = deadbolt::Client::connect(c.url());

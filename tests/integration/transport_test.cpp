@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include <iostream>
+
 #include "acquire_options.hpp"
 #include "certs.hpp"
 #include "deadbolt/deadbolt.hpp"
@@ -57,6 +59,29 @@ TEST(Transport, TlsWithCaVerifiesAndLocks) {
     auto by_ip =
         deadbolt::Client::connect(t.url("127.0.0.1", "ca=" + t.certs.ca() + "&sni=localhost"));
     EXPECT_NO_THROW(by_ip.ping());
+}
+
+// A TLS opening cut short by its deadline leaves handlers of the stream behind (a handshake step
+// may even start a read after the socket closed); they must find the stream still there. Under
+// ASan this failed as a use-after-free on the subscriber's thread.
+TEST(Transport, TlsOpeningsCutShortByTheirDeadlineEndCleanly) {
+    TlsServer t("no");
+    int opened = 0;
+    for (int i = 0; i < 60; ++i) {
+        std::string timeout = "connect_timeout=" + std::to_string(1 + i % 30) + "ms";
+        std::string url = "rediss://localhost:" + std::to_string(t.tls_port) + "?" + timeout +
+                          "&ca=" + t.certs.ca();
+        try {
+            auto c = deadbolt::Client::connect(url);
+            c.ping();
+            ++opened;
+        } catch (const deadbolt::Error& e) {
+            EXPECT_TRUE(e.code() == errc::connect_failed || e.code() == errc::timeout) << e.what();
+        }
+    }
+    // The server is still there and still speaks TLS to a patient client.
+    EXPECT_NO_THROW(deadbolt::Client::connect(t.url("localhost", "ca=" + t.certs.ca())).ping());
+    std::cout << opened << " of 60 opened in time\n";
 }
 
 TEST(Transport, TlsFailuresAreClear) {

@@ -40,6 +40,9 @@ std::string server_bin() {
 // then its exit status).
 pid_t spawn_as(uid_t uid, gid_t gid, std::vector<std::string> argv, const std::string& log,
                bool wait) {
+    std::vector<char*> a;  // before the fork: the child may not allocate (spawn_logged)
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
     pid_t pid = ::fork();
     if (pid == 0) {
         int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -47,9 +50,6 @@ pid_t spawn_as(uid_t uid, gid_t gid, std::vector<std::string> argv, const std::s
         ::dup2(out, 2);
         ::setpgid(0, 0);  // the server and its backends: one group, killed at once
         if (::getuid() == 0 && (::setgid(gid) != 0 || ::setuid(uid) != 0)) ::_exit(126);
-        std::vector<char*> a;
-        for (auto& s : argv) a.push_back(s.data());
-        a.push_back(nullptr);
         ::execv(a[0], a.data());
         ::_exit(127);
     }

@@ -21,6 +21,25 @@
 namespace deadbolt::test {
 namespace {
 
+// The environment with entries ("NAME=value") replacing those of the same names, as execvpe
+// takes it (pointing into entries and environ).
+std::vector<char*> environment_with(const std::vector<std::string>& entries) {
+    std::vector<char*> env;
+    for (const auto& x : entries) env.push_back(const_cast<char*>(x.c_str()));
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string_view entry(*e);
+        bool replaced = false;
+        for (const auto& x : entries) {
+            auto eq = x.find('=');
+            replaced =
+                replaced || (eq != std::string::npos && entry.starts_with(x.substr(0, eq + 1)));
+        }
+        if (!replaced) env.push_back(*e);
+    }
+    env.push_back(nullptr);
+    return env;
+}
+
 RawReply convert(const redisReply* r) {
     RawReply o;
     switch (r->type) {
@@ -163,16 +182,17 @@ void RedisServer::start() {
             dir_,           "--logfile", dir_ + "/redis.log",   "--daemonize", "no"};
         args.insert(args.end(), extra_.begin(), extra_.end());
         if (!conf_.empty()) args.insert(args.begin() + 1, conf_);
+        // Before the fork: the child may not allocate (spawn_logged).
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        auto envp = environment_with(env_);
         pid_ = ::fork();
         if (pid_ == 0) {
             int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
             ::dup2(devnull, 0);
             ::dup2(devnull, 1);
-            for (auto& e : env_) ::putenv(e.data());
-            std::vector<char*> argv;
-            for (auto& a : args) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execvp("redis-server", argv.data());
+            ::execvpe("redis-server", argv.data(), envp.data());
             ::_exit(127);
         }
         auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -224,15 +244,18 @@ void RedisServer::resume() {
     if (pid_ > 0) ::kill(pid_, SIGCONT);
 }
 
+// Between fork and exec the child of a threaded process may call only what allocates nothing
+// (another thread may have held the allocator's lock at the fork: under AddressSanitizer a
+// test hung there), so argument and environment arrays are made before the fork.
 pid_t spawn_logged(std::vector<std::string> argv, const std::string& log) {
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
     pid_t pid = ::fork();
     if (pid == 0) {
         int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         ::dup2(out, 1);
         ::dup2(out, 2);
-        std::vector<char*> a;
-        for (auto& s : argv) a.push_back(s.data());
-        a.push_back(nullptr);
         ::execvp(a[0], a.data());
         ::_exit(127);
     }
@@ -244,6 +267,10 @@ int run_command(const std::vector<std::string>& argv, std::string* out,
     // Close-on-exec: a command another thread starts meanwhile must not keep this pipe's
     // write end, or this read waits for that command to end too (an `etcdctl lock` started
     // in the background held a test's `etcdctl get` for a minute).
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    auto env = environment_with(extra_env);
     int pipefd[2];
     if (::pipe2(pipefd, O_CLOEXEC) != 0) return -1;
     pid_t pid = ::fork();
@@ -254,11 +281,7 @@ int run_command(const std::vector<std::string>& argv, std::string* out,
         ::close(pipefd[1]);
         int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         ::dup2(devnull, 0);
-        for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
-        std::vector<char*> a;
-        for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-        a.push_back(nullptr);
-        ::execvp(a[0], a.data());
+        ::execvpe(a[0], a.data(), env.data());
         ::_exit(127);
     }
     ::close(pipefd[1]);

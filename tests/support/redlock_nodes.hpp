@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "code_of.hpp"
 #include "deadbolt/error.hpp"
 #include "redis_server.hpp"
 
@@ -37,15 +38,5 @@ struct RedlockNodes {
         return answering({"GET", key}, token);
     }
 };
-
-// The errc a call throws as a deadbolt::Error; errc{} when it does not throw.
-inline errc code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return static_cast<errc>(e.code().value());
-    }
-    return errc{};
-}
 
 }  // namespace deadbolt::test

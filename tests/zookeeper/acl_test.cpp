@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "code_of.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "zk_ensemble.hpp"
@@ -17,6 +18,7 @@
 using namespace std::chrono_literals;
 using deadbolt::Client;
 using deadbolt::test::children;
+using deadbolt::test::code_of;
 using deadbolt::test::eventually;
 using deadbolt::test::node_of;
 using deadbolt::test::ZkEnsemble;
@@ -46,16 +48,6 @@ std::string kazoo_deletes(const ZkEnsemble& zk, const std::string& path,
     if (!user.empty()) args.push_back(user);
     zk.kazoo(kKazooDeletes, args, &out);
     return out;
-}
-
-// The error code f threw (none when it did not throw).
-std::error_code code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const deadbolt::Error& e) {
-        return e.code();
-    }
-    return {};
 }
 
 }  // namespace

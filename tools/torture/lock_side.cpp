@@ -2,6 +2,7 @@
 
 #include "etcd_cluster.hpp"
 #include "mariadb_server.hpp"
+#include "memcached_server.hpp"
 #include "pg_server.hpp"
 #include "zk_ensemble.hpp"
 
@@ -20,6 +21,8 @@ LockSide::LockSide(const std::string& dir, int workers, const SideSpec& spec)
         std::uint16_t port = 0;
         if (spec.database == "pg")
             pg_ = std::make_unique<test::PgServer>(), port = pg_->port();
+        else if (spec.database == "memcached")
+            mc_ = std::make_unique<test::McServer>(), port = mc_->port();
         else
             mariadb_ = std::make_unique<test::MariaDbServer>(), port = mariadb_->port();
         for (int w = 0; w < workers; ++w)
@@ -119,6 +122,7 @@ std::string LockSide::url_for(int worker) const {
     }
     if (pg_) return pg_->url_via(proxies_[worker]->port());
     if (mariadb_) return mariadb_->url_via(proxies_[worker]->port());
+    if (mc_) return "memcached://127.0.0.1:" + std::to_string(proxies_[worker]->port());
     if (nodes_ == 1) return proxies_[worker]->url();
     std::string url = etcd_ ? "etcd://" : zk_ ? "zk://" : "redlock://";
     for (std::size_t i = 0; i < nodes_; ++i)
@@ -186,6 +190,13 @@ void LockSide::point_proxies(std::uint16_t port) {
 }
 
 void LockSide::restart_primary(std::chrono::milliseconds down, std::size_t node) {
+    if (mc_) {  // every item is forgotten
+        mc_->stop();
+        std::this_thread::sleep_for(down);
+        mc_->start();
+        for (auto& p : proxies_) p->cut_all();
+        return;
+    }
     if (pg_ || mariadb_) {  // every session ends, and with it every lock
         pg_ ? pg_->stop() : mariadb_->stop();
         std::this_thread::sleep_for(down);

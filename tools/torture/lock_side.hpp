@@ -21,6 +21,7 @@ class EtcdCluster;
 class ZkEnsemble;
 class PgServer;
 class MariaDbServer;
+class McServer;
 }  // namespace deadbolt::test
 
 namespace deadbolt::torture {
@@ -35,7 +36,7 @@ struct SideSpec {
     bool etcd = false;       // a 3-member etcd cluster
     bool zk = false;         // a 3-server ZooKeeper ensemble
     std::chrono::milliseconds session{0};  // zk: the session timeout workers ask for
-    std::string database;                  // "pg" or "mariadb": one such server
+    std::string database;                  // "pg", "mariadb" or "memcached": one such server
 };
 
 class LockSide {
@@ -96,6 +97,7 @@ class LockSide {
     std::unique_ptr<test::ZkEnsemble> zk_;
     std::unique_ptr<test::PgServer> pg_;
     std::unique_ptr<test::MariaDbServer> mariadb_;
+    std::unique_ptr<test::McServer> mc_;
     std::chrono::milliseconds session_{0};
 };
 

@@ -246,7 +246,7 @@ bool uses_zk(const std::string& k) {
 
 std::string uses_database(const std::string& k) {
     auto b = kind_parts(k).backend;
-    return b == "pg" || b == "mariadb" ? b : std::string();
+    return b == "pg" || b == "mariadb" || b == "memcached" ? b : std::string();
 }
 
 bool uses_consensus(const std::string& k) {
@@ -276,6 +276,10 @@ bool known_lock(const std::string& k) {
     if (backend == "pg") return true;
     if (backend == "mariadb")
         return p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-multi";
+    // memcached (one server): Mutex, MultiLock, ReentrantMutex and semaphores.
+    if (backend == "memcached")
+        return p == "deadbolt" || p == "deadbolt-multi" || p == "deadbolt-reentrant" ||
+               capacity(k) > 1;
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }

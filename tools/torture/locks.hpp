@@ -54,7 +54,7 @@ bool uses_cluster(const std::string& kind);
 bool uses_etcd(const std::string& kind);
 /// Whether the kind lives on ZooKeeper (3 servers).
 bool uses_zk(const std::string& kind);
-/// "pg" or "mariadb" for a lock on that database, else "".
+/// "pg", "mariadb" or "memcached" for a lock on that one server, else "".
 std::string uses_database(const std::string& kind);
 /// Whether the kind lives on a consensus engine (etcd or ZooKeeper).
 bool uses_consensus(const std::string& kind);

@@ -176,7 +176,8 @@ int main(int argc, char** argv) {
         "--lock", lock,
         "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-reentrant | "
         "deadbolt-multi | deadbolt-leader | deadbolt-semaphore:N, each optionally @redlock:N, "
-        "@sentinel, @cluster, @etcd, @zk, @pg or @mariadb (e.g. deadbolt-reentrant@redlock:3; "
+        "@sentinel, @cluster, @etcd, @zk, @pg, @mariadb or @memcached (e.g. "
+        "deadbolt-reentrant@redlock:3; "
         "deadbolt-redlock:N "
         "= "
         "deadbolt@redlock:N) | setnx-del | incr-expire | setnx-getset | setnx-nottl");

@@ -55,7 +55,8 @@ std::vector<std::string> nemeses_for(const std::string& lock) {
     if (uses_sentinel(lock)) return {"pause", "kill", "clock-skew", "sentinel-failover"};
     if (uses_cluster(lock)) return {"pause", "kill", "cluster-failover"};
     if (uses_consensus(lock)) return etcd_nemeses();
-    // A database: one server without the clock shim; a restart ends every session.
+    // A database or memcached: one server without the clock shim; a restart ends every
+    // session (memcached: forgets every item).
     if (!uses_database(lock).empty()) return {"pause", "kill", "stall", "cut", "restart"};
     auto all = nemesis_kinds();
     std::erase(all, std::string("member-restart"));
@@ -97,8 +98,9 @@ Promise promised(const std::string& lock, const std::string& nemesis) {
     // next statement). Fences keep such a holder's writes out. PostgreSQL's semaphores and
     // reentrant locks are rows that outlive the connection until their TTL.
     bool row = kind_parts(lock).primitive == "deadbolt-reentrant" || capacity(lock) > 1;
-    bool freed_with_connection =
-        !uses_database(lock).empty() && !row && (nemesis == "kill" || nemesis == "cut");
+    // memcached keeps an item until its TTL, whoever hangs up.
+    bool session_locks = !uses_database(lock).empty() && uses_database(lock) != "memcached";
+    bool freed_with_connection = session_locks && !row && (nemesis == "kill" || nemesis == "cut");
     return {state_survives && !freed_with_connection, hands_out_fences(lock), capacity(lock)};
 }
 

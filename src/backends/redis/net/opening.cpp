@@ -118,7 +118,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
             ep.host, std::to_string(ep.port),
             [self = shared_from_this()](const std::error_code& e,
                                         const asio::ip::tcp::resolver::results_type& r) {
-                if (e || self->dropped)
+                if (e || self->dropped || self->expired)
                     return self->fail(e, [&] {
                         return Status::error(errc::connect_failed,
                                              fmt::format("cannot resolve host '{}': {}",
@@ -152,7 +152,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
             if (e && !self->dropped && !self->expired && e != asio::error::operation_aborted &&
                 next + 1 < targets.size())
                 return self->connect_tcp(std::move(targets), next + 1, e);
-            if (e || self->dropped) return refused(e);
+            if (e || self->dropped || self->expired) return refused(e);
             std::error_code ignored;
             self->tcp.set_option(asio::ip::tcp::no_delay(true), ignored);
             if (self->ep.options.keepalive)
@@ -161,7 +161,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
                 self->t.s_ = std::move(self->tcp);
                 return self->hello();
             }
-            self->t.s_ = std::make_unique<Tls>(std::move(self->tcp), *self->t.tls_ctx_);
+            self->t.s_ = std::make_shared<Tls>(std::move(self->tcp), *self->t.tls_ctx_);
             self->handshake();
         });
     }
@@ -176,7 +176,7 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
         local.async_connect(
             asio::local::stream_protocol::endpoint(ep.path),
             [self = shared_from_this()](const std::error_code& e) {
-                if (e || self->dropped)
+                if (e || self->dropped || self->expired)
                     return self->fail(e, [&] {
                         return Status::error(
                             errc::connect_failed,
@@ -191,15 +191,16 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
 
     void handshake() {
         step = "the TLS handshake";
-        auto& tls = *std::get<std::unique_ptr<Tls>>(t.s_);
+        auto stream = std::get<SharedTls>(t.s_);
+        auto& tls = *stream;
         const auto& o = ep.options.tls;
         std::string sni = o.sni.empty() ? ep.host : o.sni;
         if (!SSL_set_tlsext_host_name(tls.native_handle(), sni.c_str()))
             return finish(
                 Status::error(errc::tls_failed, fmt::format("cannot set TLS SNI '{}'", sni)));
         if (o.verify) tls.set_verify_callback(asio::ssl::host_name_verification(sni));
-        tls.async_handshake(asio::ssl::stream_base::client, [self = shared_from_this(),
-                                                             sni](const std::error_code& e) {
+        tls.async_handshake(asio::ssl::stream_base::client, [self = shared_from_this(), sni,
+                                                             stream](const std::error_code& e) {
             if (e || self->dropped)
                 return self->fail(e, [&] {
                     return Status::error(errc::tls_failed,
@@ -271,6 +272,9 @@ struct Transport::Opening : std::enable_shared_from_this<Opening> {
 
     void finish(Status st) {
         if (finished) return;
+        // A step whose success was queued as the deadline passed (and closed the stream)
+        // opened nothing.
+        if (st.ok() && expired) st = timed_out(ep, step);
         finished = true;
         if (st.ok()) ep.reached->store(true);
         timer.cancel();

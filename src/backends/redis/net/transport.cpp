@@ -29,7 +29,7 @@ bool Transport::peer_closed() noexcept {
             using S = std::decay_t<decltype(s)>;
             if constexpr (std::is_same_v<S, std::monostate>)
                 return -1;
-            else if constexpr (std::is_same_v<S, std::unique_ptr<Tls>>)
+            else if constexpr (std::is_same_v<S, SharedTls>)
                 return s->lowest_layer().native_handle();
             else
                 return s.native_handle();
@@ -45,16 +45,9 @@ void Transport::close_stream() noexcept {
     std::visit(
         [&](auto& s) {
             using S = std::decay_t<decltype(s)>;
-            if constexpr (std::is_same_v<S, std::unique_ptr<Tls>>) {
+            if constexpr (std::is_same_v<S, SharedTls>) {
+                // Its aborted operations hold it; the last of them frees it.
                 s->lowest_layer().close(ignored);
-                // Its aborted operations still call into the stream: it is freed by a handler
-                // queued after theirs.
-                try {
-                    asio::post(io_, [retired = std::shared_ptr<Tls>(std::move(s))] {});
-                } catch (...) {
-                    // Out of memory: the stream is freed now; its handlers were queued first
-                    // and run on a closed socket.
-                }
             } else if constexpr (!std::is_same_v<S, std::monostate>)
                 s.close(ignored);
         },

@@ -61,23 +61,26 @@ class Transport {
 
   private:
     using Tls = asio::ssl::stream<asio::ip::tcp::socket>;
-    template <class S>
-    static S& deref(S& s) {
-        return s;
-    }
-    static Tls& deref(std::unique_ptr<Tls>& s) { return *s; }
+    // A TLS stream is shared with every operation in flight on it: an operation aborted by
+    // close may still start another step (a read on the closed socket) whose handler reads
+    // the stream's buffers, so the stream lives until the last of them has run.
+    using SharedTls = std::shared_ptr<Tls>;
 
     // Runs op(stream, h) on the open stream; with none, completes h with not_connected.
     template <class Op, class Handler>
     void start(Op&& op, Handler&& h) {
         std::visit(
             [&](auto& s) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(s)>, std::monostate>)
+                using S = std::decay_t<decltype(s)>;
+                if constexpr (std::is_same_v<S, std::monostate>)
                     asio::post(io_, [h = std::forward<Handler>(h)]() mutable {
                         h(asio::error::not_connected, 0);
                     });
+                else if constexpr (std::is_same_v<S, SharedTls>)
+                    op(*s, [keep = s, h = std::forward<Handler>(h)](
+                               const std::error_code& e, std::size_t n) mutable { h(e, n); });
                 else
-                    op(deref(s), std::forward<Handler>(h));
+                    op(s, std::forward<Handler>(h));
             },
             s_);
     }
@@ -88,7 +91,7 @@ class Transport {
 
     asio::io_context& io_;
     std::variant<std::monostate, asio::ip::tcp::socket, asio::local::stream_protocol::socket,
-                 std::unique_ptr<Tls>>
+                 SharedTls>
         s_;
     std::shared_ptr<asio::ssl::context> tls_ctx_;
     std::shared_ptr<Opening> opening_;  // the opening in progress, if any

@@ -1,0 +1,68 @@
+// Scenarios 1-2 against memcached with no library logic: the meta protocol's add of a token
+// with a TTL and a delete, one round trip each, a connection per thread (the least a lock
+// there can cost: no fence, no owner check on the delete).
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include <regex>
+#include <stdexcept>
+#include <string>
+
+#include "scenarios.hpp"
+
+namespace deadbolt::bench {
+namespace {
+
+// Sends req and reads one reply line.
+std::string exchange(int fd, const std::string& req) {
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
+        throw std::runtime_error("bench: memcached: send failed");
+    std::string got;
+    char buf[256];
+    while (got.find("\r\n") == std::string::npos) {
+        auto n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) throw std::runtime_error("bench: memcached: the connection closed");
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    return got;
+}
+
+}  // namespace
+
+int cycle_raw_mc(const Args& a) {
+    static const std::regex form(R"(^memcached://([0-9.]+):(\d+)/?$)");
+    std::smatch m;
+    if (!std::regex_match(a.url, m, form))
+        throw std::runtime_error("bench: --url must be memcached://ip:port");
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(m[2].str())));
+        ::inet_pton(AF_INET, m[1].str().c_str(), &addr.sin_addr);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+            throw std::runtime_error("bench: memcached: cannot connect");
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        const std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
+        const std::string token = "host:1234:0123456789abcdef0123456789abcdef";
+        const std::string add =
+            "ms " + key + " " + std::to_string(token.size()) + " T30 ME\r\n" + token + "\r\n";
+        const std::string del = "md " + key + "\r\n";
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            if (exchange(fd, add).rfind("HD", 0) != 0)
+                throw std::runtime_error("bench: memcached: the raw add was refused");
+            exchange(fd, del);
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+        ::close(fd);
+    });
+    return 0;
+}
+
+}  // namespace deadbolt::bench

@@ -1,0 +1,241 @@
+// Extend, release and check of memcached holdings: a compare-and-set or compare-and-delete by
+// the CAS the grant got; when the CAS moved (a reply lost, a reentrant owner's other client),
+// the item is read and its value says whether it is still ours before the write is tried with
+// the CAS read. A server out of memory (run with -M, full) cannot store an extended copy: the
+// extension then touches the item in place (`mg T`) and checks by its value that it was ours
+// (if it was not, ours was gone already, and another holder's TTL was stretched by at most
+// one renewal). Every server in one round per step; the answers decided by majority.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <span>
+
+#include "backends/memcached/holding.hpp"
+#include "backends/memcached/store.hpp"
+#include "core/quorum.hpp"
+
+namespace deadbolt::detail {
+
+std::string mc_reentrant_value(std::uint64_t fence, std::int64_t holds, std::string_view owner) {
+    return fmt::format("{} {} {}", fence, holds, owner);
+}
+
+std::optional<McReentrant> mc_parse_reentrant(std::string_view value) {
+    McReentrant r;
+    auto sp1 = value.find(' ');
+    if (sp1 == std::string_view::npos) return std::nullopt;
+    auto sp2 = value.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos || sp2 + 1 >= value.size()) return std::nullopt;
+    auto f = value.substr(0, sp1), h = value.substr(sp1 + 1, sp2 - sp1 - 1);
+    if (std::from_chars(f.data(), f.data() + f.size(), r.fence).ptr != f.data() + f.size() ||
+        std::from_chars(h.data(), h.data() + h.size(), r.holds).ptr != h.data() + h.size() ||
+        r.holds < 1)
+        return std::nullopt;
+    r.owner = std::string(value.substr(sp2 + 1));
+    return r;
+}
+
+namespace {
+
+enum class Look : unsigned char { direct, read, write, touch, done };
+
+struct Cell {
+    const McHolding* h = nullptr;
+    std::size_t hi = 0, node = 0, k = 0;
+    Look step = Look::read;
+    std::uint64_t cas = 0;
+    std::string seen;       // the value read
+    std::int64_t ttl = -1;  // the TTL read, in seconds
+    int writes = 0;         // writes that met a moved CAS
+    Verdict::Is is = Verdict::Is::unknown;
+    Status why{};
+};
+
+bool mine(const McHolding& h, std::string_view seen) {
+    if (h.owner.empty()) return seen == h.value;
+    auto r = mc_parse_reentrant(seen);
+    return r && r->owner == h.owner;
+}
+
+// A compare-and-set that keeps the item for ttl_s, then a read of its new CAS (the classic
+// cas answers without it).
+McRequest cas_write(const std::string& key, std::int64_t ttl_s, std::string_view value,
+                    std::uint64_t cas) {
+    return {classic_store(key, ttl_s, value, cas) + meta_request("mg", key, "v c"), 2};
+}
+
+McRequest text(const Cell& c, McStore::Op op, std::chrono::milliseconds keep) {
+    const std::string& key = c.h->keys[c.k];
+    auto t = ttl_seconds(keep.count());
+    switch (c.step) {
+        case Look::direct:
+            if (op == McStore::Op::release)
+                return {meta_request("md", key, fmt::format("C{}", c.cas)), 1};
+            return cas_write(key, t, c.h->value, c.cas);
+        case Look::read:
+            return {meta_request("mg", key, "v c t"), 1};
+        case Look::touch:
+            return {meta_request("mg", key, fmt::format("T{} v c", t)), 1};
+        case Look::write:
+            if (op == McStore::Op::extend) return cas_write(key, t, c.seen, c.cas);
+            if (!c.h->owner.empty()) {
+                auto r = mc_parse_reentrant(c.seen);
+                if (r && r->holds > 1)
+                    return cas_write(key, std::max<std::int64_t>(c.ttl, 1),
+                                     mc_reentrant_value(r->fence, r->holds - 1, r->owner), c.cas);
+            }
+            return {meta_request("md", key, fmt::format("C{}", c.cas)), 1};
+        case Look::done:
+            break;
+    }
+    return {};
+}
+
+void finish(Cell& c, Verdict::Is is) {
+    c.is = is;
+    c.step = Look::done;
+}
+
+// rs: the replies to what text(c) sent.
+void advance(Cell& c, McStore::Op op, std::span<const MetaReply> rs) {
+    const MetaReply& r = rs.front();
+    const bool oom = r.code == "SERVER_ERROR" && r.value.find("out of memory") != std::string::npos;
+    if (r.error() &&
+        !(oom && op == McStore::Op::extend && (c.step == Look::direct || c.step == Look::write))) {
+        c.why = Status::error(errc::server_error,
+                              fmt::format("memcached refused a request: {} {}", r.code, r.value));
+        return finish(c, Verdict::Is::unknown);
+    }
+    switch (c.step) {
+        case Look::direct:
+        case Look::write:
+            if (r.code == "HD") return finish(c, Verdict::Is::yes);  // deleted
+            if (r.code == "STORED") {
+                // Written; the read after it gives the CAS the next write compares.
+                if (rs.size() > 1 && rs[1].code == "VA" && mine(*c.h, rs[1].value))
+                    if (auto cas = rs[1].number('c'))
+                        c.h->set_cas(c.node, c.k, static_cast<std::uint64_t>(*cas));
+                return finish(c, Verdict::Is::yes);
+            }
+            if (r.code == "NF" || r.code == "NOT_FOUND") return finish(c, Verdict::Is::no);
+            if ((r.code == "EX" || r.code == "EXISTS") && ++c.writes <= 3) {
+                c.step = Look::read;  // the CAS moved: is it still ours?
+                return;
+            }
+            if (oom) {
+                // A full server with -M cannot store the extended copy: touch the item in
+                // place instead, and check in the same command that it is still ours.
+                c.step = Look::touch;
+                return;
+            }
+            c.why =
+                Status::error(errc::server_error,
+                              fmt::format("memcached answered {} {} to a write", r.code, r.value));
+            return finish(c, Verdict::Is::unknown);
+        case Look::touch:
+            if (r.code != "VA" || !mine(*c.h, r.value)) return finish(c, Verdict::Is::no);
+            if (auto cas = r.number('c'))
+                c.h->set_cas(c.node, c.k, static_cast<std::uint64_t>(*cas));
+            return finish(c, Verdict::Is::yes);
+        case Look::read:
+            if (r.code != "VA" || !mine(*c.h, r.value)) return finish(c, Verdict::Is::no);
+            if (op == McStore::Op::check) return finish(c, Verdict::Is::yes);
+            c.seen = r.value;
+            c.cas = static_cast<std::uint64_t>(r.number('c').value_or(0));
+            c.ttl = r.number('t').value_or(-1);
+            c.step = Look::write;
+            return;
+        case Look::done:
+            return;
+    }
+}
+
+}  // namespace
+
+std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* const> hs,
+                                          std::span<const std::chrono::milliseconds> keeps,
+                                          Clock::time_point by) {
+    const std::size_t n = nodes_->size();
+    std::vector<Cell> cells;
+    for (std::size_t hi = 0; hi < hs.size(); ++hi)
+        for (std::size_t node = 0; node < n; ++node)
+            for (std::size_t k = 0; k < hs[hi]->keys.size(); ++k) {
+                Cell c;
+                c.h = hs[hi];
+                c.hi = hi;
+                c.node = node;
+                c.k = k;
+                c.cas = hs[hi]->cas(node, k);
+                c.step = op != Op::check && c.cas != 0 && hs[hi]->owner.empty() ? Look::direct
+                                                                                : Look::read;
+                cells.push_back(std::move(c));
+            }
+    for (int pass = 0; pass < 8; ++pass) {
+        std::vector<McRequest> reqs(n);
+        std::vector<std::vector<std::size_t>> order(n), counts(n);
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+            auto& c = cells[i];
+            if (c.step == Look::done) continue;
+            auto req = text(c, op, keeps.empty() ? std::chrono::milliseconds(0) : keeps[c.hi]);
+            reqs[c.node].text += req.text;
+            reqs[c.node].errors_are_replies = true;
+            reqs[c.node].replies += req.replies;
+            order[c.node].push_back(i);
+            counts[c.node].push_back(req.replies);
+        }
+        bool any = false;
+        for (const auto& o : order) any = any || !o.empty();
+        if (!any) break;
+        auto answers = nodes_->round(reqs, by);
+        for (std::size_t node = 0; node < n; ++node) {
+            std::size_t at = 0;
+            for (std::size_t j = 0; j < order[node].size(); ++j) {
+                auto& c = cells[order[node][j]];
+                if (!answers[node].status.ok()) {
+                    c.why = answers[node].status;
+                    finish(c, Verdict::Is::unknown);
+                } else {
+                    advance(c, op,
+                            std::span<const MetaReply>(answers[node].replies)
+                                .subspan(at, counts[node][j]));
+                }
+                at += counts[node][j];
+            }
+        }
+    }
+    std::vector<Verdict> out;
+    for (std::size_t hi = 0; hi < hs.size(); ++hi) {
+        int yes = 0, no = 0;
+        Status why;
+        for (std::size_t node = 0; node < n; ++node) {
+            bool all = true, none = false;
+            for (const auto& c : cells) {
+                if (c.hi != hi || c.node != node) continue;
+                all = all && c.is == Verdict::Is::yes;
+                none = none || c.is == Verdict::Is::no;
+                if (c.is == Verdict::Is::unknown && why.ok())
+                    why = c.why.ok() ? Status::error(errc::unknown_outcome,
+                                                     "memcached kept changing the item")
+                                     : c.why;
+            }
+            if (all)
+                ++yes;
+            else if (none)
+                ++no;
+        }
+        switch (tally(yes, no, static_cast<int>(n))) {
+            case Tally::yes:
+                out.push_back(Verdict::yes());
+                break;
+            case Tally::no:
+                out.push_back(Verdict::no());
+                break;
+            case Tally::undecided:
+                out.push_back(Verdict::unknown(std::move(why)));
+                break;
+        }
+    }
+    return out;
+}
+
+}  // namespace deadbolt::detail

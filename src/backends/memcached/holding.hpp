@@ -1,0 +1,51 @@
+// What a memcached holding is: the lock items it wrote (one, a MultiLock's, or a semaphore's
+// slot) with what it wrote there, and the CAS each server gave them, so that a release is a
+// compare-and-delete (`md <key> C<cas>`) that never deletes another's lock.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/store.hpp"
+
+namespace deadbolt::detail {
+
+struct McHolding final : Holding {
+    McHolding(std::vector<std::string> k, std::string v, std::string o, std::size_t nodes)
+        : keys(std::move(k)),
+          value(std::move(v)),
+          owner(std::move(o)),
+          cas_(keys.size() * nodes, 0) {}
+
+    const std::vector<std::string> keys;  // raw lock keys, in a MultiLock's order
+    const std::string value;              // what the grant wrote (its token)
+    const std::string owner;              // a reentrant holding's owner (value then varies)
+
+    /// The CAS server node gave key k last (0: unknown, the item is found by its value).
+    std::uint64_t cas(std::size_t node, std::size_t k) const {
+        std::lock_guard lock(m_);
+        return cas_[node * keys.size() + k];
+    }
+    void set_cas(std::size_t node, std::size_t k, std::uint64_t c) const {
+        std::lock_guard lock(m_);
+        cas_[node * keys.size() + k] = c;
+    }
+
+  private:
+    mutable std::mutex m_;
+    mutable std::vector<std::uint64_t> cas_;
+};
+
+/// A reentrant holding's text: "<fence> <holds> <owner>".
+std::string mc_reentrant_value(std::uint64_t fence, std::int64_t holds, std::string_view owner);
+struct McReentrant {
+    std::uint64_t fence = 0;
+    std::int64_t holds = 0;
+    std::string owner;
+};
+/// The parts of a reentrant holding's text; nullopt when it is none.
+std::optional<McReentrant> mc_parse_reentrant(std::string_view value);
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,155 @@
+#include "backends/memcached/store.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/memcached/claim.hpp"
+#include "backends/memcached/keys.hpp"
+#include "core/quorum.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+// A relative TTL beyond 30 days is read by memcached as a Unix time (protocol.txt).
+constexpr std::chrono::milliseconds kLongestMcTtl =
+    std::chrono::hours(24 * 30) - std::chrono::seconds(2);
+constexpr std::chrono::milliseconds kShortestMcTtl{2000};
+
+std::vector<const McHolding*> mc_holdings(std::span<const Holding* const> hs) {
+    std::vector<const McHolding*> out;
+    out.reserve(hs.size());
+    for (const auto* h : hs) out.push_back(static_cast<const McHolding*>(h));
+    return out;
+}
+
+}  // namespace
+
+McStore::McStore(ClientImpl& c, std::unique_ptr<McNodes> nodes,
+                 std::vector<std::int64_t> server_times)
+    : client_(c),
+      nodes_(std::move(nodes)),
+      server_times_(std::move(server_times)),
+      asked_at_(Clock::now()) {
+    // A broken connection may be a restart, which forgets every lock: the client checks its
+    // holdings at once rather than at their next renewal.
+    nodes_->on_break = [this] {
+        if (on_doubt) on_doubt();
+    };
+}
+
+McKeys McStore::keys(std::string_view name) const {
+    return mc_keys(client_.options.key_prefix, name);
+}
+
+std::uint64_t McStore::fence_floor(std::size_t i) const {
+    // The server's clock has whole seconds only: a counter lost within the second it was made
+    // would come back below its fences. This client's clock adds the microseconds.
+    auto since = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - asked_at_);
+    auto server = static_cast<std::uint64_t>(server_times_[i] + since.count()) * 1000000U;
+    auto here = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    return std::max(server, static_cast<std::uint64_t>(here));
+}
+
+Status McStore::supports(const LockSpec& spec) const {
+    if (spec.options.ttl < kShortestMcTtl)
+        return Status::error(
+            errc::invalid_argument,
+            fmt::format("a TTL of {} ms is too short for memcached: it keeps TTLs in whole "
+                        "seconds, ended up to a second early, so a shorter one may end at once; "
+                        "ask for 2 s or more",
+                        spec.options.ttl.count()));
+    return keeps(spec.shape);
+}
+
+std::unique_ptr<Claim> McStore::open(const LockSpec& spec, std::stop_token cancel) {
+    return std::make_unique<McClaim>(*this, spec, std::move(cancel));
+}
+
+std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
+    std::vector<const McHolding*> hs;
+    std::vector<std::chrono::milliseconds> keeps;
+    for (const auto& r : rs) {
+        hs.push_back(static_cast<const McHolding*>(r.holding));
+        keeps.push_back(r.keep);
+    }
+    return on_holdings(Op::extend, hs, keeps, by);
+}
+
+std::vector<Verdict> McStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
+    return on_holdings(Op::release, mc_holdings(hs), {}, by);
+}
+
+std::vector<Verdict> McStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
+    return on_holdings(Op::check, mc_holdings(hs), {}, by);
+}
+
+Clock::time_point McStore::deadline_for(std::chrono::milliseconds ttl) const {
+    if (one()) return deadline();
+    return Clock::now() + node_timeout(ttl, client_.options.command_timeout);
+}
+
+std::chrono::milliseconds McStore::longest_ttl() const {
+    return kLongestMcTtl;
+}
+
+Status McStore::keeps(Shape shape) const {
+    switch (shape) {
+        case Shape::exclusive:
+        case Shape::multi:
+            return {};
+        case Shape::reentrant:
+            return one() ? Status{} : refusal("ReentrantMutex");
+        case Shape::permits:
+            return one() ? Status{} : refusal("Semaphore");
+        case Shape::fair:
+            return refusal("FairMutex");
+        case Shape::read:
+        case Shape::write:
+            return refusal("RWLock");
+        case Shape::leader:
+            return refusal("LeaderElection");
+    }
+    return {};
+}
+
+Status McStore::refusal(std::string_view what) const {
+    std::string why;
+    if (what == "FairMutex")
+        why = "memcached keeps no queue of waiters, so it cannot serve them in order";
+    else if (what == "RWLock")
+        why = "memcached keeps no shared mode beside an exclusive one";
+    else if (what == "LeaderElection")
+        why = "memcached cannot tell observers that a leader changed";
+    else if (what == FencedData::kWhat || what == HeldWrites::kWhat)
+        why =
+            "an item memcached evicts or forgets at a restart would take its fence with it, so "
+            "it cannot refuse a stale writer";
+    else if (!one())
+        why = fmt::format("it counts on one server, and this client decides by a majority of {}",
+                          nodes_->size());
+    else
+        why = "memcached cannot keep it";
+    return Status::error(
+        errc::invalid_argument,
+        fmt::format("{} is not offered on memcached: {}; the README's "
+                    "table of primitives says which engines offer it{}",
+                    what, why, one() ? "" : " (memcached:// with one server is one)"));
+}
+
+Status McStore::ping() {
+    std::vector<McRequest> reqs(nodes_->size(), McRequest{"mn\r\n", 1});
+    auto answers = nodes_->round(reqs, deadline());
+    int ok = 0;
+    Status why;
+    for (auto& a : answers) {
+        if (a.status.ok())
+            ++ok;
+        else if (why.ok())
+            why = a.status;
+    }
+    if (ok >= majority(static_cast<int>(nodes_->size()))) return {};
+    return why;
+}
+
+}  // namespace deadbolt::detail

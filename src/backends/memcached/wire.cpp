@@ -1,0 +1,158 @@
+#include "backends/memcached/wire.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace deadbolt::detail {
+
+std::optional<std::string_view> MetaReply::flag(char f) const {
+    for (const auto& t : flags)
+        if (!t.empty() && t[0] == f) return std::string_view(t).substr(1);
+    return std::nullopt;
+}
+
+std::optional<std::int64_t> MetaReply::number(char f) const {
+    auto t = flag(f);
+    if (!t) return std::nullopt;
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (ec != std::errc{} || p != t->data() + t->size()) return std::nullopt;
+    return v;
+}
+
+bool MetaReply::error() const {
+    return code == "ERROR" || code == "CLIENT_ERROR" || code == "SERVER_ERROR";
+}
+
+MetaParser::Result MetaParser::next(MetaReply& out) {
+    auto eol = buf_.find("\r\n", at_);
+    if (eol == std::string::npos) {
+        // A reply line is short; a long one without an end is not this protocol.
+        if (buf_.size() - at_ > 8192) {
+            out.value = buf_.substr(at_, 64);
+            return Result::garbage;
+        }
+        return Result::need_more;
+    }
+    std::string_view line(buf_.data() + at_, eol - at_);
+    MetaReply r;
+    for (auto code : {"ERROR", "CLIENT_ERROR", "SERVER_ERROR"}) {
+        std::string_view c(code);
+        if (line == c || (line.starts_with(c) && line.size() > c.size() && line[c.size()] == ' ')) {
+            r.code = code;
+            r.value = std::string(line.substr(std::min(line.size(), c.size() + 1)));
+            at_ = eol + 2;
+            out = std::move(r);
+            return Result::reply;
+        }
+    }
+    std::vector<std::string> words;
+    for (std::size_t i = 0; i < line.size();) {
+        auto sp = line.find(' ', i);
+        if (sp == std::string_view::npos) sp = line.size();
+        if (sp > i) words.emplace_back(line.substr(i, sp - i));
+        i = sp + 1;
+    }
+    static constexpr std::string_view kCodes[] = {
+        "HD", "VA", "EN", "NS", "EX", "NF", "MN", "STORED", "EXISTS", "NOT_STORED", "NOT_FOUND"};
+    bool known = false;
+    for (auto c : kCodes) known = known || (!words.empty() && words[0] == c);
+    if (!known) {
+        out.value = std::string(line.substr(0, 64));
+        return Result::garbage;
+    }
+    r.code = words[0];
+    std::size_t body = eol + 2;
+    std::size_t first_flag = 1;
+    if (r.code == "VA") {
+        std::size_t size = 0;
+        if (words.size() < 2 ||
+            std::from_chars(words[1].data(), words[1].data() + words[1].size(), size).ec !=
+                std::errc{}) {
+            out.value = std::string(line.substr(0, 64));
+            return Result::garbage;
+        }
+        if (buf_.size() < body + size + 2) return Result::need_more;
+        if (buf_.compare(body + size, 2, "\r\n") != 0) {
+            out.value = std::string(line.substr(0, 64));
+            return Result::garbage;
+        }
+        r.value = buf_.substr(body, size);
+        body += size + 2;
+        first_flag = 2;
+    }
+    r.flags.assign(words.begin() + static_cast<std::ptrdiff_t>(first_flag), words.end());
+    at_ = body;
+    if (at_ > 65536 && at_ * 2 > buf_.size()) {  // keep the buffer from growing forever
+        buf_.erase(0, at_);
+        at_ = 0;
+    }
+    out = std::move(r);
+    return Result::reply;
+}
+
+namespace {
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string base64(std::string_view raw) {
+    std::string out;
+    out.reserve((raw.size() + 2) / 3 * 4);
+    for (std::size_t i = 0; i < raw.size(); i += 3) {
+        unsigned v = static_cast<unsigned char>(raw[i]) << 16;
+        if (i + 1 < raw.size()) v |= static_cast<unsigned char>(raw[i + 1]) << 8;
+        if (i + 2 < raw.size()) v |= static_cast<unsigned char>(raw[i + 2]);
+        out += kB64[(v >> 18) & 63];
+        out += kB64[(v >> 12) & 63];
+        out += i + 1 < raw.size() ? kB64[(v >> 6) & 63] : '=';
+        out += i + 2 < raw.size() ? kB64[v & 63] : '=';
+    }
+    return out;
+}
+
+std::optional<std::string> unbase64(std::string_view text) {
+    if (text.size() % 4 != 0) return std::nullopt;
+    std::string out;
+    unsigned v = 0;
+    int bits = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '=') {
+            if (i + 2 < text.size()) return std::nullopt;
+            continue;
+        }
+        const char* p = std::char_traits<char>::find(kB64, 64, c);
+        if (p == nullptr) return std::nullopt;
+        v = (v << 6) | static_cast<unsigned>(p - kB64);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((v >> bits) & 0xff);
+        }
+    }
+    return out;
+}
+
+std::string meta_request(std::string_view cm, std::string_view key, std::string_view flags) {
+    std::string out = fmt::format("{} {}", cm, key);
+    if (!flags.empty()) out += fmt::format(" {}", flags);
+    out += "\r\n";
+    return out;
+}
+
+std::string classic_store(const std::string& key, std::int64_t ttl_s, std::string_view value,
+                          std::uint64_t cas) {
+    std::string out = cas == 0
+                          ? fmt::format("add {} 0 {} {}\r\n", key, ttl_s, value.size())
+                          : fmt::format("cas {} 0 {} {} {}\r\n", key, ttl_s, value.size(), cas);
+    out.append(value);
+    out += "\r\n";
+    return out;
+}
+
+std::int64_t ttl_seconds(std::int64_t keep_ms) {
+    return (keep_ms + 999) / 1000 + 1;
+}
+
+}  // namespace deadbolt::detail

@@ -1,0 +1,217 @@
+// deadbolt's memcached locks against a real server: what memcached cannot promise, refused or
+// detected (short TTLs, evictions, restarts), a release that never deletes another's lock,
+// waiting that backs off, and the faults that apply (a pause past the TTL, a restart, cut and
+// stalled connections, eviction pressure with and without -M).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <charconv>
+#include <thread>
+
+#include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "memcached_server.hpp"
+#include "tcp_proxy.hpp"
+
+using namespace std::chrono_literals;
+using deadbolt::Client;
+using deadbolt::test::eventually;
+using deadbolt::test::McServer;
+using deadbolt::test::TcpProxy;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+McServer& shared() {
+    static McServer s;
+    return s;
+}
+
+long long stat(const McServer& s, const std::string& name) {
+    auto text = s.raw("stats\r\n");
+    auto at = text.find("STAT " + name + " ");
+    if (at == std::string::npos) return -1;
+    at += 6 + name.size();
+    long long v = 0;
+    std::from_chars(text.data() + at, text.data() + text.size(), v);
+    return v;
+}
+
+// Fills the server with items of like's size (so in its slab class, whose oldest items go
+// first when the server may evict), as busy cache traffic does.
+void fill(const McServer& s, const std::string& like) {
+    auto size = s.raw("mg " + like + " s\r\n");  // "HD s<size>"
+    const std::string value(std::stoul(size.substr(size.find(" s") + 2)), 'y');
+    std::string text;
+    for (int i = 0; i < 100000; ++i) {
+        auto key = std::to_string(1000000 + i);
+        key = "f" + key.substr(key.size() - (like.size() - 1));
+        text += "ms " + key + " " + std::to_string(value.size()) + " T0 q\r\n" + value + "\r\n";
+    }
+    s.raw(text, 2000);
+}
+
+TEST(McLocks, ATtlUnderTwoSecondsIsRefusedWithTheReason) {
+    auto c = Client::connect(shared().url());
+    try {
+        (void)c.acquire("short", {.ttl = 1999ms});
+        FAIL() << "a 1999 ms TTL was taken";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("whole seconds"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(c.status("short").held);
+    EXPECT_TRUE(c.acquire("short", {.ttl = 2s}).valid());
+}
+
+TEST(McLocks, AReleaseAfterExpiryNeverDeletesTheNextHoldersLock) {
+    auto a = Client::connect(shared().url()), b = Client::connect(shared().url());
+    auto old = a.acquire("expired", {.ttl = 2s, .auto_renew = false});
+    auto mine = b.acquire("expired", {}, {.deadline = Clock::now() + 10s});
+    EXPECT_GT(mine.fence(), old.fence());
+    EXPECT_THROW(old.release(), deadbolt::LockError);
+    auto st = b.status("expired");
+    EXPECT_TRUE(st.held) << "the stale release deleted the next holder's lock";
+    EXPECT_NO_THROW(mine.release());
+    EXPECT_FALSE(b.status("expired").held);
+}
+
+TEST(McLocks, AServerThatMayEvictIsWarnedAbout) {
+    McServer evicting({}, true);
+    auto warned = Client::connect(evicting.url());
+    ASSERT_EQ(warned.warnings().size(), 1u);
+    EXPECT_NE(warned.warnings().front().find("-M"), std::string::npos) << warned.warnings().front();
+    EXPECT_TRUE(Client::connect(evicting.url("?allow_evictions=true")).warnings().empty());
+    EXPECT_TRUE(Client::connect(shared().url()).warnings().empty()) << "-M: nothing to warn of";
+}
+
+TEST(McLocks, EvictionCanDropAHeldLockUnlessTheServerRunsWithM) {
+    for (bool evict : {true, false}) {
+        McServer s({"-m", "2"}, evict);
+        auto a = Client::connect(s.url("?allow_evictions=true"));
+        std::atomic<int> lost{0};
+        auto held = a.acquire(
+            "evicted", {.ttl = 3s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+        fill(s, "evicted");
+        if (evict) {
+            // What the warning is about: the lock went with the cache's oldest items, another
+            // client takes it, and the holder hears of it at its next renewal.
+            auto b = Client::connect(s.url("?allow_evictions=true"));
+            EXPECT_TRUE(b.acquire("evicted", {}, {.deadline = Clock::now()}).valid());
+            EXPECT_TRUE(eventually([&] { return lost.load() == 1; }, 10s));
+        } else {
+            EXPECT_TRUE(a.status("evicted").held) << "-M: the fill was refused, the lock stays";
+            std::this_thread::sleep_for(1500ms);  // a renewal
+            EXPECT_EQ(lost.load(), 0);
+            EXPECT_TRUE(held.valid());
+        }
+    }
+}
+
+TEST(McLocks, ARestartForgetsTheLockTheHolderHearsOfItAndFencesStillRise) {
+    McServer s;
+    auto a = Client::connect(s.url());
+    std::atomic<int> lost{0};
+    auto held = a.acquire(
+        "restart", {.ttl = 3s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    const auto fence = held.fence();
+    s.stop(9);
+    s.start();
+    EXPECT_TRUE(eventually([&] { return lost.load() == 1; }, 10s));
+    auto b = Client::connect(s.url());
+    auto next = b.acquire("restart", {}, {.deadline = Clock::now() + 5s});
+    EXPECT_GT(next.fence(), fence) << "the counter the restart lost came back below its fences";
+}
+
+TEST(McLocks, APausedServerPastTheTtlCostsTheHolderItsLease) {
+    McServer s;
+    auto a = Client::connect(s.url("?command_timeout=500ms"));
+    std::atomic<int> lost{0};
+    auto held = a.acquire(
+        "paused", {.ttl = 2s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    s.pause();
+    std::this_thread::sleep_for(4s);
+    s.resume();
+    EXPECT_TRUE(eventually([&] { return lost.load() == 1; }, 10s));
+    EXPECT_TRUE(held.lost());
+    auto b = Client::connect(s.url());
+    EXPECT_GT(b.acquire("paused", {}, {.deadline = Clock::now() + 5s}).fence(), held.fence());
+}
+
+TEST(McLocks, ACutConnectionIsNotALossAndAStalledOneIsOnceTheTtlPasses) {
+    McServer s;
+    TcpProxy proxy(s.port());
+    const std::string via = "memcached://127.0.0.1:" + std::to_string(proxy.port());
+    auto a = Client::connect(via + "?command_timeout=500ms");
+    std::atomic<int> lost{0};
+    auto held = a.acquire(
+        "cut", {.ttl = 3s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    proxy.cut_all();
+    std::this_thread::sleep_for(2500ms);  // renewals on new connections
+    EXPECT_EQ(lost.load(), 0) << "a cut connection is not a lost lock: the item is still there";
+    EXPECT_TRUE(held.valid());
+    proxy.stall_replies(true);
+    EXPECT_TRUE(eventually([&] { return lost.load() == 1; }, 10s));
+    proxy.stall_replies(false);
+    auto b = Client::connect(s.url());
+    EXPECT_GT(b.acquire("cut", {}, {.deadline = Clock::now() + 10s}).fence(), held.fence());
+}
+
+TEST(McLocks, AWaiterLooksAgainWithBackoffNotInALoop) {
+    auto a = Client::connect(shared().url()), b = Client::connect(shared().url());
+    auto held = a.acquire("backoff");
+    auto commands = [] { return stat(shared(), "cmd_set") + stat(shared(), "cmd_get"); };
+    const auto before = commands();
+    EXPECT_THROW(b.acquire("backoff", {}, {.deadline = Clock::now() + 3s}), deadbolt::LockError);
+    const auto looks = commands() - before;
+    // After the first attempt each look is one read, at most 500 ms apart after the first few:
+    // about a dozen in 3 s, where a loop would make thousands.
+    EXPECT_GE(looks, 3);
+    EXPECT_LE(looks, 40);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(McMajority, OneServerDownOfThreeIsRiddenOutTwoAreNot) {
+    McServer a, b, c;
+    const std::string url = "memcached://" + a.address() + "," + b.address() + "," + c.address() +
+                            "?command_timeout=300ms";
+    auto one = Client::connect(url), two = Client::connect(url);
+    auto held = one.acquire("majority", {.ttl = 3s});
+    c.stop();
+    EXPECT_THROW(two.acquire("majority", {}, {.deadline = Clock::now()}), deadbolt::LockError)
+        << "two of three still hold it";
+    EXPECT_NO_THROW(held.release());
+    auto next = two.acquire("majority", {}, {.deadline = Clock::now() + 5s});
+    EXPECT_GT(next.fence(), held.fence()) << "the majority's fence counters rose";
+    next.release();
+    b.stop();
+    try {
+        (void)two.acquire("majority", {}, {.deadline = Clock::now() + 1s});
+        FAIL() << "one server of three granted a lock";
+    } catch (const deadbolt::Error& e) {
+        EXPECT_TRUE(e.retryable()) << e.what();
+    }
+    EXPECT_THROW((void)two.semaphore("majority:s", 2), deadbolt::UsageError)
+        << "counts cannot be merged from several servers";
+}
+
+}  // namespace
+
+// memcached 1.6's metadump ends its lines with a bare \n (END alone with \r\n): a listing of a
+// server with any item on it waited for a terminator it never saw, and timed out.
+TEST(McAdmin, ListFindsTheHeldLocksAmongOtherItems) {
+    auto& s = shared();
+    auto c = Client::connect(s.url());
+    s.raw("ms not-a-lock 2 T0\r\nhi\r\n");
+    auto a = c.acquire("listed:a");
+    auto b = c.acquire("listed:b");
+    auto found = c.list("listed:*");
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].name, "listed:a");
+    EXPECT_EQ(found[1].name, "listed:b");
+    EXPECT_EQ(found[0].status.kind, "mutex");
+    b.release();
+    EXPECT_EQ(c.list("listed:*").size(), 1u);
+}
