@@ -27,7 +27,7 @@ Leases::~Leases() {
     }
     cv_.notify_all();
     ticker_.join();
-    stream_.reset();
+    stream_->close();  // the stream stays, refusing writes, while anything still sends
     auto by =
         Clock::now() + std::min(ch_->options().command_timeout, std::chrono::milliseconds(500));
     for (auto& [ttl, lease] : shared_)

@@ -29,18 +29,22 @@ class BidiStream {
           on_broken_(std::move(on_broken)),
           reader_([this] { read_loop(); }) {}
 
-    ~BidiStream() {
+    ~BidiStream() { close(); }
+    BidiStream(const BidiStream&) = delete;
+    BidiStream& operator=(const BidiStream&) = delete;
+
+    /// Ends the stream and joins the reader: no on_message or on_broken after this returns.
+    /// The owner calls it before letting go of its pointer, because a message read as the
+    /// stream closes may still write through that pointer (and must find it, refused).
+    void close() {
         {
             std::lock_guard lk(m_);
             stop_ = true;
             if (ctx_) ctx_->TryCancel();
         }
         cv_.notify_all();
-        reader_.join();
+        if (reader_.joinable()) reader_.join();
     }
-    BidiStream(const BidiStream&) = delete;
-    BidiStream& operator=(const BidiStream&) = delete;
-
     /// Sends req, opening the stream first when there is none; false when it cannot be sent
     /// (the stream is broken: on_broken follows from the reader).
     bool write(const Req& req) {

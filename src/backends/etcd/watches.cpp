@@ -12,7 +12,7 @@ Watches::Watches(std::shared_ptr<EtcdChannel> ch) {
 }
 
 Watches::~Watches() {
-    stream_.reset();  // joins the reader: no fired() after this
+    stream_->close();  // joins the reader (no fired() after this) while stream_ still points
 }
 
 std::int64_t Watches::add(etcdserverpb::WatchRequest& req, std::function<void()> fired) {
