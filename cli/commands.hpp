@@ -51,6 +51,14 @@ struct ExporterArgs {
 void add_exporter_command(CLI::App& app, ExporterArgs& a);
 int exporter_command(const ExporterArgs& a);
 
+struct TopArgs {
+    std::string url, pattern = "*", interval = "1s", sort = "name";
+    long iterations = 0;  // 0: until q or a signal
+    bool all = false;     // also plain strings and numbers deadbolt did not write
+};
+void add_top_command(CLI::App& app, TopArgs& a);
+int top_command(const TopArgs& a);
+
 struct ThrottleArgs {
     std::string url, key, window;
     std::int64_t burst = 1;

@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
     add_elect_command(app, elect);
     add_status_command(app, status);
     add_list_command(app, list);
+    TopArgs top;
+    add_top_command(app, top);
     add_force_unlock_command(app, force_unlock);
     add_throttle_command(app, throttle);
     add_fenced_set_command(app, fenced);
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("elect")) return run_command(elect);
         if (app.got_subcommand("status")) return status_command(status);
         if (app.got_subcommand("list")) return list_command(list);
+        if (app.got_subcommand("top")) return top_command(top);
         if (app.got_subcommand("force-unlock")) return force_unlock_command(force_unlock);
         if (app.got_subcommand("throttle")) return throttle_command(throttle);
         if (app.got_subcommand("fenced-set")) return fenced_set_command(fenced);

@@ -1,0 +1,195 @@
+// deadbolt top: the engine's locks on one screen, listed again every interval, with what
+// changed scrolling below. On a terminal it takes the screen and reads keys; otherwise it
+// prints one plain frame per listing.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <deque>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "engines.hpp"
+#include "top_view.hpp"
+
+namespace deadbolt::cli {
+
+void add_top_command(CLI::App& app, TopArgs& a) {
+    auto* cmd = app.add_subcommand("top",
+                                   "Watch the engine's locks live: holders, fences, TTLs, "
+                                   "waiters, and what was granted, released or expired");
+    add_url_option(*cmd, a.url);
+    cmd->add_option("PATTERN", a.pattern, "Glob over lock names (* ? [abc]); default: every lock");
+    cmd->add_option("--interval", a.interval, "Time between listings")->capture_default_str();
+    cmd->add_option("--sort", a.sort, "Row order: name, age (oldest first), waiters, ttl")
+        ->check(CLI::IsMember({"name", "age", "waiters", "ttl"}))
+        ->capture_default_str();
+    cmd->add_option("--iterations,-n", a.iterations,
+                    "Stop after this many listings (0: until q, Ctrl-C or SIGTERM)")
+        ->capture_default_str();
+    cmd->add_flag("--all", a.all,
+                  "Also show plain strings and numbers deadbolt did not write (redis-py locks "
+                  "look like that)");
+    cmd->footer(
+        "Each refresh is one `deadbolt list` (SCAN with a page size on Redis, a range or "
+        "directory read elsewhere, then one status per lock): events are seen between "
+        "listings, so a lock held and freed within one interval is not shown. Keys on a "
+        "terminal: q quits, s changes the order. Not on a terminal: one plain frame per "
+        "listing.\nExamples:\n  deadbolt top --url redis://127.0.0.1:6379\n  deadbolt "
+        "top 'orders:*' --interval 500ms\n  deadbolt top -n 1 > snapshot.txt\n");
+}
+
+namespace {
+
+int wake_w = -1;  // the self-pipe's end a signal writes to: any thread may take the signal
+
+extern "C" void on_signal(int sig) {
+    const int saved = errno;
+    const char c = static_cast<char>(sig);
+    if (wake_w >= 0 && ::write(wake_w, &c, 1) < 0) { /* the pipe is full: a wake is pending */
+    }
+    errno = saved;
+}
+
+// The terminal as top uses it: its own screen, no echo, keys one at a time; put back as it
+// was on every way out (the destructor runs before the process exits with the result).
+class Terminal {
+  public:
+    Terminal() : live_(::isatty(STDOUT_FILENO) != 0) {
+        if (!live_) return;
+        keys_ = ::isatty(STDIN_FILENO) != 0 && ::tcgetattr(STDIN_FILENO, &was_) == 0;
+        if (keys_) {
+            termios raw = was_;
+            raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);  // ISIG stays: Ctrl-C is SIGINT
+            raw.c_cc[VMIN] = 0;
+            raw.c_cc[VTIME] = 0;
+            ::tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+        }
+        fmt::print("\x1b[?1049h\x1b[?25l");  // the alternate screen, no cursor
+        std::fflush(stdout);
+    }
+    ~Terminal() {
+        if (!live_) return;
+        fmt::print("\x1b[?25h\x1b[?1049l");
+        std::fflush(stdout);
+        if (keys_) ::tcsetattr(STDIN_FILENO, TCSANOW, &was_);
+    }
+    Terminal(const Terminal&) = delete;
+    Terminal& operator=(const Terminal&) = delete;
+
+    bool live() const { return live_; }
+    bool keys() const { return keys_; }
+    void size(TopScreen& s) const {
+        winsize ws{};
+        if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+            s.rows = ws.ws_row;
+            s.cols = ws.ws_col;
+        }
+    }
+    void draw(const std::vector<std::string>& lines) const {
+        std::string out = "\x1b[H";
+        for (const auto& l : lines) out += l + "\x1b[K\r\n";
+        out += "\x1b[J";
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+    }
+
+  private:
+    bool live_;
+    bool keys_ = false;
+    termios was_{};
+};
+
+TopSort sort_of(const std::string& s) {
+    if (s == "age") return TopSort::age;
+    if (s == "waiters") return TopSort::waiters;
+    if (s == "ttl") return TopSort::ttl;
+    return TopSort::name;
+}
+
+}  // namespace
+
+int top_command(const TopArgs& a) {
+    const auto interval = duration_arg("--interval", a.interval);
+    if (interval.count() <= 0)
+        throw UsageProblem("--interval must be more than 0 (e.g. 1s or 500ms)");
+    auto client = connect(a.url);  // before the handlers: Ctrl-C during a slow connect just ends it
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        throw std::system_error(errno, std::generic_category(), "top: pipe");
+    wake_w = pipe_fds[1];
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGWINCH}) ::sigaction(sig, &sa, nullptr);
+
+    std::string engine(engine_for(a.url));
+    TopScreen screen;
+    screen.title = fmt::format("{} '{}'", engine.empty() ? "engine" : engine, a.pattern);
+    screen.sort = sort_of(a.sort);
+    std::vector<ListedLock> last;
+    std::deque<TopEvent> events;
+    Terminal term;
+    screen.keys = term.keys();
+    auto show = [&] {
+        if (term.live()) {
+            term.size(screen);
+            term.draw(top_lines(last, events, screen, std::chrono::system_clock::now()));
+            return;
+        }
+        // A plain frame per listing, for a pipe or a file: every lock, each event said once.
+        screen.rows = last.size() + events.size() + 8;
+        screen.cols = 400;
+        for (const auto& l : top_lines(last, events, screen, std::chrono::system_clock::now()))
+            fmt::print("{}\n", l);
+        fmt::print("\n");
+        std::fflush(stdout);
+        events.clear();
+    };
+    for (long n = 0;; ++n) {
+        const auto at = std::chrono::system_clock::now();
+        try {
+            auto now = client.list(a.pattern, a.all);
+            if (n > 0)
+                for (auto& e : top_changes(last, now, at, interval)) events.push_back(std::move(e));
+            while (events.size() > 200) events.pop_front();
+            last = std::move(now);
+            screen.error.clear();
+        } catch (const std::exception& e) {
+            screen.error = e.what();  // shown, and the next listing tries again
+        }
+        show();
+        if (a.iterations != 0 && n + 1 >= a.iterations) break;  // a snapshot, or a test's frames
+        for (;;) {  // the rest of the interval: a key or a signal may come first
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                at + interval - std::chrono::system_clock::now());
+            if (left.count() <= 0) break;
+            pollfd fds[2] = {{pipe_fds[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+            int ready = ::poll(fds, term.keys() ? 2 : 1, static_cast<int>(left.count()) + 1);
+            if (ready < 0 && errno == EINTR) continue;
+            if (ready <= 0) break;
+            if (fds[0].revents & POLLIN) {
+                for (char sig = 0; ::read(pipe_fds[0], &sig, 1) == 1;)
+                    if (sig != SIGWINCH) return kOk;
+            } else {
+                char key = 0;
+                if (::read(STDIN_FILENO, &key, 1) != 1) continue;
+                if (key == 'q' || key == 'Q') return kOk;
+                if (key != 's' && key != 'S') continue;
+                screen.sort = next_sort(screen.sort);
+            }
+            if (term.live()) show();  // resized, or sorted anew
+        }
+    }
+    // A snapshot whose last listing failed says so in its exit code, as `list` would.
+    if (screen.error.empty()) return kOk;
+    fmt::print(stderr, "deadbolt: the last listing failed: {}\n", screen.error);
+    return kServer;
+}
+
+}  // namespace deadbolt::cli
