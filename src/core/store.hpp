@@ -200,12 +200,10 @@ class Store {
 /// (UsageError) when store does not offer it.
 template <class C>
 C& offered(const Store& store, C* c, std::string_view what = C::kWhat) {
-    if (c == nullptr) {
-        Status why = store.refusal(what);
-        if (why.ok()) why = Status::error(errc::invalid_argument, std::string(what));
-        why.throw_if_error();
-    }
-    return *c;
+    if (c != nullptr) return *c;
+    Status why = store.refusal(what);
+    if (why.ok()) throw_error(make_error_code(errc::invalid_argument), std::string(what));
+    throw_error(why.ec, why.detail.empty() ? why.ec.message() : why.detail);
 }
 
 }  // namespace deadbolt::detail
