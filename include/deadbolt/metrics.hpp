@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "deadbolt/client.hpp"
@@ -32,6 +34,28 @@ struct Options {
     /// The histograms' bucket bounds in seconds, ascending (+Inf is added).
     std::vector<double> buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                 0.5,    1,     2.5,    5,     10,   30,    60,   300};
+};
+
+/// One series of a Registry as read at one moment: what a bridge to another metrics system
+/// needs (an OpenTelemetry MetricProducer or asynchronous instrument, StatsD), with the
+/// families, labels and values that Registry::text() shows.
+struct Sample {
+    enum class Type { counter, gauge, histogram };
+    std::string_view family;  ///< "deadbolt_acquire_seconds"; a counter's without "_total"
+    Type type = Type::gauge;
+    std::string_view unit;  ///< "seconds", or empty
+    std::string_view help;
+    /// engine, primitive, name (with name patterns), then outcome or result; values as they
+    /// are, not escaped.
+    std::vector<std::pair<std::string_view, std::string_view>> labels;
+    double value = 0;  ///< A counter's or gauge's value.
+    /// A histogram's upper bounds in seconds, ascending (+Inf follows them), and its counts
+    /// per bucket, not cumulative: bounds.size() + 1 of them, as OpenTelemetry's
+    /// explicit-bucket histograms take them.
+    std::span<const double> bounds;
+    std::vector<std::uint64_t> counts;
+    std::uint64_t count = 0;  ///< A histogram's observations (the sum of counts).
+    double sum = 0;           ///< Their sum, in seconds.
 };
 
 /// The lock metrics of a process, in these families (OpenMetrics names and units):
@@ -59,6 +83,9 @@ class Registry {
 
     /// Every family in the OpenMetrics text format, ending with "# EOF".
     std::string text() const;
+    /// Calls each with every series text() shows, family by family, read as each is reached
+    /// (a Sample and what it points to live until each returns). What each throws is thrown.
+    void collect(const std::function<void(const Sample&)>& each) const;
     /// The HTTP Content-Type of text().
     static constexpr const char* kContentType =
         "application/openmetrics-text; version=1.0.0; charset=utf-8";

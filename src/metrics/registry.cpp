@@ -129,4 +129,8 @@ std::string Registry::text() const {
     return detail::metrics_text(*s_);
 }
 
+void Registry::collect(const std::function<void(const Sample&)>& each) const {
+    detail::metrics_collect(*s_, each);
+}
+
 }  // namespace deadbolt::metrics

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -80,7 +81,10 @@ struct MetricsState {
     std::vector<std::shared_ptr<EngineCounts>> engines;
 };
 
-/// The OpenMetrics text of s's counts (pure of I/O).
+/// Every series of s's counts, family by family (pure of I/O).
+void metrics_collect(MetricsState& s, const std::function<void(const metrics::Sample&)>& each);
+
+/// The OpenMetrics text of those series (pure of I/O).
 std::string metrics_text(MetricsState& s);
 
 }  // namespace deadbolt::detail

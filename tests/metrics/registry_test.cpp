@@ -2,8 +2,11 @@
 // memory:// (every primitive and fault, in process), and the /metrics endpoint over HTTP.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
+#include <numeric>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -164,6 +167,55 @@ TEST(Metrics, TheTextIsOpenMetrics) {
     EXPECT_LE(sample(t, "deadbolt_acquire_seconds_bucket{" + granted + ",le=\"0.0005\"}"),
               sample(t, "deadbolt_acquire_seconds_bucket{" + granted + ",le=\"1\"}"));
     EXPECT_EQ(sample(t, R"(deadbolt_holding{engine="memory",primitive="read"})"), 1);
+}
+
+TEST(Metrics, CollectHandsOverTheSeriesOfTheTextForABridge) {
+    Registry r({.name_patterns = {"orders:*"}});
+    auto a = connect(r);
+    a.acquire("orders:1").release();
+    auto kept = a.acquire("jobs:1");
+    std::vector<deadbolt::metrics::Sample> seen;
+    std::vector<std::vector<std::pair<std::string, std::string>>> labels;
+    r.collect([&](const deadbolt::metrics::Sample& s) {
+        seen.push_back(s);
+        labels.emplace_back(s.labels.begin(), s.labels.end());  // views live for the call only
+    });
+    const auto t = r.text();
+    auto find = [&](std::string_view family, const std::string& name, std::string_view extra = {}) {
+        for (std::size_t i = 0; i < seen.size(); ++i) {
+            const auto& l = labels[i];
+            bool named = std::find(l.begin(), l.end(),
+                                   std::pair<std::string, std::string>("name", name)) != l.end();
+            bool more = extra.empty() || l.back().second == extra;
+            if (seen[i].family == family && named && more) return static_cast<int>(i);
+        }
+        return -1;
+    };
+    int holding = find("deadbolt_holding", "other");
+    ASSERT_GE(holding, 0);
+    EXPECT_EQ(seen[holding].type, deadbolt::metrics::Sample::Type::gauge);
+    EXPECT_EQ(seen[holding].value, 1);
+    EXPECT_EQ(labels[holding][0], (std::pair<std::string, std::string>("engine", "memory")));
+    int granted = find("deadbolt_acquire_seconds", "orders:*", "granted");
+    ASSERT_GE(granted, 0);
+    const auto& h = seen[granted];
+    EXPECT_EQ(h.type, deadbolt::metrics::Sample::Type::histogram);
+    EXPECT_EQ(h.unit, "seconds");
+    EXPECT_EQ(h.counts.size(), h.bounds.size() + 1) << "a count per bucket and +Inf's";
+    EXPECT_EQ(h.count, 1u);
+    EXPECT_EQ(std::accumulate(h.counts.begin(), h.counts.end(), std::uint64_t{0}), h.count)
+        << "counts per bucket, not cumulative";
+    int lost = find("deadbolt_lost", "orders:*");
+    ASSERT_GE(lost, 0);
+    EXPECT_EQ(seen[lost].type, deadbolt::metrics::Sample::Type::counter);
+    // The text is made of the same series: one sample line (or histogram) per series.
+    std::size_t lines = 0;
+    for (const auto& s : seen)
+        lines += s.type == deadbolt::metrics::Sample::Type::histogram ? s.counts.size() + 2 : 1;
+    std::size_t in_text = 0;
+    std::istringstream in(t);
+    for (std::string l; std::getline(in, l);) in_text += !l.starts_with("#");
+    EXPECT_EQ(in_text, lines);
 }
 
 TEST(Metrics, TheEndpointServesTheTextOverHttp) {
