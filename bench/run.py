@@ -186,6 +186,8 @@ def check(results):
         bad += [f"4: no server commands seen for {c}" for rows in by_n.values() for r in rows if r["server_commands"] <= 0]
     for n, rows in sc["5_renewal"].items():
         bad += [f"5 ({n}): {r['leases'] - r['valid_at_end']} leases lost" for r in rows if r["valid_at_end"] != r["leases"]]
+    for c, rows in sc.get("9_metrics_overhead", {}).items():
+        bad += [f"9: no cycles for {c}" for r in rows if r["cycles_per_s"] <= 0]
     for c, by_t in sc.get("8_cluster", {}).items():
         bad += [f"8: no cycles for {c}" for rows in by_t.values() for r in rows if r["cycles_per_s"] <= 0]
     return bad
@@ -196,7 +198,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--only", default="1,2,3,4,5,7,8",
+    ap.add_argument("--only", default="1,2,3,4,5,7,8,9",
                     help="scenarios to run (3 includes 3p); the others are kept from --out's results.json")
     a = ap.parse_args()
     only = {int(x) for x in a.only.split(",")}
@@ -219,7 +221,7 @@ def main():
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": smoke, "reps": reps, "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
                "versions": {}, "scenarios": {}}
-    if only != {1, 2, 3, 4, 5, 7, 8}:  # a partial re-run: keep the rest of the last full run
+    if only != {1, 2, 3, 4, 5, 7, 8, 9}:  # a partial re-run: keep the rest of the last full run
         with open(os.path.join(a.out, "results.json")) as f:
             kept = json.load(f)
         kept.setdefault("reruns", []).append({"scenarios": sorted(only), "started": results["started"]})
@@ -264,6 +266,20 @@ def main():
                 srv.cli("FLUSHALL")
             pipelined.append(redis_benchmark(srv, 16, 20000 if smoke else 500000, pipeline=16))
             srv.cli("FLUSHALL")
+        # 9. What the metrics observer costs: scenario 2's 16 threads (and 16 in flight), with
+        # a deadbolt::metrics Registry counting every event and without, alternating, so that
+        # the machine's drift falls on both alike.
+        s9 = {c + m: [] for c in (OURS, ASYNC) for m in ("", " +metrics")}
+        if 9 in only:
+            sc["9_metrics_overhead"] = s9
+        for _ in range(reps if 9 in only else 0):
+            for _ in range(1 if smoke else 3):
+                for c in (OURS, ASYNC):
+                    for m in ("", " +metrics"):
+                        s9[c + m].append(run(c, "cycle", ["--port", srv.port, "--threads", 4 if smoke else 16,
+                                                          "--seconds", cycle_s, "--key", fresh(),
+                                                          "--metrics", 1 if m else 0], 1))
+                srv.cli("FLUSHALL")
         # 3 and 6. Contended handoff: 8 processes, one key, a read-modify-write inside.
         s3 = {c: [] for c in CONTENDERS}
         if 3 in only:

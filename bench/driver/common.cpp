@@ -8,6 +8,10 @@
 #include <string>
 #include <thread>
 
+#ifdef DEADBOLT_BENCH_METRICS
+#include "deadbolt/metrics.hpp"
+#endif
+
 namespace deadbolt::bench {
 
 Args parse(int argc, char** argv) {
@@ -55,11 +59,24 @@ Args parse(int argc, char** argv) {
             a.connections = std::stoi(v);
         else if (k == "--loop-spin-us")
             a.loop_spin_us = std::stoi(v);
+        else if (k == "--metrics")
+            a.metrics = v == "1";
         else
             throw std::invalid_argument("unknown option " + k);
     }
     if (a.until_ns == 0) a.until_ns = now_ns() + static_cast<std::int64_t>(a.seconds * 1e9);
     return a;
+}
+
+void observe(const Args& a, ClientOptions& opts) {
+    if (!a.metrics) return;
+#ifdef DEADBOLT_BENCH_METRICS
+    static const metrics::Registry registry;
+    opts.observer = registry.observer("redis");
+#else
+    (void)opts;
+    throw std::invalid_argument("--metrics: this bench was built without deadbolt::metrics");
+#endif
 }
 
 std::int64_t now_ns() {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "deadbolt/client.hpp"
+
 namespace deadbolt::bench {
 
 using Clock = std::chrono::steady_clock;
@@ -29,12 +31,17 @@ struct Args {
     std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
     int loop_spin_us = -1;            // ClientOptions::loop_spin; -1 = its default
     int connections = 0;              // RedisOptions::command_connections; 0 = its default
+    bool metrics = false;             // --metrics 1: a deadbolt::metrics observer counts it all
 };
 Args parse(int argc, char** argv);
 
 /// deadbolt's URL for the servers a names: redis:// on --port, or redlock:// (redis-cluster://
 /// with --cluster) over --ports, with --query appended; etcd:// over --etcd; zk:// over --zk.
 std::string client_url(const Args& a);
+
+/// With --metrics 1, sets opts.observer to a deadbolt::metrics::Registry's (one per process,
+/// never scraped: what it costs to count); throws when the bench was built without it.
+void observe(const Args& a, ClientOptions& opts);
 
 /// CLOCK_MONOTONIC in ns: the clock every contender (C++, Python, Node) reports on.
 std::int64_t now_ns();

@@ -45,6 +45,7 @@ int cycle(const Args& a) {
     std::unique_ptr<Client> client;
     if (a.contender == "deadbolt") {
         ClientOptions opts;
+        observe(a, opts);
         if (a.connections > 0) {
             RedisOptions r;
             r.command_connections = a.connections;

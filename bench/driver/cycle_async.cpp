@@ -45,6 +45,7 @@ void cycle_once(const Client& c, const std::string& key, std::int64_t until,
 
 int cycle_async(const Args& a) {
     ClientOptions opts;
+    observe(a, opts);
     if (a.loop_spin_us >= 0) opts.loop_spin = std::chrono::microseconds(a.loop_spin_us);
     auto client = Client::connect(client_url(a), opts);
     std::vector<std::vector<double>> lat(a.threads);
