@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "deadbolt/metrics.hpp"
 #include "engines.hpp"
+#include "signals.hpp"
 
 namespace deadbolt::cli {
 
@@ -42,13 +43,6 @@ void add_exporter_command(CLI::App& app, ExporterArgs& a) {
 }
 
 int exporter_command(const ExporterArgs& a) {
-    // Blocked before any thread starts (the client's, the server's): they inherit the mask,
-    // so the signals come to sigwait below and the endpoint stops in order.
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
     metrics::ExporterOptions options;
     options.pattern = a.pattern;
     options.name_patterns = a.names;
@@ -56,6 +50,7 @@ int exporter_command(const ExporterArgs& a) {
     options.min_interval = duration_arg("--min-interval", a.min_interval);
     std::string engine(engine_for(a.url));
     metrics::Exporter exporter(connect(a.url), engine.empty() ? "unknown" : engine, options);
+    SignalPipe signals({SIGINT, SIGTERM});  // after connecting: Ctrl-C during it just ends it
     // A listing's failure (and the recovery after it) is said once on stderr, not per scrape.
     auto said = std::make_shared<std::pair<std::mutex, std::string>>();
     metrics::Endpoint endpoint(
@@ -77,8 +72,7 @@ int exporter_command(const ExporterArgs& a) {
     fmt::print("deadbolt exporter: serving http://{}:{}/metrics for {} (locks '{}')\n",
                a.listen.substr(0, colon), endpoint.port(), engine, a.pattern);
     std::fflush(stdout);
-    int sig = 0;
-    sigwait(&stop, &sig);
+    signals.next(true);  // SIGINT or SIGTERM: the endpoint stops in order as this returns
     return kOk;
 }
 

@@ -1,7 +1,6 @@
 // deadbolt top: the engine's locks on one screen, listed again every interval, with what
 // changed scrolling below. On a terminal it takes the screen and reads keys; otherwise it
 // prints one plain frame per listing.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "engines.hpp"
+#include "signals.hpp"
 #include "top_view.hpp"
 
 namespace deadbolt::cli {
@@ -45,16 +45,6 @@ void add_top_command(CLI::App& app, TopArgs& a) {
 }
 
 namespace {
-
-int wake_w = -1;  // the self-pipe's end a signal writes to: any thread may take the signal
-
-extern "C" void on_signal(int sig) {
-    const int saved = errno;
-    const char c = static_cast<char>(sig);
-    if (wake_w >= 0 && ::write(wake_w, &c, 1) < 0) { /* the pipe is full: a wake is pending */
-    }
-    errno = saved;
-}
 
 // The terminal as top uses it: its own screen, no echo, keys one at a time; put back as it
 // was on every way out (the destructor runs before the process exits with the result).
@@ -119,15 +109,7 @@ int top_command(const TopArgs& a) {
     if (interval.count() <= 0)
         throw UsageProblem("--interval must be more than 0 (e.g. 1s or 500ms)");
     auto client = connect(a.url);  // before the handlers: Ctrl-C during a slow connect just ends it
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0)
-        throw std::system_error(errno, std::generic_category(), "top: pipe");
-    wake_w = pipe_fds[1];
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGWINCH}) ::sigaction(sig, &sa, nullptr);
-
+    SignalPipe signals({SIGINT, SIGTERM, SIGWINCH});
     std::string engine(engine_for(a.url));
     TopScreen screen;
     screen.title = fmt::format("{} '{}'", engine.empty() ? "engine" : engine, a.pattern);
@@ -169,12 +151,12 @@ int top_command(const TopArgs& a) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 at + interval - std::chrono::system_clock::now());
             if (left.count() <= 0) break;
-            pollfd fds[2] = {{pipe_fds[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+            pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
             int ready = ::poll(fds, term.keys() ? 2 : 1, static_cast<int>(left.count()) + 1);
             if (ready < 0 && errno == EINTR) continue;
             if (ready <= 0) break;
             if (fds[0].revents & POLLIN) {
-                for (char sig = 0; ::read(pipe_fds[0], &sig, 1) == 1;)
+                for (int sig; (sig = signals.next()) != 0;)
                     if (sig != SIGWINCH) return kOk;
             } else {
                 char key = 0;

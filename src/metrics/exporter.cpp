@@ -7,6 +7,7 @@
 
 #include "deadbolt/metrics.hpp"
 #include "metrics/census.hpp"
+#include "metrics/openmetrics.hpp"
 
 namespace deadbolt::detail {
 
@@ -33,15 +34,7 @@ Exporter::Exporter(Client client, std::string_view engine, ExporterOptions optio
     if (options.min_interval.count() < 0)
         throw UsageError(make_error_code(errc::invalid_argument),
                          "exporter: min_interval is negative: give 0 or more");
-    const auto& p = options.name_patterns;
-    for (auto it = p.begin(); it != p.end(); ++it)
-        if (*it == "other" || std::find(p.begin(), it, *it) != it)
-            throw UsageError(
-                make_error_code(errc::invalid_argument),
-                fmt::format("exporter: the name pattern '{}' is given twice or is 'other' (the "
-                            "label of names no pattern matches): two series would share its "
-                            "labels, and Prometheus would refuse the whole scrape",
-                            *it));
+    detail::check_name_patterns(options.name_patterns, "exporter");
     s_ = std::make_shared<detail::ExporterState>(std::move(client), std::move(options));
     s_->census.engine = engine;
     s_->census.name_patterns = s_->options.name_patterns;

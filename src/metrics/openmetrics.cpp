@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
+
+#include "deadbolt/error.hpp"
 
 #include "core/name_pattern.hpp"
 
@@ -21,6 +24,17 @@ std::size_t pattern_index(const std::vector<std::string>& patterns, const std::s
     for (std::size_t i = 0; i < patterns.size(); ++i)
         if (name_matches(patterns[i], name)) return i;
     return patterns.size();
+}
+
+void check_name_patterns(const std::vector<std::string>& patterns, std::string_view who) {
+    for (auto it = patterns.begin(); it != patterns.end(); ++it)
+        if (*it == "other" || std::find(patterns.begin(), it, *it) != it)
+            throw UsageError(
+                make_error_code(errc::invalid_argument),
+                fmt::format("{}: the name pattern '{}' is given twice or is 'other' (the label of "
+                            "names no pattern matches): two series would share its labels, and "
+                            "Prometheus would refuse the whole scrape",
+                            who, *it));
 }
 
 std::string name_label(const std::vector<std::string>& patterns, std::size_t g) {

@@ -15,6 +15,11 @@ std::string label_value(std::string_view v);
 /// when none does.
 std::size_t pattern_index(const std::vector<std::string>& patterns, const std::string& name);
 
+/// Throws UsageError (its message starting with who) when a pattern is given twice or is
+/// "other" (the label of names none matches): two series would share labels, and Prometheus
+/// refuses the whole scrape then.
+void check_name_patterns(const std::vector<std::string>& patterns, std::string_view who);
+
 /// The `name` label of pattern group g (patterns[g], or "other" past them), with its leading
 /// comma; empty when there are no patterns (no name label).
 std::string name_label(const std::vector<std::string>& patterns, std::size_t g);

@@ -104,6 +104,7 @@ Registry::Registry(Options options) : s_(std::make_shared<detail::MetricsState>(
         throw UsageError(make_error_code(errc::invalid_argument),
                          "metrics::Options::buckets must be bounds in seconds above 0, strictly "
                          "ascending (+Inf is added)");
+    detail::check_name_patterns(options.name_patterns, "metrics::Options");
     s_->options = std::move(options);
 }
 

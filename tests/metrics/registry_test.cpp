@@ -235,12 +235,15 @@ TEST(Metrics, TheEndpointServesTheTextOverHttp) {
     EXPECT_THROW(Endpoint(r, "127.0.0.1:" + std::to_string(e.port())), deadbolt::ConnectionError);
 }
 
-TEST(Metrics, BadBucketsAndAddressesAreUsageErrors) {
+TEST(Metrics, BadBucketsPatternsAndAddressesAreUsageErrors) {
     using deadbolt::UsageError;
     EXPECT_THROW(Registry({.buckets = {}}), UsageError);
     EXPECT_THROW(Registry({.buckets = {1, 0.5}}), UsageError);
     EXPECT_THROW(Registry({.buckets = {0, 1}}), UsageError);
     EXPECT_THROW(Registry({.buckets = {1, 1}}), UsageError);
+    EXPECT_THROW(Registry({.name_patterns = {"orders:*", "orders:*"}}), UsageError)
+        << "two series would share their labels";
+    EXPECT_THROW(Registry({.name_patterns = {"other"}}), UsageError);
     Registry r;
     EXPECT_THROW(Endpoint(r, "9464"), UsageError);
     EXPECT_THROW(Endpoint(r, "127.0.0.1:http"), UsageError);
