@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <vector>
 
 namespace deadbolt::cli {
 
@@ -13,6 +14,8 @@ class SignalPipe {
     /// Catches sigs from now on (one SignalPipe per process). Throws std::system_error when
     /// the pipe cannot be made.
     explicit SignalPipe(std::initializer_list<int> sigs);
+    /// Gives the signals back their default actions.
+    ~SignalPipe();
     SignalPipe(const SignalPipe&) = delete;
     SignalPipe& operator=(const SignalPipe&) = delete;
 
@@ -23,6 +26,7 @@ class SignalPipe {
 
   private:
     int read_ = -1;
+    std::vector<int> sigs_;
 };
 
 }  // namespace deadbolt::cli

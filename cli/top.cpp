@@ -8,8 +8,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <optional>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -82,8 +84,11 @@ class Terminal {
         }
     }
     void draw(const std::vector<std::string>& lines) const {
+        // No newline after the last line: on the screen's last row it would scroll the header
+        // away.
         std::string out = "\x1b[H";
-        for (const auto& l : lines) out += l + "\x1b[K\r\n";
+        for (std::size_t i = 0; i < lines.size(); ++i)
+            out += lines[i] + (i + 1 < lines.size() ? "\x1b[K\r\n" : "\x1b[K");
         out += "\x1b[J";
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fflush(stdout);
@@ -102,22 +107,19 @@ TopSort sort_of(const std::string& s) {
     return TopSort::name;
 }
 
-}  // namespace
+// What ended the view: q or a signal, the last of -n listings, or that one failing.
+enum class Ended { asked, done, failed };
 
-int top_command(const TopArgs& a) {
-    const auto interval = duration_arg("--interval", a.interval);
-    if (interval.count() <= 0)
-        throw UsageProblem("--interval must be more than 0 (e.g. 1s or 500ms)");
-    auto client = connect(a.url);  // before the handlers: Ctrl-C during a slow connect just ends it
-    SignalPipe signals({SIGINT, SIGTERM, SIGWINCH});
-    std::string engine(engine_for(a.url));
-    TopScreen screen;
-    screen.title = fmt::format("{} '{}'", engine.empty() ? "engine" : engine, a.pattern);
-    screen.sort = sort_of(a.sort);
+// Lists, shows and waits until asked to stop or -n listings were made. The terminal is taken
+// here and given back as this returns, before anything else is printed.
+Ended watch(const TopArgs& a, const Client& client, std::chrono::milliseconds interval,
+            const SignalPipe& signals, TopScreen& screen) {
     std::vector<ListedLock> last;
+    std::optional<std::chrono::system_clock::time_point> last_at;  // of the last good listing
     std::deque<TopEvent> events;
     Terminal term;
     screen.keys = term.keys();
+    bool keys = term.keys();  // off once stdin hangs up
     auto show = [&] {
         if (term.live()) {
             term.size(screen);
@@ -125,8 +127,8 @@ int top_command(const TopArgs& a) {
             return;
         }
         // A plain frame per listing, for a pipe or a file: every lock, each event said once.
-        screen.rows = last.size() + events.size() + 8;
-        screen.cols = 400;
+        screen.rows = screen.cols = 0;
+        screen.whole = true;
         for (const auto& l : top_lines(last, events, screen, std::chrono::system_clock::now()))
             fmt::print("{}\n", l);
         fmt::print("\n");
@@ -135,41 +137,68 @@ int top_command(const TopArgs& a) {
     };
     for (long n = 0;; ++n) {
         const auto at = std::chrono::system_clock::now();
+        const auto next = std::chrono::steady_clock::now() + interval;  // the wall clock may step
         try {
             auto now = client.list(a.pattern, a.all);
-            if (n > 0)
-                for (auto& e : top_changes(last, now, at, interval)) events.push_back(std::move(e));
+            if (last_at) {  // events need a listing before: after a failed first one, none
+                auto since = std::chrono::duration_cast<std::chrono::milliseconds>(at - *last_at);
+                for (auto& e : top_changes(last, now, at, std::max(since, interval)))
+                    events.push_back(std::move(e));
+            }
             while (events.size() > 200) events.pop_front();
             last = std::move(now);
+            last_at = at;
             screen.error.clear();
+        } catch (const UsageError&) {
+            throw;  // a pattern the engine refuses will not list next time either
         } catch (const std::exception& e) {
             screen.error = e.what();  // shown, and the next listing tries again
         }
         show();
-        if (a.iterations != 0 && n + 1 >= a.iterations) break;  // a snapshot, or a test's frames
+        if (a.iterations != 0 && n + 1 >= a.iterations)  // a snapshot, or a test's frames
+            return screen.error.empty() ? Ended::done : Ended::failed;
         for (;;) {  // the rest of the interval: a key or a signal may come first
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                at + interval - std::chrono::system_clock::now());
+                next - std::chrono::steady_clock::now());
             if (left.count() <= 0) break;
             pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
-            int ready = ::poll(fds, term.keys() ? 2 : 1, static_cast<int>(left.count()) + 1);
+            int ready = ::poll(fds, keys ? 2 : 1, static_cast<int>(left.count()) + 1);
             if (ready < 0 && errno == EINTR) continue;
             if (ready <= 0) break;
             if (fds[0].revents & POLLIN) {
                 for (int sig; (sig = signals.next()) != 0;)
-                    if (sig != SIGWINCH) return kOk;
+                    if (sig != SIGWINCH && sig != SIGTSTP) return Ended::asked;
             } else {
                 char key = 0;
-                if (::read(STDIN_FILENO, &key, 1) != 1) continue;
-                if (key == 'q' || key == 'Q') return kOk;
+                if ((fds[1].revents & POLLIN) == 0 || ::read(STDIN_FILENO, &key, 1) != 1) {
+                    keys = false;  // hung up: no more keys (q is gone; signals still end it)
+                    continue;
+                }
+                if (key == 'q' || key == 'Q') return Ended::asked;
                 if (key != 's' && key != 'S') continue;
                 screen.sort = next_sort(screen.sort);
             }
             if (term.live()) show();  // resized, or sorted anew
         }
     }
+}
+
+}  // namespace
+
+int top_command(const TopArgs& a) {
+    const auto interval = duration_arg("--interval", a.interval);
+    if (interval.count() <= 0)
+        throw UsageProblem("--interval must be more than 0 (e.g. 1s or 500ms)");
+    auto client = connect(a.url);  // before the handlers: Ctrl-C during a slow connect just ends it
+    // Ctrl-Z (SIGTSTP) is taken and ignored: stopped in raw mode on the alternate screen, top
+    // would leave the shell a terminal it cannot use. SIGHUP and Ctrl-\ end it cleanly.
+    SignalPipe signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP});
+    std::string engine(engine_for(a.url));
+    TopScreen screen;
+    screen.title = fmt::format("{} '{}'", engine.empty() ? "engine" : engine, a.pattern);
+    screen.sort = sort_of(a.sort);
+    if (watch(a, client, interval, signals, screen) != Ended::failed) return kOk;
     // A snapshot whose last listing failed says so in its exit code, as `list` would.
-    if (screen.error.empty()) return kOk;
     fmt::print(stderr, "deadbolt: the last listing failed: {}\n", screen.error);
     return kServer;
 }

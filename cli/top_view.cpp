@@ -118,7 +118,11 @@ std::vector<TopEvent> top_changes(const std::vector<ListedLock>& before,
         auto it = was.find(name);
         if (it == was.end()) {
             out.push_back({at, "granted", name, who(*cur) + fenced(*cur)});
-        } else if (counted(*cur) || counted(*it->second)) {
+        } else if (cur->kind != it->second->kind) {  // readers gave way to a writer, say
+            out.push_back({at, "granted", name,
+                           fmt::format("{}{} as {} (was {})", who(*cur), fenced(*cur), cur->kind,
+                                       it->second->kind)});
+        } else if (counted(*cur)) {
             int more = cur->holders - it->second->holders;
             if (more > 0)
                 out.push_back(
@@ -138,7 +142,9 @@ std::vector<TopEvent> top_changes(const std::vector<ListedLock>& before,
 std::vector<std::string> top_lines(const std::vector<ListedLock>& locks,
                                    const std::deque<TopEvent>& events, const TopScreen& screen,
                                    system_clock::time_point now) {
-    const std::size_t rows = screen.rows ? screen.rows : 24, cols = screen.cols ? screen.cols : 80;
+    const bool whole = screen.whole;
+    const std::size_t rows = screen.rows ? screen.rows : 24;
+    const std::size_t cols = whole ? std::string::npos : screen.cols ? screen.cols : 80;
     std::vector<const ListedLock*> held;
     int waiting = 0;
     for (const auto& l : locks) {
@@ -181,17 +187,21 @@ std::vector<std::string> top_lines(const std::vector<ListedLock>& locks,
                          s.held ? ttl_text(s) : "-", std::to_string(s.waiters)});
     }
     // The events keep a third of the screen (at least 3 lines) when there are any.
-    const std::size_t event_rows = events.empty() ? 0 : std::max<std::size_t>(3, rows / 3);
+    const std::size_t event_rows = events.empty() ? 0
+                                   : whole        ? events.size() + 1
+                                                  : std::max<std::size_t>(3, rows / 3);
     // Lines below the table: the events, a blank line before them, and "... and N more".
     const std::size_t below = (event_rows ? event_rows + 1 : 0) + 1;
-    const std::size_t room = rows > out.size() + below + 1 ? rows - out.size() - below : 2;
+    const std::size_t room = whole                           ? table.size()
+                             : rows > out.size() + below + 1 ? rows - out.size() - below
+                                                             : 2;
     std::size_t shown = std::min(table.size(), room);
     std::vector<std::size_t> width(table.front().size(), 0);
     for (std::size_t r = 0; r < shown; ++r)
         for (std::size_t i = 0; i < width.size(); ++i)
             width[i] = std::max(width[i], table[r][i].size());
-    width[0] =
-        std::min<std::size_t>(width[0], std::max<std::size_t>(cols / 3, 4));  // long names cut
+    if (!whole)  // long names are cut
+        width[0] = std::min<std::size_t>(width[0], std::max<std::size_t>(cols / 3, 4));
     for (std::size_t r = 0; r < shown; ++r) {
         std::string line;
         for (std::size_t i = 0; i < width.size(); ++i)
@@ -204,7 +214,7 @@ std::vector<std::string> top_lines(const std::vector<ListedLock>& locks,
     if (event_rows) {
         out.push_back(std::string());
         std::size_t first = events.size() > event_rows - 1 ? events.size() - (event_rows - 1) : 0;
-        out.push_back("LAST EVENTS");
+        out.push_back("LAST EVENTS (UTC)");
         for (std::size_t i = first; i < events.size(); ++i) {
             const auto& e = events[i];
             auto t = std::chrono::system_clock::to_time_t(e.at);
@@ -215,6 +225,11 @@ std::vector<std::string> top_lines(const std::vector<ListedLock>& locks,
                               cols));
         }
     }
+    // Names and holders are the engine's bytes: a control character among them would move
+    // the cursor or worse on the user's terminal.
+    for (auto& line : out)
+        for (auto& c : line)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     return out;
 }
 

@@ -30,6 +30,11 @@ std::string quoted(const std::string& s) {
 class OnATerminal {
   public:
     explicit OnATerminal(const std::string& command) {
+        // Everything the child needs is made before fork(): after it, in a process with other
+        // threads, only async-signal-safe calls are.
+        const std::string line = "stty rows 40 cols 240; " + command;
+        const char* argv[] = {"/usr/bin/env", "SHELL=/bin/sh", "TERM=xterm", "script",
+                              "-qfec",        line.c_str(),    "/dev/null",  nullptr};
         int in[2], out[2];
         if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
         pid_ = ::fork();
@@ -37,10 +42,7 @@ class OnATerminal {
             ::dup2(in[0], 0);
             ::dup2(out[1], 1);
             ::dup2(out[1], 2);
-            ::setenv("SHELL", "/bin/sh", 1);
-            ::setenv("TERM", "xterm", 1);
-            const std::string line = "stty rows 40 cols 240; exec " + command;
-            ::execlp("script", "script", "-qfec", line.c_str(), "/dev/null", nullptr);
+            ::execv(argv[0], const_cast<char* const*>(argv));
             ::_exit(127);
         }
         ::close(in[0]);
@@ -123,8 +125,9 @@ TEST(CliTop, OnATerminalItShowsAHeldLockThenItsReleaseAndTakesKeys) {
     auto run = deadbolt_async(srv.url(), {"run", "--ttl", "30s", name, "--", "sh", "-c",
                                           "while [ ! -e '" + go + "' ]; do sleep 0.1; done"});
     until_held(srv.url(), name);
+    // After it, stty says whether the terminal was given back as it was (echo, lines).
     OnATerminal top(quoted(DEADBOLT_CLI) + " top --url " + quoted(srv.url()) + " " +
-                    quoted(name + "*") + " --interval 200ms");
+                    quoted(name + "*") + " --interval 200ms; rc=$?; stty -a; exit $rc");
     ASSERT_TRUE(top.shows("\x1b[?1049h", 0)) << "it takes the terminal's alternate screen";
     auto row = name + "  mutex  " + hostname() + " pid ";
     ASSERT_TRUE(top.shows(row, 0)) << top.seen();
@@ -137,9 +140,15 @@ TEST(CliTop, OnATerminalItShowsAHeldLockThenItsReleaseAndTakesKeys) {
     before = top.mark();
     top.type('s');
     EXPECT_TRUE(top.shows("sort: age", before)) << "s sorts anew: " << top.seen().substr(before);
+    before = top.mark();
     top.type('q');
     EXPECT_EQ(top.ended(), 0) << "q quits";
-    EXPECT_NE(top.seen().rfind("\x1b[?1049l"), std::string::npos) << "the terminal is given back";
+    const auto after = top.seen().substr(before);
+    EXPECT_NE(after.find("\x1b[?1049l"), std::string::npos) << "the screen is given back";
+    auto settings = after.substr(after.find("\x1b[?1049l"));
+    EXPECT_NE(settings.find(" icanon"), std::string::npos) << settings;
+    EXPECT_EQ(settings.find("-icanon"), std::string::npos) << "lines, as before: " << settings;
+    EXPECT_EQ(settings.find("-echo "), std::string::npos) << "echo, as before: " << settings;
 }
 
 template <class E>

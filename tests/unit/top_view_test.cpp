@@ -144,3 +144,36 @@ TEST(TopLines, AFailedListingIsSaidAboveTheTable) {
     EXPECT_TRUE(
         shows(top_lines({}, {}, screen, t0), "the last listing failed: connection refused"));
 }
+
+TEST(TopChanges, ReadersGivingWayToAWriterIsAGrant) {
+    auto readers = permits("doc", 2);
+    readers.status.kind = "readers";
+    auto events = top_changes({readers}, {mutex("doc", 7, 40)}, t0, 1s);
+    ASSERT_EQ(said(events), (std::vector<std::string>{"granted doc"}));
+    EXPECT_NE(events[0].detail.find("as mutex (was readers)"), std::string::npos)
+        << events[0].detail;
+}
+
+TEST(TopLines, AWholeFrameKeepsEveryLockAndEventUncut) {
+    std::vector<ListedLock> locks;
+    for (int i = 0; i < 50; ++i)
+        locks.push_back(mutex(std::string(70, 'n') + std::to_string(100 + i), i, i));
+    std::deque<TopEvent> events;
+    for (int i = 0; i < 30; ++i) events.push_back({t0, "granted", "e" + std::to_string(i), ""});
+    TopScreen screen;
+    screen.whole = true;
+    auto lines = top_lines(locks, events, screen, t0);
+    EXPECT_FALSE(shows(lines, "more")) << "nothing is cut from a whole frame";
+    EXPECT_TRUE(shows(lines, std::string(70, 'n') + "149")) << "long names are whole";
+    EXPECT_TRUE(shows(lines, "e0 ")) << "the oldest event too";
+    EXPECT_TRUE(shows(lines, "e29"));
+}
+
+TEST(TopLines, ControlCharactersFromTheEngineCannotReachTheTerminal) {
+    auto l = mutex("evil\x1b[2Jname\n", 1, 1);
+    l.status.held_by.front().host = "host\x07";
+    auto lines = top_lines({l}, {}, TopScreen{}, t0);
+    for (const auto& line : lines)
+        for (char c : line) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << line;
+    EXPECT_TRUE(shows(lines, "evil?[2Jname?")) << "shown, made harmless";
+}
