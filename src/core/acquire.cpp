@@ -30,6 +30,25 @@ Status enter_local_queue(ClientImpl& c, const std::string& line, const AcquireOp
                          "lock is held by another thread of this process and the wait elapsed");
 }
 
+// This thread's turn in the process's line for a name: left on every way out but a grant
+// (whose lease leaves it at its release), exceptions too (a throwing on_wait, no memory), or
+// the process's other threads would wait behind it for ever.
+class LocalTurn {
+  public:
+    LocalTurn(LocalQueue& q, const std::string& line)
+        : q_(line.empty() ? nullptr : &q), line_(line) {}
+    ~LocalTurn() {
+        if (q_) q_->leave(line_);
+    }
+    LocalTurn(const LocalTurn&) = delete;
+    LocalTurn& operator=(const LocalTurn&) = delete;
+    void hand_over() noexcept { q_ = nullptr; }
+
+  private:
+    LocalQueue* q_;
+    const std::string& line_;
+};
+
 }  // namespace
 
 Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& asked,
@@ -61,6 +80,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
         tell_event(LockEventKind::gave_up, status.ec);
         return {};
     }
+    LocalTurn turn(c.local, traits.local_line);
 
     const MutexOptions& options = spec.options;
     std::string token = spec.owner.empty() ? random_token() : spec.owner;
@@ -81,7 +101,20 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
             if (auto w = claim->waiter(token, px)) cleanup(std::move(w), *step.abandon);
         if (step.new_token) token = random_token();
         if (step.unsubscribe) claim->disarm();
-        if (step.report && how.on_wait) how.on_wait(*step.report);
+        if (step.report && how.on_wait) {
+            try {
+                how.on_wait(*step.report);
+            } catch (...) {
+                // The caller's callback ends the wait as a cancellation would: our place in
+                // the engine's line is given up now, not left to hold others back until it
+                // expires.
+                Step end = fsm.cancelled(Clock::now());
+                if (end.abandon)
+                    if (auto w = claim->waiter(token, px)) cleanup(std::move(w), *end.abandon);
+                if (end.unsubscribe) claim->disarm();
+                throw;
+            }
+        }
         if (step.report && step.report->retrying)
             tell_event(LockEventKind::retrying, step.report->retrying);
         if (drive_wait(step, fsm, *claim, arm_deadline(store, how), how.cancel)) continue;
@@ -109,15 +142,16 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
             case Next::granted: {
                 auto s = make_state(client, spec, *claim, std::move(token), std::move(fences), px,
                                     a.sent_at, step.until, true);
+                turn.hand_over();             // s leaves the line at its release
+                Lease lease = make_lease(s);  // from here on, an exception releases it
                 tell_event(LockEventKind::granted, {}, s->fence);
                 c.renewer->add(s);
                 status = {};
-                return make_lease(std::move(s));
+                return lease;
             }
             case Next::failed:
                 tell_event(LockEventKind::gave_up, step.status.ec);
                 status = std::move(step.status);
-                if (!traits.local_line.empty()) c.local.leave(traits.local_line);
                 return {};
         }
     }

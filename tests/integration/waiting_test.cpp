@@ -137,6 +137,48 @@ TEST(Waiting, CancelStopsALocalWaitToo) {
     EXPECT_FALSE(l);
 }
 
+TEST(Waiting, AWaiterThatThrowsLeavesTheLocalLineToTheOtherThreadsOfItsProcess) {
+    RedisServer srv;
+    auto other = deadbolt::Client::connect(srv.url());
+    auto c = deadbolt::Client::connect(srv.url());
+    auto held = other.acquire("throws", {.ttl = 60s}, {.deadline = Clock::now()});
+    struct Refused {};
+    deadbolt::AcquireOptions throwing;
+    throwing.on_wait = [](const deadbolt::WaitInfo&) { throw Refused{}; };
+    EXPECT_THROW(c.acquire("throws", {.ttl = 60s}, throwing), Refused);
+    held.release();
+    // Before, the thread that threw kept its turn in the process's line, so every later
+    // thread of c waited behind it to its deadline ("held by another thread of this process").
+    std::error_code ec;
+    auto next = c.acquire("throws", {.ttl = 60s}, {.deadline = Clock::now() + 5s}, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(next);
+}
+
+TEST(Waiting, AFairWaiterThatThrowsGivesUpItsPlaceInTheEnginesLine) {
+    RedisServer srv;
+    auto holder = deadbolt::Client::connect(srv.url());
+    auto thrower = deadbolt::Client::connect(srv.url());
+    auto next = deadbolt::Client::connect(srv.url());
+    const auto fair = deadbolt::LockMode::fair;
+    deadbolt::MutexOptions o;
+    o.ttl = 60s;
+    o.waiter_ttl = 30s;  // a place left behind would hold the line far past this test's wait
+    auto held = holder.acquire("fair-throws", fair, o, {.deadline = Clock::now()});
+    struct Refused {};
+    deadbolt::AcquireOptions throwing;
+    throwing.on_wait = [](const deadbolt::WaitInfo&) { throw Refused{}; };
+    EXPECT_THROW(thrower.acquire("fair-throws", fair, o, throwing), Refused);
+    held.release();
+    deadbolt::Lease got;
+    try {
+        got = next.acquire("fair-throws", fair, o, {.deadline = Clock::now() + 5s});
+    } catch (const deadbolt::LockError& e) {
+        ADD_FAILURE() << "the thrower's place still stood first in line: " << e.what();
+    }
+    EXPECT_TRUE(got);
+}
+
 TEST(Waiting, ReleaserYieldsToTheWokenWaiterInsteadOfBargingBackIn) {
     RedisServer srv;
     auto a = deadbolt::Client::connect(srv.url());
