@@ -68,11 +68,33 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
+namespace {
+#ifdef DEADBOLT_BENCH_METRICS
+const metrics::Registry* observing = nullptr;  // set by --metrics 1
+#endif
+
+// The grants the metrics observer counted (-1 without it): proof that it was on.
+double observed_grants() {
+    double n = -1;
+#ifdef DEADBOLT_BENCH_METRICS
+    if (observing == nullptr) return n;
+    n = 0;
+    observing->collect([&](const metrics::Sample& s) {
+        if (s.family == "deadbolt_acquire_seconds" && s.labels.back().second == "granted")
+            n += static_cast<double>(s.count);
+    });
+#endif
+    return n;
+}
+
+}  // namespace
+
 void observe(const Args& a, ClientOptions& opts) {
     if (!a.metrics) return;
 #ifdef DEADBOLT_BENCH_METRICS
     static const metrics::Registry registry;
     opts.observer = registry.observer("redis");
+    observing = &registry;
 #else
     (void)opts;
     throw std::invalid_argument("--metrics: this bench was built without deadbolt::metrics");
@@ -127,9 +149,10 @@ void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t star
     std::vector<double> all;
     for (const auto& v : lat) all.insert(all.end(), v.begin(), v.end());
     std::printf(
-        "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f}\n",
+        "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f,"
+        "\"observed_grants\":%.0f}\n",
         all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
-        cpu_seconds() - cpu0);
+        cpu_seconds() - cpu0, observed_grants());
 }
 
 void run_cycles(const Args& a, const std::function<void(int t, std::vector<double>& lat)>& loop) {

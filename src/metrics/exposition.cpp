@@ -60,6 +60,11 @@ struct Emit {
         s.type = kFamily[f].type;
         s.unit = kFamily[f].unit;
         s.help = kFamily[f].help;
+        s.value = 0;  // what the last series had is not this one's
+        s.count = 0;
+        s.sum = 0;
+        s.bounds = {};
+        s.counts.clear();
         s.labels.clear();
         s.labels.emplace_back("engine", c.engine);
         s.labels.emplace_back("primitive", c.primitive);
@@ -76,14 +81,11 @@ struct Emit {
         if (!outcome.empty()) s.labels.emplace_back("outcome", outcome);
         s.bounds = bounds;
         s.counts.resize(h.size());
-        s.count = 0;
         // The count is the buckets' sum, each read once: a read during an observation stays
         // coherent (no +Inf bucket below the one before it).
         for (std::size_t i = 0; i < h.size(); ++i) s.count += s.counts[i] = h.bucket(i);
         s.sum = static_cast<double>(h.sum_ns()) / 1e9;
         each(s);
-        s.bounds = {};
-        s.counts.clear();
     }
 };
 

@@ -208,6 +208,9 @@ TEST(Metrics, CollectHandsOverTheSeriesOfTheTextForABridge) {
     int lost = find("deadbolt_lost", "orders:*");
     ASSERT_GE(lost, 0);
     EXPECT_EQ(seen[lost].type, deadbolt::metrics::Sample::Type::counter);
+    EXPECT_EQ(seen[lost].value, 0);
+    EXPECT_EQ(seen[lost].count, 0u) << "a counter carries no histogram's count";
+    EXPECT_TRUE(seen[lost].counts.empty());
     // The text is made of the same series: one sample line (or histogram) per series.
     std::size_t lines = 0;
     for (const auto& s : seen)
