@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "commands.hpp"
@@ -49,8 +50,26 @@ int exporter_command(const ExporterArgs& a) {
     options.include_foreign = a.all;
     options.min_interval = duration_arg("--min-interval", a.min_interval);
     std::string engine(engine_for(a.url));
-    metrics::Exporter exporter(connect(a.url), engine.empty() ? "unknown" : engine, options);
-    SignalPipe signals({SIGINT, SIGTERM});  // after connecting: Ctrl-C during it just ends it
+    // An engine that cannot be reached now is served as deadbolt_exporter_up 0 (and connected
+    // to again at each listing), as exporters do; a URL that can never work is a usage error.
+    std::optional<Client> first;
+    try {
+        first.emplace(connect(a.url));
+    } catch (const UsageError&) {
+        throw;
+    } catch (const UsageProblem&) {
+        throw;
+    } catch (const std::exception&) {  // said at the first scrape, as a listing's failure
+    }
+    metrics::Exporter exporter(
+        [url = a.url, first]() mutable {
+            if (!first) return connect(url);
+            auto c = std::move(*first);
+            first.reset();
+            return c;
+        },
+        engine.empty() ? "unknown" : engine, options);
+    SignalPipe signals({SIGINT, SIGTERM});
     // A listing's failure (and the recovery after it) is said once on stderr, not per scrape.
     auto said = std::make_shared<std::pair<std::mutex, std::string>>();
     metrics::Endpoint endpoint(

@@ -125,6 +125,12 @@ class Exporter {
     /// for an empty pattern, a min_interval below zero, or a name pattern given twice or
     /// spelled "other".
     Exporter(Client client, std::string_view engine, ExporterOptions options = {});
+    /// The same, connecting at a listing through connect (again at each listing while it
+    /// throws): an engine that is down when the exporter starts is reported as
+    /// deadbolt_exporter_up 0 with connect's error, and counted once it answers. Throws as
+    /// above, and UsageError for an empty connect.
+    Exporter(std::function<Client()> connect, std::string_view engine,
+             ExporterOptions options = {});
 
     /// The families at this moment (listing again when the last listing is older than
     /// min_interval). Never throws for the engine's failures: a listing that fails sets

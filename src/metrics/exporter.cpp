@@ -2,8 +2,9 @@
 // younger than min_interval) and counts them into the census's families.
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <functional>
 #include <mutex>
+#include <optional>
 
 #include "deadbolt/metrics.hpp"
 #include "metrics/census.hpp"
@@ -12,9 +13,10 @@
 namespace deadbolt::detail {
 
 struct ExporterState {
-    ExporterState(Client c, metrics::ExporterOptions o)
-        : client(std::move(c)), options(std::move(o)) {}
-    Client client;
+    ExporterState(std::function<Client()> c, metrics::ExporterOptions o)
+        : connect(std::move(c)), options(std::move(o)) {}
+    std::function<Client()> connect;  // called at a listing until it returns a client
+    std::optional<Client> client;
     metrics::ExporterOptions options;
     std::mutex m;  // one listing at a time; scrapes that come meanwhile wait and share it
     Census census;
@@ -27,7 +29,14 @@ struct ExporterState {
 
 namespace deadbolt::metrics {
 
-Exporter::Exporter(Client client, std::string_view engine, ExporterOptions options) {
+Exporter::Exporter(Client client, std::string_view engine, ExporterOptions options)
+    : Exporter([c = std::move(client)] { return c; }, engine, std::move(options)) {}
+
+Exporter::Exporter(std::function<Client()> connect, std::string_view engine,
+                   ExporterOptions options) {
+    if (!connect)
+        throw UsageError(make_error_code(errc::invalid_argument),
+                         "exporter: no way to connect was given");
     if (options.pattern.empty())
         throw UsageError(make_error_code(errc::invalid_argument),
                          "exporter: the pattern is empty: give a glob such as '*' or 'orders:*'");
@@ -35,7 +44,7 @@ Exporter::Exporter(Client client, std::string_view engine, ExporterOptions optio
         throw UsageError(make_error_code(errc::invalid_argument),
                          "exporter: min_interval is negative: give 0 or more");
     detail::check_name_patterns(options.name_patterns, "exporter");
-    s_ = std::make_shared<detail::ExporterState>(std::move(client), std::move(options));
+    s_ = std::make_shared<detail::ExporterState>(std::move(connect), std::move(options));
     s_->census.engine = engine;
     s_->census.name_patterns = s_->options.name_patterns;
 }
@@ -47,7 +56,8 @@ std::string Exporter::text() const {
     if (!s_->listed || start - s_->last >= s_->options.min_interval) {
         ++c.listings;
         try {
-            c.locks = s_->client.list(s_->options.pattern, s_->options.include_foreign);
+            if (!s_->client) s_->client.emplace(s_->connect());  // an engine down at start
+            c.locks = s_->client->list(s_->options.pattern, s_->options.include_foreign);
             c.up = true;
             s_->last_error.clear();
         } catch (const std::exception& e) {

@@ -43,6 +43,23 @@ TYPED_TEST(CliExporter, CountsARunsLockWhileItHoldsIt) {
     EXPECT_EQ(exporter.stop(), 0) << "SIGTERM ends it cleanly";
 }
 
+TEST(CliExporterInput, AnEngineDownAtTheStartIsServedAsDownUntilItAnswers) {
+    test::RedisServer srv;
+    srv.stop();
+    test::ExporterProcess exporter(srv.url(), {"--min-interval", "0s"},
+                                   ::testing::TempDir() + "/exporter-down.log");
+    auto up = [&] {
+        return test::sample_where(exporter.scrape(), "deadbolt_exporter_up", "engine=");
+    };
+    EXPECT_TRUE(test::eventually([&] { return up() == 0; }, 30s))
+        << "served, and down: " << exporter.scrape();
+    srv.start();  // the same port
+    EXPECT_TRUE(test::eventually([&] { return up() == 1; }, 30s)) << exporter.scrape();
+    EXPECT_EQ(exporter.stop(), 0);
+    auto bad = deadbolt("redis://127.0.0.1:1/0?nonsense=1", {"exporter"});
+    EXPECT_EQ(bad.rc, 64) << "a URL that can never work is refused at once: " << bad.out;
+}
+
 TEST(CliExporterInput, BadAddressesAndDurationsAreNamed) {
     test::RedisServer srv;
     auto bad = deadbolt(srv.url(), {"exporter", "--listen", "nowhere"});

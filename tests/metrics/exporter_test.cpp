@@ -169,6 +169,26 @@ TEST(Exporter, BadOptionsAreUsageErrors) {
     EXPECT_THROW(Exporter(connect(), "memory", o), deadbolt::UsageError);
     o.name_patterns = {"other"};
     EXPECT_THROW(Exporter(connect(), "memory", o), deadbolt::UsageError);
+    EXPECT_THROW(Exporter(std::function<deadbolt::Client()>{}, "memory"), deadbolt::UsageError);
+}
+
+TEST(Exporter, AClientItCannotMakeYetIsDownAndThenCounted) {
+    int calls = 0;
+    Exporter e(
+        [&] {
+            if (++calls == 1)
+                throw deadbolt::ConnectionError(make_error_code(deadbolt::errc::connection_lost),
+                                                "not yet");
+            return connect();
+        },
+        "memory", {.min_interval = 0ms});
+    auto t = e.text();
+    EXPECT_EQ(sample(t, R"(deadbolt_exporter_up{engine="memory"})"), 0) << t;
+    EXPECT_EQ(e.last_error(), "not yet");
+    t = e.text();
+    EXPECT_EQ(sample(t, R"(deadbolt_exporter_up{engine="memory"})"), 1) << t;
+    e.text();
+    EXPECT_EQ(calls, 2) << "connected once it could, then kept";
 }
 
 TEST(Census, TheOldestHoldingIsTheEarliestGrantAndUnknownKindsAreKept) {
