@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 
+#include "deadbolt/error.hpp"
 #include "deadbolt/metrics.hpp"
 #include "metrics/census.hpp"
 #include "metrics/openmetrics.hpp"
