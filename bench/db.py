@@ -266,9 +266,8 @@ def table(results):
                 "the window, per second)\n",
                 "| contender | statements/s | per waiter per s | waiters' CPU ms/s |", "|---|---:|---:|---:|"]
         for c, rows in sc["D4_waiting"].items():
-            per_s = lambda f: stats.spread([r[f] / r["seconds"] for r in rows])["median"]  # noqa: E731
-            out.append(f"| {c} | {per_s('statements'):.1f} | {per_s('statements') / 10:.2f} | "
-                       f"{per_s('client_cpu_s') * 1000:.1f} |")
+            out.append(f"| {c} | {stats.median_rate(rows, 'statements'):.1f} | {stats.median_rate(rows, 'statements') / 10:.2f} | "
+                       f"{stats.median_rate(rows, 'client_cpu_s') * 1000:.1f} |")
     return "\n".join(out) + "\n"
 
 

@@ -256,9 +256,8 @@ def table(results):
             "| contender | unary calls/s | Watch messages/s | LeaseKeepAlive messages/s | waiters' CPU ms/s |",
             "|---|---:|---:|---:|---:|"]
     for c, rows in sc.get("E4_waiting", {}).items():
-        per_s = lambda f: stats.spread([r[f] / r["seconds"] for r in rows])["median"]
-        out.append(f"| {c} | {per_s('unary_calls'):.1f} | {per_s('watch_msgs'):.1f} | "
-                   f"{per_s('keepalive_msgs'):.1f} | {per_s('client_cpu_s') * 1000:.1f} |")
+        out.append(f"| {c} | {stats.median_rate(rows, 'unary_calls'):.1f} | {stats.median_rate(rows, 'watch_msgs'):.1f} | "
+                   f"{stats.median_rate(rows, 'keepalive_msgs'):.1f} | {stats.median_rate(rows, 'client_cpu_s') * 1000:.1f} |")
     return "\n".join(out) + "\n"
 
 

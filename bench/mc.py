@@ -183,9 +183,8 @@ def table(results):
             "window; Redis's scenario 4: deadbolt 26, redis-py 100 per waiter per 10 s)\n",
             "| contender | commands/s | per waiter per 10 s | waiters' CPU ms/s |", "|---|---:|---:|---:|"]
     for c, rows in sc["M4_waiting"].items():
-        per_s = lambda f: stats.spread([r[f] / r["seconds"] for r in rows])["median"]  # noqa: E731
-        out.append(f"| {c} | {per_s('commands'):.1f} | {per_s('commands') * 10 / rows[0]['waiters']:.1f} | "
-                   f"{per_s('client_cpu_s') * 1000:.1f} |")
+        out.append(f"| {c} | {stats.median_rate(rows, 'commands'):.1f} | {stats.median_rate(rows, 'commands') * 10 / rows[0]['waiters']:.1f} | "
+                   f"{stats.median_rate(rows, 'client_cpu_s') * 1000:.1f} |")
     return "\n".join(out) + "\n"
 
 

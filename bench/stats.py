@@ -63,6 +63,11 @@ def contended(per_process, counter, writes=None):
     }
 
 
+def median_rate(rows, field):
+    """The median over rows of field per second of each row's window ("seconds")."""
+    return spread([r[field] / r["seconds"] for r in rows])["median"]
+
+
 def cell(rows, field):
     """A table cell: the median of rows' field and its range, "1,234 (1,100..1,300)"."""
     s = spread([r[field] for r in rows])

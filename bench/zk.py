@@ -221,8 +221,7 @@ def table(results):
             "ping every 10 s, Kazoo's (timeout 10 s) every ~3 s)\n",
             "| contender | packets/s | per waiter per s | waiters' CPU ms/s |", "|---|---:|---:|---:|"]
     for c, rows in sc["Z4_waiting"].items():
-        per_s = lambda f: stats.spread([r[f] / r["seconds"] for r in rows])["median"]
-        out.append(f"| {c} | {per_s('packets'):.1f} | {per_s('packets') / 10:.2f} | {per_s('client_cpu_s') * 1000:.1f} |")
+        out.append(f"| {c} | {stats.median_rate(rows, 'packets'):.1f} | {stats.median_rate(rows, 'packets') / 10:.2f} | {stats.median_rate(rows, 'client_cpu_s') * 1000:.1f} |")
     return "\n".join(out) + "\n"
 
 
