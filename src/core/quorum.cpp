@@ -35,6 +35,15 @@ std::uint64_t redlock_fence(const std::vector<std::uint64_t>& counters, std::uin
     return high + 1;
 }
 
+std::optional<std::uint64_t> agreed_in_round1(const std::vector<std::uint64_t>& counters,
+                                              std::size_t quorum) {
+    if (counters.empty() || quorum == 0) return std::nullopt;
+    const std::uint64_t high = *std::max_element(counters.begin(), counters.end());
+    if (static_cast<std::size_t>(std::count(counters.begin(), counters.end(), high)) < quorum)
+        return std::nullopt;
+    return high;
+}
+
 std::chrono::milliseconds node_timeout(std::chrono::milliseconds ttl,
                                        std::chrono::milliseconds command_timeout) {
     return std::max(std::chrono::milliseconds(1), std::min(ttl / 10, command_timeout));

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,13 @@ constexpr int majority(int n) {
 /// Round 2's fence (DESIGN section 6): above every counter round 1 returned and above the
 /// server-time floor, so it orders this acquisition after every earlier one on a shared node.
 std::uint64_t redlock_fence(const std::vector<std::uint64_t>& counters, std::uint64_t floor_us);
+
+/// A fence agreed in round 1 itself: the highest counter, when at least `quorum` granting
+/// nodes hold exactly it (they took the proposed fence), so round 2 has nothing to raise there.
+/// Every later majority shares one of those nodes, whose counter orders it after this one.
+/// Nothing when they differ (a node was ahead of the proposal): round 2 decides then.
+std::optional<std::uint64_t> agreed_in_round1(const std::vector<std::uint64_t>& counters,
+                                              std::size_t quorum);
 
 /// How long one node may take to answer: far below the TTL (a tenth of it), never more than
 /// command_timeout, at least 1 ms. A slow node must cost a vote, not the lease's validity.

@@ -23,6 +23,17 @@ TEST(Quorum, RoundTwoFenceIsAboveEveryCounterAndTheTimeFloor) {
     EXPECT_EQ(redlock_fence({}, 0), 1U);
 }
 
+TEST(Quorum, RoundOneAgreesOnlyWhenAMajorityHoldsTheHighestCounter) {
+    EXPECT_EQ(agreed_in_round1({70, 70, 70}, 2), 70U);
+    EXPECT_EQ(agreed_in_round1({70, 70}, 2), 70U);  // the third node refused or is late
+    // One node was ahead of the proposal: the others' 70 is below its 71, so a later majority
+    // sharing only that node could get a fence below 70 + 1 from it: round 2 must raise.
+    EXPECT_EQ(agreed_in_round1({70, 71}, 2), std::nullopt);
+    EXPECT_EQ(agreed_in_round1({70, 71, 71}, 2), 71U);
+    EXPECT_EQ(agreed_in_round1({70, 70, 71}, 2), std::nullopt);  // the highest must be agreed
+    EXPECT_EQ(agreed_in_round1({}, 2), std::nullopt);
+}
+
 TEST(Quorum, NodeTimeoutIsFarBelowTheTtl) {
     EXPECT_EQ(node_timeout(30s, 5s), 3s);
     EXPECT_EQ(node_timeout(30s, 1s), 1s);   // never more than the command timeout

@@ -23,9 +23,17 @@ end
 -- max(last + 1, server time in us): increasing even after the counter expired or was lost
 -- in a restart, as long as the server clock does not step back (DESIGN section 6). `last`
 -- is read by the caller before its first write, so a wrong-typed key fails cleanly.
+-- Redlock proposes a fence ('<fence_px>@<fence>'): a node whose counter is below it takes it
+-- instead of its clock, so that a majority can agree on one fence in the lock's own round.
 local function next_fence(last, fence_key, fence_px)
   local fence = tonumber(server_time[1]) * 1000000 + tonumber(server_time[2])
   local n = last and tonumber(last)
+  local px, proposal = string.match(fence_px, '^(%d+)@(%d+)$')
+  if proposal then
+    proposal = tonumber(proposal)
+    if n or proposal > fence then fence = proposal end
+    fence_px = px
+  end
   if n and n + 1 > fence then fence = n + 1 end
   fence = string.format('%d', fence)
   redis.call('SET', fence_key, fence, 'PX', fence_px)

@@ -6,9 +6,10 @@
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: lock, fence, line. ARGV: token, px, fence_px, box, member, ticket. Everything that
-// can fail (a wrong-typed fence key, TIME refused) runs before the first write. An RWLock's
-// readers mark the same key, so a Mutex waits for them. Only a refusal and a waiter's grant
+// KEYS: lock, fence, line. ARGV: token, px, fence_px (or Redlock's fence_px@proposal, taken
+// as next_fence takes it), box, member, ticket. Everything that can fail (a wrong-typed fence
+// key, TIME refused) runs before the first write. An RWLock's readers mark the same key, so a
+// Mutex waits for them. Only a refusal and a waiter's grant
 // touch the line: a lock taken at once costs what it did before there was one.
 constexpr std::string_view kAcquire = R"lua(
 redis.replicate_commands()
@@ -17,9 +18,14 @@ local t = redis.call('TIME')
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local n = last and tonumber(last)
+  local fence_px, proposal = string.match(ARGV[3], '^(%d+)@(%d+)$')
+  if proposal then
+    proposal = tonumber(proposal)
+    if n or proposal > fence then fence = proposal end
+  end
   if n and n + 1 > fence then fence = n + 1 end
   fence = string.format('%d', fence)
-  redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
+  redis.call('SET', KEYS[2], fence, 'PX', fence_px or ARGV[3])
   leave_line(KEYS[3], ARGV[5], ARGV[6], ARGV[4])
   return {1, fence}
 end

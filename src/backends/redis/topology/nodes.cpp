@@ -16,6 +16,19 @@ Nodes::Nodes(const std::vector<Endpoint>& redlock, bool fencing, LoopOf loop)
     }
 }
 
+std::uint64_t Nodes::proposal() const {
+    const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    return std::max(static_cast<std::uint64_t>(now.count()),
+                    agreed_.load(std::memory_order_relaxed) + 1);
+}
+
+void Nodes::agreed(std::uint64_t fence) {
+    std::uint64_t seen = agreed_.load(std::memory_order_relaxed);
+    while (seen < fence && !agreed_.compare_exchange_weak(seen, fence, std::memory_order_relaxed)) {
+    }
+}
+
 void Nodes::stop() noexcept {
     if (!async_used_) return;
     try {

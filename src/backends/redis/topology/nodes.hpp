@@ -37,6 +37,12 @@ class Nodes {
     Connection& node(std::size_t i) const { return *conns_[i]; }
     /// Redlock: the event loop its rounds run on.
     EventLoop& loop() const { return loop_(); }
+    /// Redlock: the fence round 1 proposes (DESIGN section 6): the clock in microseconds, as
+    /// the nodes' own fences are, and above every fence this client agreed on, so that nodes
+    /// whose counters are below it agree on it at once.
+    std::uint64_t proposal() const;
+    /// Redlock: this client agreed on fence; later proposals are above it.
+    void agreed(std::uint64_t fence);
 
     /// Redlock, on the loop only: calls as one pipeline on each node in `which` (every node
     /// when empty) at once, each by deadline; done(results) once, result i belonging to
@@ -91,6 +97,7 @@ class Nodes {
     LoopOf loop_;
     std::vector<std::shared_ptr<AsyncConnection>> async_;  // Redlock, on the loop
     std::atomic<bool> async_used_{false};
+    std::atomic<std::uint64_t> agreed_{0};  // the highest fence agreed here
 };
 
 }  // namespace deadbolt::detail

@@ -127,9 +127,11 @@ OwnedCall raise_call(const RedisSpec& spec, const OwnedCall& call, const Round1&
     const std::size_t locks = r1.counters.size();
     std::string notify;  // an election tells observers once its term is agreed
     if (spec.kind->held_as == "leader") notify = spec.op_args.front();
+    const std::string& fence_px = call.args[2];  // without round 1's proposal
     OwnedCall raise{&raise_fence_script(),
                     {call.keys.begin(), call.keys.begin() + static_cast<std::ptrdiff_t>(2 * locks)},
-                    {call.args[0], call.args[2], std::string(spec.kind->held_as), notify}};
+                    {call.args[0], fence_px.substr(0, fence_px.find('@')),
+                     std::string(spec.kind->held_as), notify}};
     for (const auto& counters : r1.counters) {
         fences.push_back(redlock_fence(counters, 0));
         raise.args.push_back(std::to_string(fences.back()));
@@ -203,6 +205,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
             out.fence = r1.reentry_fence;
             return done({}, out);
         }
+        if (agreed_at_once()) return;
         auto raise = std::make_shared<std::vector<OwnedCall>>(
             1, raise_call(spec, call->front(), r1, fences));
         const std::size_t q = quorum();
@@ -218,12 +221,33 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
             [self = shared_from_this()](const std::vector<NodeReplies>& results) {
                 if (raised(results) < self->quorum() || self->c.now() >= self->valid_until())
                     return self->give_up();
-                AttemptOutcome out;
-                out.acquired = true;
-                out.fence = self->fences.front();
-                if (!self->spec.names.empty()) out.fences = std::move(self->fences);
-                self->done({}, std::move(out));
+                self->granted();
             });
+    }
+
+    // A majority took the fence round 1 proposed (on every lock): it is agreed, and round 2
+    // would raise nothing. Only where the holding is a plain token: a reentrant owner's or an
+    // election's hash keeps the fence too, which round 2 writes.
+    bool agreed_at_once() {
+        if (spec.kind->held_as != "token") return false;
+        std::vector<std::uint64_t> agreed;
+        for (const auto& counters : r1.counters) {
+            auto f = agreed_in_round1(counters, quorum());
+            if (!f) return false;
+            agreed.push_back(*f);
+        }
+        fences = std::move(agreed);
+        granted();
+        return true;
+    }
+
+    void granted() {
+        for (auto f : fences) nodes().agreed(f);
+        AttemptOutcome out;
+        out.acquired = true;
+        out.fence = fences.front();
+        if (!spec.names.empty()) out.fences = std::move(fences);
+        done({}, std::move(out));
     }
 
     void give_up() {
