@@ -5,6 +5,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <semaphore>
+#include <stdexcept>
 
 #include "deadbolt/async.hpp"
 #include "deadbolt/deadbolt.hpp"
@@ -70,4 +72,40 @@ int cycle_async(const Args& a) {
     return 0;
 }
 
+}  // namespace deadbolt::bench
+
+namespace deadbolt::bench {
+
+// The other way a blocking API could work: each of --threads threads starts an asynchronous
+// call and sleeps until its callback wakes it, so all of them share the loop's pipelined
+// connection (one wake per reply). It measures that design against deadbolt's blocking path.
+int cycle_loop_blocking(const Args& a) {
+    ClientOptions opts;
+    observe(a, opts);
+    if (a.loop_spin_us >= 0) opts.loop_spin = std::chrono::microseconds(a.loop_spin_us);
+    auto client = Client::connect(client_url(a), opts);
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
+        std::binary_semaphore done{0};
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            Lease lease;
+            std::error_code ec;
+            async_acquire(client, key, {}, {}, [&](std::error_code e, Lease l) {
+                ec = e;
+                lease = std::move(l);
+                done.release();
+            });
+            done.acquire();
+            if (ec) throw std::runtime_error(ec.message());
+            async_release(lease, [&](std::error_code e) {
+                ec = e;
+                done.release();
+            });
+            done.acquire();
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+    });
+    return 0;
+}
 }  // namespace deadbolt::bench

@@ -24,6 +24,7 @@ int cycle_raw_my(const Args& a);
 int cycle_raw_mc(const Args& a);
 /// The same on the asynchronous API: --threads T loops in flight from one thread.
 int cycle_async(const Args& a);
+int cycle_loop_blocking(const Args& a);
 /// 3 and 6: one of several processes contending for one key; the critical section is a
 /// read-modify-write of a counter. Prints every acquisition's [invoked, ok, released] (ns).
 /// raw busy-retries the acquire script: the limit of a lock that only polls.
