@@ -5,6 +5,7 @@
 #include <random>
 
 #include "backends/redis/net/resp.hpp"
+#include "backends/redis/scripts.hpp"
 
 using namespace deadbolt::detail;
 
@@ -79,4 +80,21 @@ TEST(Resp, EncoderMatchesHiredisByteForByte) {
         ASSERT_EQ(ours, std::string(theirs, size_t(n))) << "round " << round;
         redisFreeCommand(theirs);
     }
+}
+
+TEST(Resp, TheEvalOfAnEvalshaRequestIsWhatEncodeEvalMakes) {
+    const Script& s = acquire_script();
+    const std::vector<std::string_view> keys{"k", std::string_view("\0b", 2), ""};
+    const std::vector<std::string_view> args{"token", "30000", "EVALSHA"};
+    std::string evalsha;
+    encode_evalsha(evalsha, s, keys, args);
+    std::string eval;
+    encode_eval(eval, s, keys, args);
+    EXPECT_EQ(eval_of_evalsha(evalsha, s), eval);
+    // Another script's request, a plain command or a cut one is refused, not misread.
+    EXPECT_EQ(eval_of_evalsha(evalsha, release_script()), "");
+    std::string set;
+    encode_command(set, {"SET", "k", "v"});
+    EXPECT_EQ(eval_of_evalsha(set, s), "");
+    EXPECT_EQ(eval_of_evalsha(evalsha.substr(0, 20), s), "");
 }

@@ -194,4 +194,20 @@ void encode_eval(std::string& out, const Script& s, const std::vector<std::strin
     encode_script(out, "EVAL", s.source, keys, args);
 }
 
+std::string eval_of_evalsha(std::string_view evalsha, const Script& s) {
+    // "*N\r\n", then "EVALSHA" and the SHA1 as bulk strings, then numkeys, keys and args, which
+    // EVAL takes the same way.
+    const std::string head = fmt::format("$7\r\nEVALSHA\r\n${}\r\n{}\r\n", s.sha1.size(), s.sha1);
+    const auto count_end = evalsha.find("\r\n");
+    if (!evalsha.starts_with('*') || count_end == std::string_view::npos ||
+        evalsha.substr(count_end + 2, head.size()) != head)
+        return {};
+    std::string out(evalsha.substr(0, count_end + 2));
+    out += fmt::format("$4\r\nEVAL\r\n${}\r\n", s.source.size());
+    out += s.source;
+    out += "\r\n";
+    out += evalsha.substr(count_end + 2 + head.size());
+    return out;
+}
+
 }  // namespace deadbolt::detail

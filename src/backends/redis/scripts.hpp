@@ -164,5 +164,9 @@ void encode_evalsha(std::string& out, const Script& s, const std::vector<std::st
 /// Appends EVAL source numkeys keys... args... to out (after NOSCRIPT).
 void encode_eval(std::string& out, const Script& s, const std::vector<std::string_view>& keys,
                  const std::vector<std::string_view>& args);
+/// The EVAL of one encode_evalsha request of s (the same keys and arguments), from its bytes:
+/// what a NOSCRIPT reply asks for, without keeping a copy of every key and argument for it.
+/// Returns an empty string when evalsha is not such a request.
+std::string eval_of_evalsha(std::string_view evalsha, const Script& s);
 
 }  // namespace deadbolt::detail

@@ -59,11 +59,21 @@ void AsyncConnection::eval_many(Calls calls, std::string encoded, Clock::time_po
 
 void AsyncConnection::eval(const ScriptCall& call, Clock::time_point deadline,
                            std::function<void(Status, Reply)> done) {
-    auto calls = std::make_shared<std::vector<OwnedCall>>(1, owned(call));
-    eval_many(calls, encode_calls({&call, 1}), deadline,
-              [done = std::move(done)](Status st, std::vector<Reply> r) {
-                  done(std::move(st), r.empty() ? Reply{} : std::move(r.front()));
-              });
+    // The hot path: NOSCRIPT comes only after SCRIPT FLUSH or a restart, so what it needs is
+    // made from the request's bytes then, rather than from a copy of every key and argument
+    // made for each request (a tenth of the asynchronous cycle's allocations).
+    std::string encoded = encode_calls({&call, 1});
+    std::string request = encoded;
+    exec(std::move(request), 1, deadline,
+         [self = shared_from_this(), script = call.script, encoded = std::move(encoded), deadline,
+          done = std::move(done)](Status st, std::vector<Reply> r) mutable {
+             auto one = [](std::vector<Reply>& rs) { return rs.empty() ? Reply{} : std::move(rs.front()); };
+             if (!st.ok() || r.empty() || !is_noscript(r.front())) return done(std::move(st), one(r));
+             self->exec(eval_of_evalsha(encoded, *script), 1, deadline,
+                        [done = std::move(done), one](Status st2, std::vector<Reply> again) {
+                            done(std::move(st2), one(again));
+                        });
+         });
 }
 
 void AsyncConnection::connect() {
