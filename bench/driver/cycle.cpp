@@ -46,6 +46,7 @@ int cycle(const Args& a) {
     if (a.contender == "deadbolt") {
         ClientOptions opts;
         observe(a, opts);
+        if (a.loop_spin_us >= 0) opts.loop_spin = std::chrono::microseconds(a.loop_spin_us);
         if (a.connections > 0) {
             RedisOptions r;
             r.command_connections = a.connections;
