@@ -189,7 +189,7 @@ def redlock_table(results):
                              + " | ".join(v for v, _ in cells) + f" | {peer} | "
                              + " | ".join(ratio(m, peer_m) for _, m in cells) + " |")
     return ("\n7. Redlock: lock+unlock cycles over independent redis-servers (each thread its own "
-            "key; deadbolt with its two-round fence unless fencing=0, node-redlock without fences; "
+            "key; deadbolt with its fence (one round where the nodes take the fence it proposes, else two) unless fencing=0, node-redlock without fences; "
             "async = that many in flight from one thread).\n\n"
             + "\n".join(lines) + "\n")
 

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The per-acquisition client-CPU budget (issue 34), from the committed bench results.
+
+    python3 bench/cpu_budget.py [--out bench/results/cpu_budget.md]
+
+Every harness records each run's client CPU (user + system of the driver process, measured
+around its cycles) beside its cycle count; this divides one by the other for deadbolt and for
+the raw client of the same engine (the same requests with no library logic), uncontended (one
+client) and at the harness's throughput row, and shows the ratio against the budget of 1.2x.
+Nothing is run: it reads bench/results/{results.json,etcd,zk,db,mc}.
+"""
+import argparse
+import json
+import os
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+BUDGET = 1.2
+
+
+def load(*parts):
+    path = os.path.join(RESULTS, *parts)
+    with open(path) as f:
+        return json.load(f)
+
+
+def per_cycle_us(runs):
+    """Median client CPU per cycle in µs over the repetitions, or None."""
+    vals = [1e6 * r["cpu_s"] / r["cycles"] for r in runs if r.get("cycles") and "cpu_s" in r]
+    return statistics.median(vals) if vals else None
+
+
+def rows():
+    """(engine, row, raw contender, raw runs, deadbolt runs) for every row with both."""
+    redis = load("results.json")["scenarios"]
+    yield "Redis", "1 client (scenario 2, 1 thread)", "raw hiredis", \
+        redis["2_throughput"]["raw hiredis"]["1"], redis["2_throughput"]["deadbolt"]["1"]
+    yield "Redis", "16 threads (scenario 2)", "raw hiredis", \
+        redis["2_throughput"]["raw hiredis"]["16"], redis["2_throughput"]["deadbolt"]["16"]
+    etcd = load("etcd", "results.json")["scenarios"]
+    yield "etcd", "1 client (E1)", "raw gRPC", etcd["E1_latency"]["raw gRPC"], etcd["E1_latency"]["deadbolt"]
+    yield "etcd", "16 threads (E2)", "raw gRPC", etcd["E2_throughput"]["raw gRPC"], etcd["E2_throughput"]["deadbolt"]
+    zk = load("zk", "results.json")["scenarios"]
+    yield "ZooKeeper", "1 client (Z1)", "raw C client", zk["Z1_latency"]["raw C client"], zk["Z1_latency"]["deadbolt"]
+    yield "ZooKeeper", "16 threads (Z2)", "raw C client", \
+        zk["Z2_throughput"]["raw C client"], zk["Z2_throughput"]["deadbolt"]
+    db = load("db", "results.json")["engines"]
+    for engine, name in (("postgresql", "PostgreSQL"), ("mariadb", "MariaDB")):
+        yield name, "1 client (D1)", "raw statements", db[engine]["D1_latency"]["raw"], db[engine]["D1_latency"]["deadbolt"]
+        yield name, "16 threads (D2)", "raw statements", \
+            db[engine]["D2_throughput"]["raw"], db[engine]["D2_throughput"]["deadbolt"]
+    mc = load("mc", "results.json")["scenarios"]
+    yield "memcached", "1 client (M1)", "raw meta commands", mc["M1_latency"]["raw"], mc["M1_latency"]["deadbolt"]
+    yield "memcached", "16 threads (M2)", "raw meta commands", mc["M2_throughput"]["raw"], mc["M2_throughput"]["deadbolt"]
+
+
+def started(*parts):
+    return load(*parts).get("started", "?")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(RESULTS, "cpu_budget.md"))
+    args = ap.parse_args()
+    lines = ["Client CPU per acquire+release cycle, deadbolt against the engine's raw client (the same "
+             f"requests, no library logic), from the committed results (`python3 bench/cpu_budget.py`); "
+             f"budget ≤ {BUDGET}x. Medians of the repetitions. Results of: Redis {started('results.json')}, "
+             f"etcd {started('etcd', 'results.json')}, ZooKeeper {started('zk', 'results.json')}, "
+             f"databases {started('db', 'results.json')}, memcached {started('mc', 'results.json')}.", "",
+             "| engine | row | raw client | raw µs/cycle | deadbolt µs/cycle | deadbolt / raw | within budget |",
+             "|---|---|---|---|---|---|---|"]
+    for engine, row, raw_name, raw, ours in rows():
+        r, d = per_cycle_us(raw), per_cycle_us(ours)
+        if r is None or d is None:
+            continue
+        ratio = d / r
+        lines.append(f"| {engine} | {row} | {raw_name} | {r:.1f} | {d:.1f} | {ratio:.2f}x | "
+                     f"{'yes' if ratio <= BUDGET else 'no'} |")
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
