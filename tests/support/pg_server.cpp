@@ -134,21 +134,27 @@ bool PgServer::ready() const {
 
 void PgServer::start() {
     if (pid_ > 0) return;
-    // fsync off: the tests' data is thrown away, and disks here are slow and shared.
-    pid_ = spawn_as(
-        uid_, gid_,
-        {bin_ + "/postgres", "-D", dir_ + "/data", "-p", std::to_string(port_), "-k", dir_, "-c",
-         "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off", "-c",
-         "max_connections=400", "-c", "shared_buffers=32MB", "-c", "deadlock_timeout=200ms"},
-        dir_ + "/pg.log", false);
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!ready()) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_ || std::chrono::steady_clock::now() > until) {
-            stop(SIGKILL);
-            return;
+    // A postmaster started right after a SIGKILL may find the old one's shared memory or
+    // port not yet given back by a loaded machine and exit at once: it is started again
+    // (seen under the sanitizers at -j3), until the deadline.
+    while (std::chrono::steady_clock::now() < until) {
+        // fsync off: the tests' data is thrown away, and disks here are slow and shared.
+        pid_ = spawn_as(uid_, gid_,
+                        {bin_ + "/postgres", "-D", dir_ + "/data", "-p", std::to_string(port_),
+                         "-k", dir_, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c",
+                         "full_page_writes=off", "-c", "max_connections=400", "-c",
+                         "shared_buffers=32MB", "-c", "deadlock_timeout=200ms"},
+                        dir_ + "/pg.log", false);
+        for (;;) {
+            if (ready()) return;
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) break;  // it exited: start again
+            if (std::chrono::steady_clock::now() > until) return stop(SIGKILL);
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        pid_ = -1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
 }
 
