@@ -100,10 +100,8 @@ ScriptCall RedisClaim::call() const {
 
 void RedisClaim::set_argv(const std::string& token, std::chrono::milliseconds keep) {
     argv_ = {token, std::to_string(keep.count()),
-             std::to_string((keep + std::chrono::minutes(1)).count())};
-    const Nodes& nodes = *redis(c_).nodes;
-    if (nodes.redlock() && nodes.fencing() && spec_.fenced && spec_.kind->held_as == "token")
-        argv_[2] += "@" + std::to_string(nodes.proposal());
+             redlock_fence_px(*redis(c_).nodes, spec_,
+                              std::to_string((keep + std::chrono::minutes(1)).count()))};
     argv_.insert(argv_.end(), spec_.args.begin(), spec_.args.end());
     if (spec_.line.empty()) return;
     if (line_id_.empty()) line_id_ = token;

@@ -51,6 +51,12 @@ void release_on(ClientImpl& c, const RedisSpec& spec, const std::string& token,
         });
 }
 
+// Whether round 1 proposes a fence the nodes may agree on: a fenced holding that is a plain
+// token (a reentrant owner's or an election's hash keeps the fence too, which round 2 writes).
+bool proposes_fence(const Nodes& nodes, const RedisSpec& spec) {
+    return nodes.redlock() && nodes.fencing() && spec.fenced && spec.kind->held_as == "token";
+}
+
 // What round 1 brought back from every node.
 struct Round1 {
     std::vector<std::size_t> granted;
@@ -226,10 +232,9 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     }
 
     // A majority took the fence round 1 proposed (on every lock): it is agreed, and round 2
-    // would raise nothing. Only where the holding is a plain token: a reentrant owner's or an
-    // election's hash keeps the fence too, which round 2 writes.
+    // would raise nothing.
     bool agreed_at_once() {
-        if (spec.kind->held_as != "token") return false;
+        if (!proposes_fence(nodes(), spec)) return false;
         std::vector<std::uint64_t> agreed;
         for (const auto& counters : r1.counters) {
             auto f = agreed_in_round1(counters, quorum());
@@ -282,6 +287,11 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
 };
 
 }  // namespace
+
+std::string redlock_fence_px(const Nodes& nodes, const RedisSpec& spec, std::string fence_px) {
+    if (proposes_fence(nodes, spec)) fence_px += "@" + std::to_string(nodes.proposal());
+    return fence_px;
+}
 
 std::string_view redlock_why_not(std::string_view primitive) {
     // Redlock keeps one promise: a majority of independent nodes agrees on one holder. What
