@@ -64,14 +64,20 @@ void AsyncConnection::eval(const ScriptCall& call, Clock::time_point deadline,
     // made for each request (a tenth of the asynchronous cycle's allocations).
     std::string encoded = encode_calls({&call, 1});
     std::string request = encoded;
+    auto first = [](std::vector<Reply>& rs) {
+        return rs.empty() ? Reply{} : std::move(rs.front());
+    };
     exec(std::move(request), 1, deadline,
          [self = shared_from_this(), script = call.script, encoded = std::move(encoded), deadline,
-          done = std::move(done)](Status st, std::vector<Reply> r) mutable {
-             auto one = [](std::vector<Reply>& rs) { return rs.empty() ? Reply{} : std::move(rs.front()); };
-             if (!st.ok() || r.empty() || !is_noscript(r.front())) return done(std::move(st), one(r));
-             self->exec(eval_of_evalsha(encoded, *script), 1, deadline,
-                        [done = std::move(done), one](Status st2, std::vector<Reply> again) {
-                            done(std::move(st2), one(again));
+          first, done = std::move(done)](Status st, std::vector<Reply> r) mutable {
+             std::string again;
+             if (st.ok() && !r.empty() && is_noscript(r.front()))
+                 again = eval_of_evalsha(encoded, *script);
+             // Empty: no NOSCRIPT, or a request it cannot rewrite, whose NOSCRIPT then stands.
+             if (again.empty()) return done(std::move(st), first(r));
+             self->exec(std::move(again), 1, deadline,
+                        [done = std::move(done), first](Status st2, std::vector<Reply> r2) {
+                            done(std::move(st2), first(r2));
                         });
          });
 }
