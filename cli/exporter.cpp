@@ -62,7 +62,7 @@ int exporter_command(const ExporterArgs& a) {
     } catch (const std::exception&) {  // said at the first scrape, as a listing's failure
     }
     metrics::Exporter exporter(
-        [url = a.url, first]() mutable {
+        [url = a.url, first = std::move(first)]() mutable {
             if (!first) return connect(url);
             auto c = std::move(*first);
             first.reset();
