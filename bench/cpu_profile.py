@@ -35,9 +35,10 @@ ROWS = {
     "7-3n-16t": ("Redlock, 3 nodes, fenced, 16 threads", 16, 3,
                  ["deadbolt", "deadbolt async", "node-redlock default"], ["deadbolt", "deadbolt async"]),
 }
+# A contender run.py does not have, added to its drivers so that run.argv_for makes its command.
 # The loop spins for replies after work by default (loop_spin): on the client's one CPU that spin
 # starves the waiting threads, so this design is measured at its best, without it.
-EXTRA = {"deadbolt loop-blocking": ("deadbolt", ["--contender", "loop-blocking", "--loop-spin-us", "0"])}
+run.DRIVERS["deadbolt loop-blocking"] = ([run.DRIVER], ["--contender", "loop-blocking", "--loop-spin-us", "0"])
 
 
 def fresh():
@@ -47,10 +48,6 @@ def fresh():
 
 def command(contender, opts):
     """The contender's cycle command, pinned to CPU 1."""
-    if contender in EXTRA:
-        base, extra = EXTRA[contender]
-        argv = run.argv_for(base, "cycle", opts, 1)
-        return argv[:3] + [run.DRIVER, "cycle", *extra, *[str(o) for o in opts]]
     return run.argv_for(contender, "cycle", opts, 1)
 
 
