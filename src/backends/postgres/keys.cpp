@@ -3,15 +3,27 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace deadbolt::detail {
 
 std::int64_t advisory_key(std::string_view name) {
-    std::string text = "deadbolt:";
-    text += name;
+    // Every acquisition hashes its name: the algorithm is fetched once and each thread keeps a
+    // context, where EVP_Digest(..., EVP_sha256()) looks the algorithm up and allocates again.
+    static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    thread_local const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(
+        EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+    constexpr std::string_view kPrefix = "deadbolt:";
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;
-    EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+    if (!sha256 || !ctx || !EVP_DigestInit_ex2(ctx.get(), sha256, nullptr) ||
+        !EVP_DigestUpdate(ctx.get(), kPrefix.data(), kPrefix.size()) ||
+        !EVP_DigestUpdate(ctx.get(), name.data(), name.size()) ||
+        !EVP_DigestFinal_ex(ctx.get(), md, &len)) {
+        std::string text(kPrefix);  // the same digest the slow way
+        text += name;
+        EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+    }
     std::uint64_t k = 0;
     for (int i = 0; i < 8; ++i) k = (k << 8) | md[i];
     return static_cast<std::int64_t>(k);
