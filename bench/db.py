@@ -5,6 +5,10 @@ postgresql and mariadb-server, durability on as shipped):
 
   raw            the engine's try-lock and unlock over its C client, one round trip each
                  (pg_try_advisory_lock/pg_advisory_unlock; GET_LOCK(n, 0)/RELEASE_LOCK)
+  raw, deadbolt's statements
+                 the same client sending the statements deadbolt sends for a fenced Mutex
+                 (the try, its fence and its holder's label or row in one round trip; the
+                 release): what those statements cost the server, apart from the library
   deadbolt       Client::connect("postgresql://..." / "mysql://...")
   polling loop   python3-psycopg2 / python3-pymysql: try the same lock, sleep 10 ms, again
 
@@ -35,7 +39,7 @@ from etcd import contend_row, cpu_s  # noqa: E402
 from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
 PEER = ["/usr/bin/python3", os.path.join(HERE, "peers", "sql_poll.py")]
-RAW, OURS, POLL = "raw", "deadbolt", "polling loop"
+RAW, RAWS, OURS, POLL = "raw", "raw, deadbolt's statements", "deadbolt", "polling loop"
 CLI = os.path.join(os.path.dirname(os.path.dirname(DRIVER)), "deadbolt")
 
 
@@ -144,7 +148,9 @@ class MariaDb:
 
 def driver(engine, contender, scenario, opts):
     raw = "raw-pg" if isinstance(engine, Postgres) else "raw-my"
-    argv = {RAW: [DRIVER, scenario, "--contender", raw], OURS: [DRIVER, scenario, "--contender", "deadbolt"],
+    argv = {RAW: [DRIVER, scenario, "--contender", raw],
+            RAWS: [DRIVER, scenario, "--contender", raw, "--statements", "1"],
+            OURS: [DRIVER, scenario, "--contender", "deadbolt"],
             POLL: [*PEER, scenario]}[contender]
     return [*argv, "--url", engine.url, *[str(o) for o in opts]]
 
@@ -217,7 +223,7 @@ def main():
                                                  "D4_waiting": {}}
                 for _ in range(reps):
                     for scenario, n in (("D1_latency", 1), ("D2_throughput", threads)):
-                        for c in (RAW, OURS, POLL):
+                        for c in (RAW, RAWS, OURS, POLL):
                             sc[scenario].setdefault(c, []).append(
                                 run(engine, c, "cycle", ["--threads", n, "--seconds", cycle_s, "--key", fresh()]))
                     for c in (OURS, POLL):
@@ -256,10 +262,13 @@ def table(results):
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
     for name, sc in results["engines"].items():
         out.append(f"\n## {name}\n")
-        out += stats.cycles_table("D1 uncontended, one thread** (lock + unlock on its own name)",
-                                  sc["D1_latency"], RAW)
-        out += stats.cycles_table("D2 uncontended throughput** (threads in flight, each on its own name)",
-                                  sc["D2_throughput"], RAW)
+        for scenario, title in (("D1_latency", "D1 uncontended, one thread** (lock + unlock on its own name)"),
+                                ("D2_throughput", "D2 uncontended throughput** (threads in flight, each on its own "
+                                                  "name)")):
+            out += stats.cycles_table(title, sc[scenario], RAW)
+            if RAWS in sc[scenario]:
+                out.append(f"\ndeadbolt against its own statements sent raw (what the library adds): "
+                           f"{stats.ratio(sc[scenario][OURS], sc[scenario][RAWS], 'cycles_per_s')}")
         out += stats.contended_table("D3 contended** (8 processes, one name, a read-modify-write inside)",
                                      sc["D3_contended"])
         out += ["\n**D4 waiting cost** (10 processes wait behind a held lock; statements the server ran in "

@@ -61,6 +61,8 @@ Args parse(int argc, char** argv) {
             a.loop_spin_us = std::stoi(v);
         else if (k == "--metrics")
             a.metrics = v == "1";
+        else if (k == "--statements")
+            a.statements = v == "1";
         else
             throw std::invalid_argument("unknown option " + k);
     }

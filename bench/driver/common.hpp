@@ -31,6 +31,7 @@ struct Args {
     std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
     int loop_spin_us = -1;            // ClientOptions::loop_spin; -1 = its default
     int connections = 0;              // RedisOptions::command_connections; 0 = its default
+    bool statements = false;          // raw-pg/raw-my: deadbolt's statements, not the bare lock
     bool metrics = false;             // --metrics 1: a deadbolt::metrics observer counts it all
 };
 Args parse(int argc, char** argv);

@@ -17,7 +17,8 @@ int cycle_raw_zk(const Args& a);
 /// pg_try_advisory_lock and pg_advisory_unlock, one round trip each, a session per thread.
 int cycle_raw_pg(const Args& a);
 /// The same against MariaDB (--url mysql://user:pw@host:port/db) through Connector/C:
-/// GET_LOCK(name, 0) and RELEASE_LOCK, a session per thread.
+/// GET_LOCK(name, 0) and RELEASE_LOCK, a session per thread. With --statements 1 both send
+/// deadbolt's statements for a fenced Mutex instead (cycle_sql.cpp).
 int cycle_raw_my(const Args& a);
 /// The same against memcached (--url memcached://ip:port) with no library logic: the meta
 /// add of a token with a TTL and a delete, a connection per thread.
