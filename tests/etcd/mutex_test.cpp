@@ -186,6 +186,28 @@ TEST(EtcdFaults, ALeaseRevokedFromOutsideIsALossAtOnce) {
     EXPECT_GT(again.fence(), held.fence());
 }
 
+// A client's holdings of one name share its key, and the watch on it (own_watches.cpp): the
+// releases before are no loss, and a deletion is one on the third holding as on the first.
+TEST(EtcdFaults, AKeyDeletedFromOutsideIsALossOnEveryHoldingOfTheNameNotItsOwnReleases) {
+    auto& etcd = EtcdCluster::shared();
+    auto c = Client::connect(etcd.url());
+    std::atomic<int> lost{0};
+    const deadbolt::MutexOptions counted{
+        .ttl = 60s, .on_lost = [&](std::string_view, std::error_code) { ++lost; }};
+    for (int i = 0; i < 50; ++i) c.acquire("kept", counted).release();
+    for (int round = 0; round < 2; ++round) {
+        auto held = c.acquire("kept", counted);
+        auto keys = contenders(etcd, "kept");
+        ASSERT_EQ(keys.size(), 1u);
+        ASSERT_EQ(etcd.etcdctl({"del", keys.at(0)}), 0);
+        // Told through the watch, long before a renewal at 20 s.
+        EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 5s))
+            << "round " << round;
+        EXPECT_TRUE(eventually([&] { return lost.load() == round + 1; }, 5s)) << "round " << round;
+    }
+    EXPECT_EQ(lost.load(), 2) << "own releases are not losses; each deletion is told once";
+}
+
 TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
     auto c = Client::connect(EtcdCluster::shared().url());
     try {

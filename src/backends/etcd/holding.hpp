@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/etcd/leases.hpp"
@@ -24,13 +25,14 @@ struct EtcdHolding final : Holding {
     std::shared_ptr<void> reservation;           // keeps other claims of this client off key
     mutable std::atomic<bool> releasing{false};  // our own delete: its watch event is no loss
     std::shared_ptr<Watches> watches;
-    std::vector<std::int64_t> watch_ids;  // the watches on its keys' deletion (once granted)
+    // Its marks on the watches of its keys' deletion (once granted): (key, Watches::own's id).
+    std::vector<std::pair<std::string, std::int64_t>> watching;
 
     EtcdHolding() = default;
     EtcdHolding(const EtcdHolding&) = delete;
     EtcdHolding& operator=(const EtcdHolding&) = delete;
     ~EtcdHolding() override {
-        for (auto id : watch_ids) watches->cancel(id);
+        for (const auto& [key, id] : watching) watches->drop_own(key, id);
     }
 };
 

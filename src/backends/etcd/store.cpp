@@ -99,9 +99,8 @@ void EtcdStore::watch_own(EtcdHolding& h) {
     auto doubt = [this, self] {
         if (!self->releasing && on_doubt) on_doubt();
     };
-    h.watch_ids.push_back(watches_->on_delete(h.key, h.rev + 1, doubt));
-    for (const auto& key : h.more)
-        h.watch_ids.push_back(watches_->on_delete(key, h.rev + 1, doubt));
+    for (const auto* key : held_keys(h))
+        h.watching.emplace_back(*key, watches_->own(*key, h.rev, doubt));
 }
 
 Status EtcdStore::contenders(const std::string& dir, std::int64_t max_rev, bool oldest_first,

@@ -55,9 +55,12 @@ void Watches::cancel(std::int64_t id) noexcept {
         was = watching_.erase(id) > 0;
     }
     { std::lock_guard wait_for_fired(fire_m_); }
-    if (!was) return;
+    if (was) send_cancel(id);
+}
+
+void Watches::send_cancel(std::int64_t watch) noexcept {
     etcdserverpb::WatchRequest req;
-    req.mutable_cancel_request()->set_watch_id(id);
+    req.mutable_cancel_request()->set_watch_id(watch);
     stream_->write(req);  // a broken stream has forgotten it anyway
 }
 
@@ -75,6 +78,7 @@ void Watches::fire(std::int64_t id) {
 }
 
 void Watches::message(const etcdserverpb::WatchResponse& r) {
+    if (own_message(r)) return;
     // A delete-only watch sees only deletes; a change watch, any event.
     bool changed = r.events_size() > 0;
     if (!changed && !r.canceled()) return;
@@ -87,6 +91,7 @@ void Watches::message(const etcdserverpb::WatchResponse& r) {
 }
 
 void Watches::broken() {
+    own_broken();
     std::vector<std::int64_t> ids;
     {
         std::lock_guard lk(m_);

@@ -1,0 +1,136 @@
+// The watches on the client's own keys, each kept across the holdings of its key: a holding
+// only marks itself on the watch (own) and off it (drop_own), and a deletion is a loss only
+// when it comes after the holding's key was created (the release of an earlier holding of
+// the same key is not). Idle watches are cancelled once too many are idle or they idled long.
+#include <vector>
+
+#include "backends/etcd/watches.hpp"
+
+namespace deadbolt::detail {
+namespace {
+
+constexpr std::size_t kMostIdle = 256;
+constexpr std::chrono::seconds kLongestIdle{30};
+
+}  // namespace
+
+std::int64_t Watches::own(const std::string& key, std::int64_t rev, std::function<void()> lost) {
+    std::vector<std::int64_t> cancels;
+    std::function<void()> displaced;
+    std::int64_t holder = 0, created = 0;
+    {
+        std::lock_guard lk(m_);
+        holder = next_id_++;
+        auto it = kept_.find(key);
+        if (it == kept_.end()) {
+            created = next_id_++;
+            it = kept_.emplace(key, Kept{}).first;
+            it->second.watch = created;
+            kept_key_.emplace(created, key);
+        } else {
+            // Idle, it began just after an earlier holding's create revision, so it sees
+            // every deletion after this one's. Busy (the same key held twice at once, which
+            // this client's claims never do), the newer holding takes it over and the earlier
+            // holder hears a loss, and looks.
+            displaced = std::move(it->second.lost);
+        }
+        it->second.holder = holder;
+        it->second.rev = rev;
+        it->second.lost = std::move(lost);
+        retire_idle(cancels);
+    }
+    if (displaced) {
+        std::lock_guard firing(fire_m_);
+        displaced();
+    }
+    for (auto w : cancels) send_cancel(w);
+    if (created) {
+        etcdserverpb::WatchRequest req;
+        auto* c = req.mutable_create_request();
+        c->set_key(key);
+        c->set_start_revision(rev + 1);
+        c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
+        c->set_watch_id(created);
+        if (!stream_->write(req)) own_broken();  // broken: every holder looks again
+    }
+    return holder;
+}
+
+void Watches::drop_own(const std::string& key, std::int64_t id) noexcept {
+    std::vector<std::int64_t> cancels;
+    {
+        std::lock_guard lk(m_);
+        auto it = kept_.find(key);
+        if (it != kept_.end() && it->second.holder == id) {
+            it->second.holder = 0;
+            it->second.lost = nullptr;
+            it->second.idle_since = std::chrono::steady_clock::now();
+            idle_.emplace_back(key, it->second.watch);
+        }
+        retire_idle(cancels);
+    }
+    { std::lock_guard wait_for_lost(fire_m_); }
+    for (auto w : cancels) send_cancel(w);
+}
+
+void Watches::retire_idle(std::vector<std::int64_t>& cancels) {
+    auto now = std::chrono::steady_clock::now();
+    while (!idle_.empty()) {
+        const auto& [key, watch] = idle_.front();
+        auto it = kept_.find(key);
+        // Taken again, or replaced, since it went idle: not this entry's to retire.
+        bool stale = it == kept_.end() || it->second.watch != watch || it->second.holder != 0;
+        if (!stale && idle_.size() <= kMostIdle && now - it->second.idle_since < kLongestIdle)
+            return;
+        if (!stale) {
+            cancels.push_back(watch);
+            kept_key_.erase(watch);
+            kept_.erase(it);
+        }
+        idle_.pop_front();
+    }
+}
+
+bool Watches::own_message(const etcdserverpb::WatchResponse& r) {
+    std::function<void()> lost;
+    {
+        std::lock_guard lk(m_);
+        auto k = kept_key_.find(r.watch_id());
+        if (k == kept_key_.end()) return false;
+        auto it = kept_.find(k->second);
+        if (it == kept_.end()) return true;
+        if (r.canceled()) {  // compacted past its start, or refused: the holder looks again
+            lost = std::move(it->second.lost);
+            kept_.erase(it);
+            kept_key_.erase(k);
+        } else {
+            for (const auto& e : r.events())
+                if (e.type() == mvccpb::Event::DELETE && e.kv().mod_revision() > it->second.rev)
+                    lost = std::move(it->second.lost);
+            if (lost) it->second.lost = nullptr;  // told once
+        }
+    }
+    if (lost) {
+        std::lock_guard firing(fire_m_);
+        lost();
+    }
+    return true;
+}
+
+void Watches::own_broken() {
+    // The server forgot every watch of the stream: each holder looks again, and the next
+    // holding of a key creates its watch anew.
+    std::vector<std::function<void()>> lost;
+    {
+        std::lock_guard lk(m_);
+        for (auto& [key, kept] : kept_)
+            if (kept.lost) lost.push_back(std::move(kept.lost));
+        kept_.clear();
+        kept_key_.clear();
+        idle_.clear();
+    }
+    std::lock_guard firing(fire_m_);
+    for (auto& f : lost) f();
+}
+
+}  // namespace deadbolt::detail
