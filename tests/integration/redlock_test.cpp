@@ -348,7 +348,10 @@ TEST(Redlock, ANodeThatAnswersAfterItsTimeoutIsOutvotedThenCleanedUp) {
     TcpProxy slow(c[2].port());
     std::string url = "redlock://127.0.0.1:" + std::to_string(c[0].port()) +
                       ",127.0.0.1:" + std::to_string(c[1].port()) +
-                      ",127.0.0.1:" + std::to_string(slow.port()) + "?command_timeout=200ms";
+                      ",127.0.0.1:" + std::to_string(slow.port()) +
+                      "?command_timeout=200ms&command_connections=1";
+    // One connection per node: a second one, opened while the stall holds back its PING's
+    // answer, would never send the request this test needs to take effect there.
     auto client = deadbolt::Client::connect(url);
     deadbolt::MutexOptions o;
     o.ttl = 2s;  // per-node timeout 200 ms
@@ -362,6 +365,7 @@ TEST(Redlock, ANodeThatAnswersAfterItsTimeoutIsOutvotedThenCleanedUp) {
             if (c[i].raw().cmd({"EXISTS", "job"}).integer != 0) return false;
         return true;
     }));
+    client.ping();             // and the client has read every node's answer
     slow.stall_replies(true);  // node 2 sets the key, but its answer comes too late
     ASSERT_TRUE(m.try_lock());
     std::string token = m.lease().token();
