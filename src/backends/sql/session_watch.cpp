@@ -54,16 +54,21 @@ void SessionWatch::stop() noexcept {
 }
 
 void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
-    std::lock_guard lock(m_);
     int fd = s->socket();
-    if (stopped_ || fd < 0) return;
-    watched_[fd] = s;
+    {
+        std::lock_guard lock(m_);
+        if (stopped_ || fd < 0) return;
+        watched_[fd] = s;
+        if (!thread_.running()) thread_ = Background([this] { loop(); });
+    }
+    // Outside m_, which every grant and release of the process takes (threads queued on it
+    // were the SQL engines' main contention). The session is open while its grant is being
+    // handed over, so fd is still its socket; the loop finds it in watched_ already.
     epoll_event e{};
     e.events = EPOLLIN | EPOLLONESHOT;
     e.data.fd = fd;
     if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &e) != 0 && errno == EEXIST)
         arm(epoll_, fd, EPOLL_CTL_MOD);
-    if (!thread_.running()) thread_ = Background([this] { loop(); });
 }
 
 void SessionWatch::unwatch(const SqlSession& s) noexcept {
