@@ -114,9 +114,10 @@ class Terminal {
         close(fd_);
     }
     void type(const std::string& keys) { (void)!write(fd_, keys.data(), keys.size()); }
-    // Whether text appears on the screen (after what earlier calls consumed) within 10 s.
+    // Whether text appears on the screen (after what earlier calls consumed) within 30 s (a
+    // bound, not a wait: under the sanitizers' load a resumed `run` once took over 10 s).
     bool shows(const std::string& text) {
-        for (auto until = std::chrono::steady_clock::now() + 10s;
+        for (auto until = std::chrono::steady_clock::now() + 30s;
              std::chrono::steady_clock::now() < until;) {
             if (auto at = screen_.find(text); at != std::string::npos) {
                 screen_.erase(0, at + text.size());
