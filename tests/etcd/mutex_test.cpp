@@ -208,6 +208,23 @@ TEST(EtcdFaults, AKeyDeletedFromOutsideIsALossOnEveryHoldingOfTheNameNotItsOwnRe
     EXPECT_EQ(lost.load(), 2) << "own releases are not losses; each deletion is told once";
 }
 
+// The watches on a client's own keys (own_watches.cpp): one per name however often it is taken,
+// kept idle after the release, and no more than 256 idle ones.
+TEST(EtcdWatches, AClientsWatchOnItsOwnKeyIsKeptAcrossHoldingsAndItsIdleOnesAreBounded) {
+    EtcdCluster etcd(1);
+    auto c = Client::connect(etcd.url());
+    auto watchers = [&] { return etcd.metric_sum("etcd_debugging_mvcc_watcher_total", {}); };
+    c.acquire("warm").release();
+    ASSERT_TRUE(eventually([&] { return watchers() == 1; }, 5s))
+        << "the watch of a released holding is kept (or the metric is not there): " << watchers();
+    for (int i = 0; i < 50; ++i) c.acquire("again").release();
+    EXPECT_TRUE(eventually([&] { return watchers() == 2; }, 5s))
+        << "fifty holdings of one name, one watch: " << watchers();
+    for (int i = 0; i < 300; ++i) c.acquire("many-" + std::to_string(i)).release();
+    EXPECT_TRUE(eventually([&] { return watchers() == 256; }, 10s))
+        << "the longest idle beyond 256 are cancelled: " << watchers();
+}
+
 TEST(EtcdErrors, ATtlUnderTheServersMinimumLeaseIsRefusedWithTheMinimum) {
     auto c = Client::connect(EtcdCluster::shared().url());
     try {

@@ -185,7 +185,8 @@ double EtcdCluster::metric_sum(const std::string& name,
         if (members_[i].pid <= 0) continue;
         std::istringstream in(metrics(i));
         for (std::string line; std::getline(in, line);) {
-            if (!line.starts_with(name + "{")) continue;
+            // With labels (name{...} v), or without (name v).
+            if (!line.starts_with(name + "{") && !line.starts_with(name + " ")) continue;
             bool all = true;
             for (const auto& w : with) all = all && line.find(w) != std::string::npos;
             if (all) sum += std::stod(line.substr(line.rfind(' ') + 1));

@@ -1,7 +1,8 @@
 // The watches on the client's own keys, each kept across the holdings of its key: a holding
 // only marks itself on the watch (own) and off it (drop_own), and a deletion is a loss only
 // when it comes after the holding's key was created (the release of an earlier holding of
-// the same key is not). Idle watches are cancelled once too many are idle or they idled long.
+// the same key is not). Idle watches wait in a list, longest idle first: beyond 256 idle, or
+// after 30 s idle, the first are cancelled.
 #include <vector>
 
 #include "backends/etcd/watches.hpp"
@@ -32,6 +33,7 @@ std::int64_t Watches::own(const std::string& key, std::int64_t rev, std::functio
             // every deletion after this one's. Busy (the same key held twice at once, which
             // this client's claims never do), the newer holding takes it over and the earlier
             // holder hears a loss, and looks.
+            if (it->second.holder == 0) idle_.erase(it->second.idle_at);
             displaced = std::move(it->second.lost);
         }
         it->second.holder = holder;
@@ -65,7 +67,7 @@ void Watches::drop_own(const std::string& key, std::int64_t id) noexcept {
             it->second.holder = 0;
             it->second.lost = nullptr;
             it->second.idle_since = std::chrono::steady_clock::now();
-            idle_.emplace_back(key, it->second.watch);
+            it->second.idle_at = idle_.insert(idle_.end(), key);
         }
         retire_idle(cancels);
     }
@@ -76,19 +78,17 @@ void Watches::drop_own(const std::string& key, std::int64_t id) noexcept {
 void Watches::retire_idle(std::vector<std::int64_t>& cancels) {
     auto now = std::chrono::steady_clock::now();
     while (!idle_.empty()) {
-        const auto& [key, watch] = idle_.front();
-        auto it = kept_.find(key);
-        // Taken again, or replaced, since it went idle: not this entry's to retire.
-        bool stale = it == kept_.end() || it->second.watch != watch || it->second.holder != 0;
-        if (!stale && idle_.size() <= kMostIdle && now - it->second.idle_since < kLongestIdle)
-            return;
-        if (!stale) {
-            cancels.push_back(watch);
-            kept_key_.erase(watch);
-            kept_.erase(it);
-        }
-        idle_.pop_front();
+        auto it = kept_.find(idle_.front());
+        if (idle_.size() <= kMostIdle && now - it->second.idle_since < kLongestIdle) return;
+        cancels.push_back(it->second.watch);
+        forget(it);
     }
+}
+
+void Watches::forget(std::map<std::string, Kept>::iterator it) {
+    if (it->second.holder == 0) idle_.erase(it->second.idle_at);
+    kept_key_.erase(it->second.watch);
+    kept_.erase(it);
 }
 
 bool Watches::own_message(const etcdserverpb::WatchResponse& r) {
@@ -101,8 +101,7 @@ bool Watches::own_message(const etcdserverpb::WatchResponse& r) {
         if (it == kept_.end()) return true;
         if (r.canceled()) {  // compacted past its start, or refused: the holder looks again
             lost = std::move(it->second.lost);
-            kept_.erase(it);
-            kept_key_.erase(k);
+            forget(it);
         } else {
             for (const auto& e : r.events())
                 if (e.type() == mvccpb::Event::DELETE && e.kv().mod_revision() > it->second.rev)

@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,18 +70,20 @@ class Watches {
         std::int64_t rev = 0;     // that holding's create revision
         std::function<void()> lost;
         std::chrono::steady_clock::time_point idle_since;
+        std::list<std::string>::iterator idle_at;  // its key's place in idle_ while idle
     };
     bool own_message(const etcdserverpb::WatchResponse& r);  // false: not a kept watch
     void own_broken();
-    void retire_idle(std::vector<std::int64_t>& cancels);  // with m_ held
+    void retire_idle(std::vector<std::int64_t>& cancels);   // with m_ held
+    void forget(std::map<std::string, Kept>::iterator it);  // with m_ held
     void send_cancel(std::int64_t watch) noexcept;
 
     std::mutex m_;
     std::int64_t next_id_ = 1;
     std::map<std::int64_t, std::function<void()>> watching_;
     std::map<std::string, Kept> kept_;
-    std::map<std::int64_t, std::string> kept_key_;           // watch id -> key
-    std::deque<std::pair<std::string, std::int64_t>> idle_;  // (key, watch), oldest first
+    std::map<std::int64_t, std::string> kept_key_;  // watch id -> key
+    std::list<std::string> idle_;                   // the idle ones' keys, longest idle first
     std::mutex fire_m_;  // held while a fired() runs: cancel() waits for it
     std::unique_ptr<WatchStream> stream_;
 };
