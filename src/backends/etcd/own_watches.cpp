@@ -47,12 +47,8 @@ std::int64_t Watches::own(const std::string& key, std::int64_t rev, std::functio
     }
     for (auto w : cancels) send_cancel(w);
     if (created) {
-        etcdserverpb::WatchRequest req;
-        auto* c = req.mutable_create_request();
-        c->set_key(key);
-        c->set_start_revision(rev + 1);
-        c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
-        c->set_watch_id(created);
+        auto req = create_request(key, {}, rev + 1, true);
+        req.mutable_create_request()->set_watch_id(created);
         if (!stream_->write(req)) own_broken();  // broken: every holder looks again
     }
     return holder;

@@ -37,14 +37,20 @@ std::int64_t Watches::on_change(const std::string& key, const std::string& end, 
     return create(key, end, from, false, std::move(fired));
 }
 
-std::int64_t Watches::create(const std::string& key, const std::string& end, std::int64_t from,
-                             bool deletes_only, std::function<void()> fired) {
+etcdserverpb::WatchRequest Watches::create_request(const std::string& key, const std::string& end,
+                                                   std::int64_t from, bool deletes_only) {
     etcdserverpb::WatchRequest req;
     auto* c = req.mutable_create_request();
     c->set_key(key);
     c->set_range_end(end);
     c->set_start_revision(from);
     if (deletes_only) c->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
+    return req;
+}
+
+std::int64_t Watches::create(const std::string& key, const std::string& end, std::int64_t from,
+                             bool deletes_only, std::function<void()> fired) {
+    auto req = create_request(key, end, from, deletes_only);
     return add(req, std::move(fired));
 }
 

@@ -57,6 +57,10 @@ class Watches {
     using WatchStream = BidiStream<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>;
 
     std::int64_t add(etcdserverpb::WatchRequest& req, std::function<void()> fired);
+    // The request that creates a watch on [key, end) from revision `from` (deletes only, or
+    // every change); its watch id is the caller's to set.
+    static etcdserverpb::WatchRequest create_request(const std::string& key, const std::string& end,
+                                                     std::int64_t from, bool deletes_only);
     std::int64_t create(const std::string& key, const std::string& end, std::int64_t from,
                         bool deletes_only, std::function<void()> fired);
     void message(const etcdserverpb::WatchResponse& r);
