@@ -37,21 +37,49 @@ LockSpec spec_of(const AsyncTarget& t, const MutexOptions& o) {
     return spec_of(shape_of(t.mode), t.name, o);
 }
 
+// What the blocking form's exception would say.
+std::string message_of(const Status& st) {
+    return st.detail.empty() && st.ec ? st.ec.message() : st.detail;
+}
+
+// Both starts: checks the target, then acquires; finish gets (Status, Lease) once.
+template <class Finish>
+void begin_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
+                   const AcquireOptions& how, std::stop_token also, Finish finish) noexcept {
+    try {
+        if (target.what == AsyncTarget::What::campaign)
+            if (Status st = validate_leader_value(target.value); !st.ok()) return finish(st, {});
+        const auto& impl = ClientAccess::impl(client);
+        if (!impl)
+            return finish(Status::error(errc::invalid_argument, "an empty (moved-from) Client"),
+                          {});
+        async_acquire(impl, spec_of(target, options), how, std::move(also), std::move(finish));
+    } catch (const std::exception& ex) {
+        finish(Status{std::make_error_code(std::errc::not_enough_memory), ex.what()}, {});
+    }
+}
+
 }  // namespace
 
 void start_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
                    const AcquireOptions& how, std::stop_token also, AsyncLeaseDone done) noexcept {
-    try {
-        if (target.what == AsyncTarget::What::campaign)
-            if (Status st = validate_leader_value(target.value); !st.ok()) return done(st.ec, {});
-        const auto& impl = ClientAccess::impl(client);
-        if (!impl) return done(make_error_code(errc::invalid_argument), {});
-        async_acquire(
-            impl, spec_of(target, options), how, std::move(also),
-            [done = std::move(done)](const Status& st, Lease l) { done(st.ec, std::move(l)); });
-    } catch (const std::exception&) {
-        done(std::make_error_code(std::errc::not_enough_memory), {});
-    }
+    begin_acquire(
+        client, target, options, how, std::move(also),
+        [done = std::move(done)](const Status& st, Lease l) { done(st.ec, std::move(l)); });
+}
+
+void start_acquire_reporting(const Client& client, const AsyncTarget& target,
+                             const MutexOptions& options, const AcquireOptions& how,
+                             std::stop_token also, AsyncLeaseReport done) noexcept {
+    begin_acquire(client, target, options, how, std::move(also),
+                  [done = std::move(done)](const Status& st, Lease l) {
+                      done(st.ec, message_of(st), std::move(l));
+                  });
+}
+
+void start_release_reporting(Lease lease, AsyncReport done) noexcept {
+    async_release(std::move(lease),
+                  [done = std::move(done)](const Status& st) { done(st.ec, message_of(st)); });
 }
 
 void start_release(Lease lease, AsyncDone done) noexcept {

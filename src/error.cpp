@@ -1,5 +1,7 @@
 #include "deadbolt/error.hpp"
 
+#include <iterator>
+
 namespace deadbolt {
 namespace {
 
@@ -87,28 +89,63 @@ bool is_retryable(std::error_code ec) noexcept {
     }
 }
 
+ErrorKind kind_of(std::error_code ec) noexcept {
+    if (ec.category() != category()) return ErrorKind::other;
+    switch (static_cast<errc>(ec.value())) {
+        case errc::invalid_argument:
+        case errc::invalid_url:
+            return ErrorKind::usage;
+        case errc::connect_failed:
+        case errc::connection_lost:
+        case errc::timeout:
+        case errc::unknown_outcome:
+        case errc::tls_failed:
+        case errc::protocol_error:
+        case errc::no_quorum:
+            return ErrorKind::connection;
+        case errc::not_acquired:
+        case errc::not_owner:
+        case errc::cancelled:
+        case errc::not_replicated:
+            return ErrorKind::lock;
+        default:
+            return ErrorKind::server;
+    }
+}
+
+std::string_view code_name(std::error_code ec) noexcept {
+    // In errc's order, from invalid_argument (1).
+    static constexpr std::string_view names[] = {
+        "invalid_argument", "invalid_url",
+        "connect_failed",   "connection_lost",
+        "timeout",          "unknown_outcome",
+        "auth_failed",      "permission_denied",
+        "tls_failed",       "wrong_type",
+        "readonly",         "out_of_memory",
+        "loading",          "busy",
+        "protocol_error",   "server_error",
+        "not_acquired",     "not_owner",
+        "cancelled",        "not_replicated",
+        "no_quorum",
+    };
+    if (ec.category() != category() || ec.value() < 1 ||
+        ec.value() > static_cast<int>(std::size(names)))
+        return {};
+    return names[ec.value() - 1];
+}
+
 void throw_error(std::error_code ec, const std::string& what) {
-    if (ec.category() == category()) {
-        switch (static_cast<errc>(ec.value())) {
-            case errc::invalid_argument:
-            case errc::invalid_url:
-                throw UsageError(ec, what);
-            case errc::connect_failed:
-            case errc::connection_lost:
-            case errc::timeout:
-            case errc::unknown_outcome:
-            case errc::tls_failed:
-            case errc::protocol_error:
-            case errc::no_quorum:
-                throw ConnectionError(ec, what);
-            case errc::not_acquired:
-            case errc::not_owner:
-            case errc::cancelled:
-            case errc::not_replicated:
-                throw LockError(ec, what);
-            default:
-                throw ServerError(ec, what);
-        }
+    switch (kind_of(ec)) {
+        case ErrorKind::usage:
+            throw UsageError(ec, what);
+        case ErrorKind::connection:
+            throw ConnectionError(ec, what);
+        case ErrorKind::lock:
+            throw LockError(ec, what);
+        case ErrorKind::server:
+            throw ServerError(ec, what);
+        case ErrorKind::other:
+            break;
     }
     throw Error(ec, what);
 }

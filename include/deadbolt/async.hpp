@@ -48,6 +48,17 @@ void start_acquire(const Client& client, const AsyncTarget& target, const MutexO
                    const AcquireOptions& how, std::stop_token also, AsyncLeaseDone done) noexcept;
 /// Starts releasing lease on its client's event loop; done runs there once. Never throws.
 void start_release(Lease lease, AsyncDone done) noexcept;
+/// What the reporting starts below hand their callback: the code and the message that the
+/// blocking form's exception would carry (empty on success).
+using AsyncLeaseReport = std::function<void(std::error_code, std::string, Lease)>;
+using AsyncReport = std::function<void(std::error_code, std::string)>;
+/// As start_acquire, but done also gets the message naming the problem (for the language
+/// bindings, whose errors carry it). Never throws.
+void start_acquire_reporting(const Client& client, const AsyncTarget& target,
+                             const MutexOptions& options, const AcquireOptions& how,
+                             std::stop_token also, AsyncLeaseReport done) noexcept;
+/// As start_release, but done also gets the message naming the problem. Never throws.
+void start_release_reporting(Lease lease, AsyncReport done) noexcept;
 
 // Keeps the handler (and its executor busy) until the operation completes, then runs it on
 // its associated executor with its cancellation slot cleared.

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace deadbolt {
@@ -71,6 +72,13 @@ class LockError : public Error {
     using Error::Error;
 };
 
+/// Which exception class below reports a code: other for codes of another category.
+enum class ErrorKind { usage, connection, server, lock, other };
+/// The class that throw_error throws for ec. Never throws.
+ErrorKind kind_of(std::error_code ec) noexcept;
+/// errc's identifier for ec ("not_acquired"), as the language bindings name codes; empty for
+/// a code of another category. Never throws.
+std::string_view code_name(std::error_code ec) noexcept;
 /// Throws the exception class that matches ec's value, carrying what.
 [[noreturn]] void throw_error(std::error_code ec, const std::string& what);
 
