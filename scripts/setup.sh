@@ -49,8 +49,10 @@ if [ "$tests" = ON ]; then
   # Every test fixture starts Redis servers; the benchmarks plot and run node-redlock; a real
   # Prometheus scrapes the metrics endpoints (tests/prometheus).
   # shellcheck disable=SC2206
+  # The Python binding is built (pybind11) and tested (pytest, redis-py, a venv for pip).
   packages+=(libgtest-dev libgmock-dev ${build_deps[redis]} ${test_deps[redis]} python3-matplotlib
-             prometheus)
+             prometheus python3-dev pybind11-dev python3-pytest python3-venv python3-setuptools
+             python3-wheel)
   # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
   # (e.g. from NodeSource) keep theirs.
   command -v node >/dev/null || packages+=(nodejs)

@@ -1,0 +1,259 @@
+// deadbolt._deadbolt.Client: connect, acquire (waiting with the GIL released, and
+// interruptible by Ctrl-C on the main thread), the asynchronous start for asyncio, and the
+// client's other calls.
+#include <pybind11/stl.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+
+#include "completions.hpp"
+#include "deadbolt/async.hpp"
+#include "deadbolt/deadbolt.hpp"
+#include "errors.hpp"
+#include "lease.hpp"
+#include "options.hpp"
+#include "seconds.hpp"
+
+namespace deadbolt::python {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// What to acquire: mode "exclusive", "fair", "shared", "write", "all" (names) or
+// "campaign" (name, value).
+detail::AsyncTarget target_of(const py::object& name, const std::string& mode,
+                              const std::string& value) {
+    detail::AsyncTarget t;
+    if (mode == "all") {
+        t.what = detail::AsyncTarget::What::all;
+        t.names = py::cast<std::vector<std::string>>(name);
+        return t;
+    }
+    t.name = py::cast<std::string>(name);
+    if (mode == "campaign") {
+        t.what = detail::AsyncTarget::What::campaign;
+        t.value = value;
+    } else if (mode == "fair") {
+        t.mode = LockMode::fair;
+    } else if (mode == "shared") {
+        t.mode = LockMode::shared;
+    } else if (mode == "write") {
+        t.mode = LockMode::write;
+    } else if (mode != "exclusive") {
+        throw_error(make_error_code(errc::invalid_argument), "unknown lock mode '" + mode + "'");
+    }
+    return t;
+}
+
+// One acquisition's outcome, filled on deadbolt's event loop.
+struct Outcome {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::error_code ec;
+    std::string why;
+    Lease lease;
+};
+
+unsigned long main_thread_id = 0;
+
+// Waits for out, the GIL released. On the main thread it looks for signals every 50 ms (a
+// local check, nothing is sent), so Ctrl-C stops a wait: the acquisition is cancelled, a lease
+// it got anyway is released, and the signal's exception is raised.
+void wait_for(Outcome& out, std::stop_source& stop) {
+    const bool main = PyThread_get_thread_ident() == main_thread_id;
+    for (;;) {
+        {
+            py::gil_scoped_release nogil;
+            std::unique_lock lk(out.m);
+            if (!main) out.cv.wait(lk, [&] { return out.done; });
+            if (out.done || out.cv.wait_for(lk, 50ms, [&] { return out.done; })) return;
+        }
+        if (PyErr_CheckSignals() != 0) {
+            stop.request_stop();
+            {
+                py::gil_scoped_release nogil;
+                std::unique_lock lk(out.m);
+                out.cv.wait(lk, [&] { return out.done; });
+                if (out.lease) detail::start_release(std::move(out.lease), [](std::error_code) {});
+            }
+            throw py::error_already_set();
+        }
+    }
+}
+
+std::unique_ptr<PyLease> acquire(const Client& c, const py::object& name, const std::string& mode,
+                                 const py::dict& options, std::optional<double> timeout,
+                                 const std::string& value) {
+    auto target = target_of(name, mode, value);
+    auto opts = mutex_options(options);
+    AcquireOptions how;
+    how.deadline = deadline_in(timeout);
+    auto out = std::make_shared<Outcome>();
+    std::stop_source stop;
+    detail::start_acquire_reporting(c, target, opts, how, stop.get_token(),
+                                    [out](std::error_code ec, std::string why, Lease l) {
+                                        {
+                                            std::lock_guard g(out->m);
+                                            out->ec = ec;
+                                            out->why = std::move(why);
+                                            out->lease = std::move(l);
+                                            out->done = true;
+                                        }
+                                        out->cv.notify_one();
+                                    });
+    wait_for(*out, stop);
+    if (out->ec) throw_error(out->ec, out->why);
+    return std::make_unique<PyLease>(std::move(out->lease));
+}
+
+// The handle of an asynchronous acquisition: cancel() ends its wait.
+struct Pending {
+    std::stop_source stop;
+    void cancel() { stop.request_stop(); }
+};
+
+std::unique_ptr<Pending> start_acquire(const Client& c, const py::object& name,
+                                       const std::string& mode, const py::dict& options,
+                                       std::optional<double> timeout, const std::string& value,
+                                       const std::shared_ptr<Completions>& done,
+                                       py::object future) {
+    auto target = target_of(name, mode, value);
+    auto opts = mutex_options(options);
+    AcquireOptions how;
+    how.deadline = deadline_in(timeout);
+    auto pending = std::make_unique<Pending>();
+    detail::start_acquire_reporting(
+        c, target, opts, how, pending->stop.get_token(),
+        [done, f = hold(std::move(future))](std::error_code ec, std::string why, Lease l) {
+            done->push(f, ec, std::move(why),
+                       ec ? std::nullopt : std::optional<Lease>(std::move(l)));
+        });
+    return pending;
+}
+
+py::dict status_dict(const LockStatus& s) {
+    py::list holders;
+    for (const auto& h : s.held_by) {
+        py::dict d;
+        d["host"] = h.host;
+        d["pid"] = h.pid;
+        d["ttl"] = double(h.ttl.count()) / 1000;
+        d["client"] = h.client;
+        d["since"] =
+            h.since ? py::cast(std::chrono::duration<double>(h.since->time_since_epoch()).count())
+                    : py::none();
+        holders.append(d);
+    }
+    py::dict d;
+    d["held"] = s.held;
+    d["ttl"] = double(s.ttl.count()) / 1000;
+    d["last_fence"] = s.last_fence;
+    d["kind"] = s.kind;
+    d["holders"] = s.holders;
+    d["waiters"] = s.waiters;
+    d["permits"] = s.permits;
+    d["writer_waiting"] = s.writer_waiting;
+    d["held_by"] = holders;
+    d["value"] = s.value;
+    d["session_timeout"] = double(s.session_timeout.count()) / 1000;
+    return d;
+}
+
+py::tuple fenced_tuple(const FencedResult& r) {
+    return py::make_tuple(r.accepted, r.highest, r.version, r.stale_fence);
+}
+
+// Destroys a Client without the GIL: its threads are joined, and one of them may be waiting for
+// the GIL to drop a Python callback.
+struct ReleasingDelete {
+    void operator()(Client* c) const noexcept {
+        py::gil_scoped_release nogil;
+        delete c;
+    }
+};
+
+}  // namespace
+
+void define_client(py::module_& m) {
+    main_thread_id = py::cast<unsigned long>(
+        py::module_::import("threading").attr("main_thread")().attr("ident"));
+    using R = py::call_guard<py::gil_scoped_release>;
+    py::class_<Pending>(m, "Pending", "An asynchronous acquisition; cancel() ends its wait.")
+        .def("cancel", &Pending::cancel);
+    py::class_<Client, std::unique_ptr<Client, ReleasingDelete>>(
+        m, "Client", "A connection to one engine, chosen by the URL's scheme.")
+        .def_static(
+            "connect",
+            [](const std::string& url, const py::dict& options) {
+                auto o = client_options(options);
+                py::gil_scoped_release nogil;
+                return std::unique_ptr<Client, ReleasingDelete>(
+                    new Client(Client::connect(url, o)));
+            },
+            py::arg("url"), py::arg("options"))
+        .def_static("url_forms", &Client::url_forms)
+        .def("acquire", &acquire, py::arg("name"), py::arg("mode"), py::arg("options"),
+             py::arg("timeout"), py::arg("value") = "")
+        .def("start_acquire", &start_acquire, py::arg("name"), py::arg("mode"), py::arg("options"),
+             py::arg("timeout"), py::arg("value"), py::arg("done"), py::arg("future"))
+        .def("status",
+             [](const Client& c, const std::string& name) {
+                 LockStatus s;
+                 {
+                     py::gil_scoped_release nogil;
+                     s = c.status(name);
+                 }
+                 return status_dict(s);
+             })
+        .def("list",
+             [](const Client& c, const std::string& pattern, bool foreign) {
+                 std::vector<ListedLock> locks;
+                 {
+                     py::gil_scoped_release nogil;
+                     locks = c.list(pattern, foreign);
+                 }
+                 py::list out;
+                 for (const auto& l : locks)
+                     out.append(py::make_tuple(py_name(l.name), status_dict(l.status)));
+                 return out;
+             })
+        .def("force_unlock", &Client::force_unlock, R())
+        .def("fenced_set",
+             [](const Client& c, const std::string& k, const std::string& v, std::uint64_t f) {
+                 FencedResult r;
+                 {
+                     py::gil_scoped_release nogil;
+                     r = c.fenced_set(k, v, f);
+                 }
+                 return fenced_tuple(r);
+             })
+        .def("fenced_cas",
+             [](const Client& c, const std::string& k, const std::string& v, std::uint64_t f,
+                std::uint64_t version) {
+                 FencedResult r;
+                 {
+                     py::gil_scoped_release nogil;
+                     r = c.fenced_cas(k, v, f, version);
+                 }
+                 return fenced_tuple(r);
+             })
+        .def("fenced_get",
+             [](const Client& c, const std::string& k) {
+                 FencedValue r;
+                 {
+                     py::gil_scoped_release nogil;
+                     r = c.fenced_get(k);
+                 }
+                 return py::make_tuple(r.value ? py::object(py::bytes(*r.value)) : py::none(),
+                                       r.version);
+             })
+        .def("ping", &Client::ping, R())
+        .def("lock_key",
+             [](const Client& c, const std::string& n) { return py::bytes(c.lock_key(n)); })
+        .def_property_readonly("warnings", &Client::warnings);
+}
+
+}  // namespace deadbolt::python

@@ -1,0 +1,52 @@
+#include "errors.hpp"
+
+#include "deadbolt/error.hpp"
+
+namespace deadbolt::python {
+
+namespace {
+
+// The class named after the code where it has its own (so `except deadbolt.NotAcquired`
+// works), else its kind's.
+const char* class_for(std::error_code ec) {
+    if (ec == errc::not_acquired) return "NotAcquired";
+    if (ec == errc::not_owner) return "LockLost";
+    if (ec == errc::cancelled) return "Cancelled";
+    switch (kind_of(ec)) {
+        case ErrorKind::usage:
+            return "UsageError";
+        case ErrorKind::connection:
+            return "ConnectionError";
+        case ErrorKind::server:
+            return "ServerError";
+        case ErrorKind::lock:
+            return "LockError";
+        case ErrorKind::other:
+            break;
+    }
+    return "Error";
+}
+
+}  // namespace
+
+py::object exception_for(std::error_code ec, const std::string& why) {
+    auto errors = py::module_::import("deadbolt.errors");
+    auto name = code_name(ec);
+    return errors.attr(class_for(ec))(
+        py::str(why), name.empty() ? py::str(ec.message()) : py::str(name.data(), name.size()));
+}
+
+void register_errors(py::module_&) {
+    // pybind11's translator is a function pointer taking the pointer by value.
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const Error& e) {
+            auto exc = exception_for(e.code(), e.what());
+            PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+        }
+    });
+}
+
+}  // namespace deadbolt::python
