@@ -26,7 +26,8 @@ from . import _deadbolt as _native
 from .errors import (Cancelled, ConnectionError, Error, LockError, LockLost, NotAcquired,
                      ServerError, UsageError)
 
-__all__ = ["connect", "url_forms", "Client", "Lock", "RWLock", "Election", "Lease", "Error",
+__all__ = ["connect", "url_forms", "Client", "Lock", "RWLock", "Election", "Semaphore",
+           "ReentrantMutex", "Lease", "Error",
            "UsageError", "ConnectionError", "ServerError", "LockError", "NotAcquired",
            "LockLost", "Cancelled"]
 
@@ -73,6 +74,26 @@ class Client:
         """One lock over several names, taken all together or not at all; the lease has one
         fence per name (``lease.fences``)."""
         return Lock(self._c, list(names), "all", options)
+
+    def semaphore(self, name, permits, **options):
+        """At most permits holders of name at once, across processes; each permit is a Lease
+        (renewed while held; its token is the permit's id, which any process may release)."""
+        return Semaphore(_native.semaphore(self._c, name, permits, options))
+
+    def reentrant_mutex(self, name, owner="", **options):
+        """A lock its owner may take again (owner: this client and the calling thread unless
+        given); it is free once released as often as taken."""
+        return ReentrantMutex(_native.reentrant_mutex(self._c, name, options, owner))
+
+    def latch(self, name):
+        """A countdown latch: try_set_count(n), count_down(), count(), wait(timeout)."""
+        return _native.latch(self._c, name)
+
+    def rate_limiter(self, name, rate, per=1.0, burst=None):
+        """A token bucket of rate tokens every per seconds (burst at most at once; default
+        rate): try_acquire(n) -> (allowed, retry_in seconds), acquire(n, timeout) -> bool,
+        available()."""
+        return _native.rate_limiter(self._c, name, rate, per, rate if burst is None else burst)
 
     def election(self, name, **options):
         """A leader election under name; a term is a lease (its fence is the term)."""
@@ -232,6 +253,99 @@ class Lock:
         except LockLost:
             if exc_type is None:
                 raise
+
+
+class Semaphore:
+    """Permits across processes. ``with sem as permit`` holds one for the block."""
+
+    def __init__(self, native):
+        self._s = native
+        self._held = contextvars.ContextVar("deadbolt.Semaphore", default=())
+        self._blocks = contextvars.ContextVar("deadbolt.Semaphore.with", default=())
+
+    def acquire(self, timeout=None):
+        """Waits for a permit (no polling) and returns it (a Lease); NotAcquired when timeout
+        seconds pass. Ctrl-C on the main thread ends the wait."""
+        permit = self._s.acquire(timeout)
+        self._held.set(self._held.get() + (permit,))
+        return permit
+
+    def try_acquire(self):
+        """A permit, or None when none is free."""
+        permit = self._s.try_acquire()
+        if permit is not None:
+            self._held.set(self._held.get() + (permit,))
+        return permit
+
+    def release(self, permit=None):
+        """Releases permit (default: the last this thread or task took). Raises LockLost when
+        it was no longer held."""
+        held = self._held.get()
+        if permit is None:
+            if not held:
+                raise UsageError("this thread or task holds no permit", "invalid_argument")
+            permit = held[-1]
+        self._held.set(tuple(p for p in held if p is not permit))
+        permit.release()
+
+    def release_id(self, permit_id):
+        """Releases the permit with this id, whoever holds it; False when none is held."""
+        return self._s.release_id(permit_id)
+
+    def available(self):
+        """Permits free on the server now."""
+        return self._s.available()
+
+    @property
+    def permits(self):
+        return self._s.permits
+
+    def __enter__(self):
+        permit = self.acquire()
+        self._blocks.set(self._blocks.get() + (permit,))
+        return permit
+
+    def __exit__(self, exc_type, exc, tb):
+        blocks = self._blocks.get()
+        self._blocks.set(blocks[:-1])
+        try:
+            self.release(blocks[-1])
+        except LockLost:
+            if exc_type is None:
+                raise
+
+
+class ReentrantMutex:
+    """A lock its owner may take again; ``with`` works at any depth."""
+
+    def __init__(self, native):
+        self._m = native
+
+    def acquire(self, timeout=None):
+        """Takes the lock (again, when this owner holds it); NotAcquired when timeout seconds
+        pass."""
+        if not self._m.acquire(timeout):
+            raise NotAcquired(f"the reentrant lock is held by another owner ({timeout} s)",
+                              "not_acquired")
+
+    def release(self):
+        """Gives one hold back; the lock is free after the last."""
+        self._m.release()
+
+    @property
+    def hold_count(self):
+        return self._m.hold_count
+
+    @property
+    def fence(self):
+        return self._m.fence
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.release()
 
 
 class RWLock:

@@ -11,6 +11,7 @@
 #include "deadbolt/async.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "errors.hpp"
+#include "interruptible.hpp"
 #include "lease.hpp"
 #include "options.hpp"
 #include "seconds.hpp"
@@ -57,13 +58,11 @@ struct Outcome {
     Lease lease;
 };
 
-unsigned long main_thread_id = 0;
-
 // Waits for out, the GIL released. On the main thread it looks for signals every 50 ms (a
 // local check, nothing is sent), so Ctrl-C stops a wait: the acquisition is cancelled, a lease
 // it got anyway is released, and the signal's exception is raised.
 void wait_for(Outcome& out, std::stop_source& stop) {
-    const bool main = PyThread_get_thread_ident() == main_thread_id;
+    const bool main = on_main_thread();
     for (;;) {
         {
             py::gil_scoped_release nogil;
@@ -166,31 +165,21 @@ py::tuple fenced_tuple(const FencedResult& r) {
     return py::make_tuple(r.accepted, r.highest, r.version, r.stale_fence);
 }
 
-// Destroys a Client without the GIL: its threads are joined, and one of them may be waiting for
-// the GIL to drop a Python callback.
-struct ReleasingDelete {
-    void operator()(Client* c) const noexcept {
-        py::gil_scoped_release nogil;
-        delete c;
-    }
-};
-
 }  // namespace
 
 void define_client(py::module_& m) {
-    main_thread_id = py::cast<unsigned long>(
-        py::module_::import("threading").attr("main_thread")().attr("ident"));
+    on_main_thread();  // looks the main thread up once, at import
     using R = py::call_guard<py::gil_scoped_release>;
     py::class_<Pending>(m, "Pending", "An asynchronous acquisition; cancel() ends its wait.")
         .def("cancel", &Pending::cancel);
-    py::class_<Client, std::unique_ptr<Client, ReleasingDelete>>(
+    py::class_<Client, std::unique_ptr<Client, ReleasingDelete<Client>>>(
         m, "Client", "A connection to one engine, chosen by the URL's scheme.")
         .def_static(
             "connect",
             [](const std::string& url, const py::dict& options) {
                 auto o = client_options(options);
                 py::gil_scoped_release nogil;
-                return std::unique_ptr<Client, ReleasingDelete>(
+                return std::unique_ptr<Client, ReleasingDelete<Client>>(
                     new Client(Client::connect(url, o)));
             },
             py::arg("url"), py::arg("options"))

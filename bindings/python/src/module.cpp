@@ -9,6 +9,7 @@
 
 namespace deadbolt::python {
 void define_client(py::module_& m);
+void define_primitives(py::module_& m);
 }  // namespace deadbolt::python
 
 PYBIND11_MODULE(_deadbolt, m) {
@@ -18,5 +19,6 @@ PYBIND11_MODULE(_deadbolt, m) {
     dp::define_lease(m);
     dp::define_completions(m);
     dp::define_client(m);
+    dp::define_primitives(m);
     m.def("_shutdown", &dp::shutdown, "Stops the callback thread (the package calls it at exit).");
 }

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,7 @@ ClientOptions client_options(const py::dict& d) {
     each_option(
         d,
         {"connect_timeout", "command_timeout", "key_prefix", "username", "password", "keepalive",
-         "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_sni", "tls_verify"},
+         "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_sni", "tls_verify", "loop_spin"},
         [&](const std::string& k, const py::object& v) {
             if (k == "connect_timeout") o.connect_timeout = to_ms(seconds(v), k.c_str());
             if (k == "command_timeout") o.command_timeout = to_ms(seconds(v), k.c_str());
@@ -66,6 +67,11 @@ ClientOptions client_options(const py::dict& d) {
             if (k == "tls_key_file") o.tls.key_file = py::cast<std::string>(v);
             if (k == "tls_sni") o.tls.sni = py::cast<std::string>(v);
             if (k == "tls_verify") o.tls.verify = py::cast<bool>(v);
+            if (k == "loop_spin") {  // seconds, as every time here, in microseconds' grain
+                double s = seconds(v);
+                to_ms(s, k.c_str());  // refuses what every time is refused for
+                o.loop_spin = std::chrono::microseconds(static_cast<long long>(std::ceil(s * 1e6)));
+            }
         });
     return o;
 }

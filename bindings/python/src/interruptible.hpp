@@ -1,0 +1,94 @@
+// Blocking calls of the C++ API made from Python: the GIL released while they run, and on the
+// main thread a call that takes a stop token is cancelled by Ctrl-C.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <thread>
+
+namespace deadbolt::python {
+
+namespace py = pybind11;
+
+/// True on the interpreter's main thread (where signals are handled). Call with the GIL held.
+bool on_main_thread();
+
+/// Runs fn(token) with the GIL released and returns what it returns. On the main thread fn
+/// runs on a thread of its own while this one looks for signals every 50 ms (a local check):
+/// a signal requests stop on token, waits for fn to end, drops its result (without the GIL:
+/// a Lease releases) and raises the signal's exception. Call with the GIL held.
+template <class R>
+R interruptible(const std::function<R(std::stop_token)>& fn) {
+    if (!on_main_thread()) {
+        py::gil_scoped_release nogil;
+        return fn({});
+    }
+    struct Shared {
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+        std::optional<R> result;
+        std::exception_ptr error;
+    };
+    auto sh = std::make_shared<Shared>();
+    std::stop_source stop;
+    std::thread worker;
+    {
+        py::gil_scoped_release nogil;
+        worker = std::thread([sh, fn, token = stop.get_token()] {
+            std::optional<R> r;
+            std::exception_ptr e;
+            try {
+                r.emplace(fn(token));
+            } catch (...) {
+                e = std::current_exception();
+            }
+            std::lock_guard g(sh->m);
+            sh->result = std::move(r);
+            sh->error = e;
+            sh->done = true;
+            sh->cv.notify_one();
+        });
+    }
+    for (;;) {
+        {
+            py::gil_scoped_release nogil;
+            std::unique_lock lk(sh->m);
+            if (sh->cv.wait_for(lk, std::chrono::milliseconds(50), [&] { return sh->done; })) {
+                lk.unlock();
+                worker.join();
+                break;
+            }
+        }
+        if (PyErr_CheckSignals() != 0) {
+            stop.request_stop();
+            {
+                py::gil_scoped_release nogil;
+                worker.join();
+                sh->result.reset();
+            }
+            throw py::error_already_set();
+        }
+    }
+    if (sh->error) std::rethrow_exception(sh->error);
+    return std::move(*sh->result);
+}
+
+/// Deletes a T without the GIL: its destructor may release a holding over the network, or
+/// join threads one of which may be waiting for the GIL.
+template <class T>
+struct ReleasingDelete {
+    void operator()(T* p) const noexcept {
+        py::gil_scoped_release nogil;
+        delete p;
+    }
+};
+
+}  // namespace deadbolt::python
