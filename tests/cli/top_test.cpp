@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "cli.hpp"
 
@@ -76,8 +77,11 @@ class OnATerminal {
     void type(char c) { EXPECT_EQ(::write(keys_, &c, 1), 1); }
     /// Its exit status once it ends (within 30 s), or -1.
     int ended() {
-        for (int i = 0; i < 300; ++i) {
-            read_some(100);
+        const auto until = std::chrono::steady_clock::now() + 30s;
+        while (std::chrono::steady_clock::now() < until) {
+            // Once the terminal's output is closed, poll returns at once: pace the loop so
+            // that the child's exit, which may come well after, is waited for in time.
+            if (!read_some(100)) std::this_thread::sleep_for(10ms);
             int st = 0;
             if (::waitpid(pid_, &st, WNOHANG) == pid_) {
                 pid_ = 0;
