@@ -3,6 +3,13 @@
 // when it comes after the holding's key was created (the release of an earlier holding of
 // the same key is not). Idle watches wait in a list, longest idle first: beyond 256 idle, or
 // after 30 s idle, the first are cancelled.
+//
+// A holder's lost() may refer to its holding, which drop_own lets go of: the stream's thread
+// holds fire_m_ from before it looks for a lost() (under m_) until lost() returned, and
+// drop_own, after it cleared the holder's lost() under m_, waits on fire_m_, so no lost()
+// runs once drop_own returned. fire_m_ is taken before m_, as fire() does. (own() fires a
+// displaced holder's lost() outside m_: two holdings of one key at once, which this client's
+// claims never make.)
 #include <vector>
 
 #include "backends/etcd/watches.hpp"
@@ -89,6 +96,7 @@ void Watches::forget(std::map<std::string, Kept>::iterator it) {
 
 bool Watches::own_message(const etcdserverpb::WatchResponse& r) {
     std::function<void()> lost;
+    std::lock_guard firing(fire_m_);
     {
         std::lock_guard lk(m_);
         auto k = kept_key_.find(r.watch_id());
@@ -105,10 +113,7 @@ bool Watches::own_message(const etcdserverpb::WatchResponse& r) {
             if (lost) it->second.lost = nullptr;  // told once
         }
     }
-    if (lost) {
-        std::lock_guard firing(fire_m_);
-        lost();
-    }
+    if (lost) lost();
     return true;
 }
 
@@ -116,6 +121,7 @@ void Watches::own_broken() {
     // The server forgot every watch of the stream: each holder looks again, and the next
     // holding of a key creates its watch anew.
     std::vector<std::function<void()>> lost;
+    std::lock_guard firing(fire_m_);
     {
         std::lock_guard lk(m_);
         for (auto& [key, kept] : kept_)
@@ -124,7 +130,6 @@ void Watches::own_broken() {
         kept_key_.clear();
         idle_.clear();
     }
-    std::lock_guard firing(fire_m_);
     for (auto& f : lost) f();
 }
 
