@@ -151,6 +151,7 @@ class Lock:
         self._mode = mode
         self._options = options
         self._value = value
+        self._request = native.request(name, mode, options, value)  # refuses bad options now
         self._held = contextvars.ContextVar("deadbolt.Lock", default=None)
 
     def _take(self, lease):
@@ -173,8 +174,7 @@ class Lock:
         self._check_free()
         if not blocking:
             timeout = 0
-        return self._take(self._c.acquire(self.name, self._mode, self._options, timeout,
-                                          self._value))
+        return self._take(self._request.acquire(timeout))
 
     def try_acquire(self):
         """One attempt: the Lease, or None when someone else holds the lock."""
@@ -219,11 +219,13 @@ class Lock:
         self._check_free()
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        options = self._options
-        if options.get("on_lost") is not None:
-            options = dict(options, on_lost=_on_loop(loop, options["on_lost"]))
-        pending = self._c.start_acquire(self.name, self._mode, options, timeout, self._value,
-                                        _completions(loop), fut)
+        request = self._request
+        on_lost = self._options.get("on_lost")
+        if on_lost is not None:  # called on this loop
+            request = self._c.request(self.name, self._mode,
+                                      dict(self._options, on_lost=_on_loop(loop, on_lost)),
+                                      self._value)
+        pending = request.start(timeout, _completions(loop), fut)
         try:
             lease = await fut
         except asyncio.CancelledError:
@@ -376,7 +378,7 @@ class Election:
 
     def campaign(self, value, timeout=None):
         """Waits until this client leads with value; returns the term's Lease."""
-        return self._c.acquire(self.name, "campaign", self._options, timeout, value)
+        return self._c.request(self.name, "campaign", self._options, value).acquire(timeout)
 
     async def campaign_async(self, value, timeout=None):
         """campaign() for asyncio."""

@@ -83,55 +83,56 @@ void wait_for(Outcome& out, std::stop_source& stop) {
     }
 }
 
-std::unique_ptr<PyLease> acquire(const Client& c, const py::object& name, const std::string& mode,
-                                 const py::dict& options, std::optional<double> timeout,
-                                 const std::string& value) {
-    auto target = target_of(name, mode, value);
-    auto opts = mutex_options(options);
-    AcquireOptions how;
-    how.deadline = deadline_in(timeout);
-    auto out = std::make_shared<Outcome>();
-    std::stop_source stop;
-    detail::start_acquire_reporting(c, target, opts, how, stop.get_token(),
-                                    [out](std::error_code ec, std::string why, Lease l) {
-                                        {
-                                            std::lock_guard g(out->m);
-                                            out->ec = ec;
-                                            out->why = std::move(why);
-                                            out->lease = std::move(l);
-                                            out->done = true;
-                                        }
-                                        out->cv.notify_one();
-                                    });
-    wait_for(*out, stop);
-    if (out->ec) throw_error(out->ec, out->why);
-    return std::make_unique<PyLease>(std::move(out->lease));
-}
-
 // The handle of an asynchronous acquisition: cancel() ends its wait.
 struct Pending {
     std::stop_source stop;
     void cancel() { stop.request_stop(); }
 };
 
-std::unique_ptr<Pending> start_acquire(const Client& c, const py::object& name,
-                                       const std::string& mode, const py::dict& options,
-                                       std::optional<double> timeout, const std::string& value,
-                                       const std::shared_ptr<Completions>& done,
-                                       py::object future) {
-    auto target = target_of(name, mode, value);
-    auto opts = mutex_options(options);
-    AcquireOptions how;
-    how.deadline = deadline_in(timeout);
-    auto pending = std::make_unique<Pending>();
-    detail::start_acquire_reporting(
-        c, target, opts, how, pending->stop.get_token(),
-        [done, f = hold(std::move(future))](std::error_code ec, std::string why, Lease l) {
-            done->push(f, ec, std::move(why),
-                       ec ? std::nullopt : std::optional<Lease>(std::move(l)));
-        });
-    return pending;
-}
+// One lock's request, parsed once when its Lock is made (bad options are refused then), and
+// reused by every acquisition of that Lock.
+struct Request {
+    Client client;
+    detail::AsyncTarget target;
+    MutexOptions options;
+
+    std::unique_ptr<PyLease> acquire(std::optional<double> timeout) const {
+        AcquireOptions how;
+        how.deadline = deadline_in(timeout);
+        auto out = std::make_shared<Outcome>();
+        std::stop_source stop;
+        detail::start_acquire_reporting(client, target, options, how, stop.get_token(),
+                                        [out](std::error_code ec, std::string why, Lease l) {
+                                            {
+                                                std::lock_guard g(out->m);
+                                                out->ec = ec;
+                                                out->why = std::move(why);
+                                                out->lease = std::move(l);
+                                                out->done = true;
+                                            }
+                                            out->cv.notify_one();
+                                        });
+        wait_for(*out, stop);
+        if (out->ec) throw_error(out->ec, out->why);
+        return std::make_unique<PyLease>(std::move(out->lease));
+    }
+
+    // Starts an acquisition whose result goes to done as (future, exception, lease).
+    std::unique_ptr<Pending> start(std::optional<double> timeout,
+                                   const std::shared_ptr<Completions>& done,
+                                   py::object future) const {
+        AcquireOptions how;
+        how.deadline = deadline_in(timeout);
+        auto pending = std::make_unique<Pending>();
+        detail::start_acquire_reporting(
+            client, target, options, how, pending->stop.get_token(),
+            [done, f = hold(std::move(future))](std::error_code ec, std::string why, Lease l) {
+                done->push(f, ec, std::move(why),
+                           ec ? std::nullopt : std::optional<Lease>(std::move(l)));
+            });
+        return pending;
+    }
+};
 
 py::dict status_dict(const LockStatus& s) {
     py::list holders;
@@ -172,6 +173,10 @@ void define_client(py::module_& m) {
     using R = py::call_guard<py::gil_scoped_release>;
     py::class_<Pending>(m, "Pending", "An asynchronous acquisition; cancel() ends its wait.")
         .def("cancel", &Pending::cancel);
+    py::class_<Request, std::unique_ptr<Request, ReleasingDelete<Request>>>(
+        m, "Request", "One lock's acquisitions: a name, a mode and options, parsed once.")
+        .def("acquire", &Request::acquire, py::arg("timeout"))
+        .def("start", &Request::start, py::arg("timeout"), py::arg("done"), py::arg("future"));
     py::class_<Client, std::unique_ptr<Client, ReleasingDelete<Client>>>(
         m, "Client", "A connection to one engine, chosen by the URL's scheme.")
         .def_static(
@@ -184,10 +189,14 @@ void define_client(py::module_& m) {
             },
             py::arg("url"), py::arg("options"))
         .def_static("url_forms", &Client::url_forms)
-        .def("acquire", &acquire, py::arg("name"), py::arg("mode"), py::arg("options"),
-             py::arg("timeout"), py::arg("value") = "")
-        .def("start_acquire", &start_acquire, py::arg("name"), py::arg("mode"), py::arg("options"),
-             py::arg("timeout"), py::arg("value"), py::arg("done"), py::arg("future"))
+        .def(
+            "request",
+            [](const Client& c, const py::object& name, const std::string& mode,
+               const py::dict& options, const std::string& value) {
+                return std::unique_ptr<Request, ReleasingDelete<Request>>(
+                    new Request{c, target_of(name, mode, value), mutex_options(options)});
+            },
+            py::arg("name"), py::arg("mode"), py::arg("options"), py::arg("value") = "")
         .def("status",
              [](const Client& c, const std::string& name) {
                  LockStatus s;

@@ -10,9 +10,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 venv=$(mktemp -d /tmp/deadbolt-venv.XXXXXX)
 trap 'rm -rf "$venv"' EXIT
 "$python" -m venv --system-site-packages "$venv"
-# A copy of the sources: pip and setuptools write build/ and *.egg-info beside setup.py.
-cp -r "$here" "$venv/src"
-rm -rf "$venv/src/tests"
+# A copy of the package's sources (not a build/ an earlier in-tree install left): pip and
+# setuptools write build/ and *.egg-info beside setup.py.
+mkdir "$venv/src"
+cp -r "$here/deadbolt" "$here/setup.py" "$here/pyproject.toml" "$venv/src/"
 DEADBOLT_BUILD_DIR="$build" "$venv/bin/pip" install --quiet --no-build-isolation --no-index \
   --no-deps "$venv/src"
 cd "$venv"
