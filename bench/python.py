@@ -72,7 +72,10 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "python"))
+    ap.add_argument("--smoke", action="store_true", help="one short repetition (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.reps, a.seconds = 1, 0.3
     os.makedirs(a.out, exist_ok=True)
     res = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "reps": a.reps,
            "p1": {c: [] for c in CONTENDERS}, "p2": {c: [] for c in CONTENDERS},
