@@ -2,8 +2,10 @@
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -83,3 +85,17 @@ def client(redis_server):
 def name(request):
     """A lock name of this test's own."""
     return "py:" + request.node.name + ":" + os.urandom(4).hex()
+
+
+def ctrl_c_ends_the_wait(setup, wait):
+    """Runs setup, then the call `wait`, in a child process and sends it SIGINT while it
+    waits: the wait must end with KeyboardInterrupt, and the child exit cleanly."""
+    code = (setup + "\nprint('waiting', flush=True)\ntry:\n    " + wait +
+            "\n    print('returned', flush=True)\nexcept KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "waiting"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    assert child.stdout.readline().strip() == "interrupted"
+    assert child.wait(timeout=10) == 0

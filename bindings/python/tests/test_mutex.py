@@ -1,7 +1,5 @@
 """The blocking API: exclusion, fences, waiting without polling, loss, and bad input."""
 
-import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -9,6 +7,7 @@ import threading
 import time
 
 import pytest
+from conftest import ctrl_c_ends_the_wait
 
 import deadbolt
 
@@ -179,21 +178,8 @@ def test_bad_urls_and_dead_servers_are_reported_at_connect():
 def test_ctrl_c_stops_a_wait_and_leaves_nothing_behind(client, redis_server, name):
     holder = client.mutex(name)
     holder.acquire()
-    waiter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import deadbolt
-        m = deadbolt.connect({redis_server.url!r}).mutex({name!r})
-        print("waiting", flush=True)
-        try:
-            m.acquire()
-            print("acquired", flush=True)
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
-        """)], stdout=subprocess.PIPE, text=True)
-    assert waiter.stdout.readline().strip() == "waiting"
-    time.sleep(0.5)
-    waiter.send_signal(signal.SIGINT)
-    assert waiter.stdout.readline().strip() == "interrupted"
-    assert waiter.wait(timeout=10) == 0
+    ctrl_c_ends_the_wait(f"import deadbolt\nm = deadbolt.connect({redis_server.url!r}).mutex({name!r})",
+                         "m.acquire()")
     holder.release()
     # The interrupted waiter does not take the lock afterwards.
     time.sleep(0.5)

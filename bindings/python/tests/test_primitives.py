@@ -1,13 +1,9 @@
 """Semaphores, the latch, the rate limiter and the reentrant mutex from Python."""
 
-import signal
-import subprocess
-import sys
-import textwrap
 import threading
-import time
 
 import pytest
+from conftest import ctrl_c_ends_the_wait
 
 import deadbolt
 
@@ -65,18 +61,5 @@ def test_a_reentrant_mutex_is_taken_again_by_its_thread_only(client, redis_serve
 
 
 def test_ctrl_c_stops_a_latch_wait(redis_server, name):
-    waiter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import deadbolt
-        latch = deadbolt.connect({redis_server.url!r}).latch({name!r})
-        latch.try_set_count(1)
-        print("waiting", flush=True)
-        try:
-            latch.wait()
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
-        """)], stdout=subprocess.PIPE, text=True)
-    assert waiter.stdout.readline().strip() == "waiting"
-    time.sleep(0.3)
-    waiter.send_signal(signal.SIGINT)
-    assert waiter.stdout.readline().strip() == "interrupted"
-    assert waiter.wait(timeout=10) == 0
+    ctrl_c_ends_the_wait(f"import deadbolt\nlatch = deadbolt.connect({redis_server.url!r}).latch({name!r})\n"
+                         "latch.try_set_count(1)", "latch.wait()")
