@@ -90,7 +90,7 @@ def name(request):
 def ctrl_c_ends_the_wait(setup, wait):
     """Runs setup, then the call `wait`, in a child process and sends it SIGINT while it
     waits: the wait must end with KeyboardInterrupt, and the child exit cleanly."""
-    code = (setup + "\nprint('waiting', flush=True)\ntry:\n    " + wait +
+    code = (setup + "\ntry:\n    print('waiting', flush=True)\n    " + wait +
             "\n    print('returned', flush=True)\nexcept KeyboardInterrupt:\n"
             "    print('interrupted', flush=True)\n")
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

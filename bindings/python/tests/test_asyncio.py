@@ -59,7 +59,7 @@ def test_cancelling_a_waiting_task_ends_its_wait_and_leaves_nothing(client, name
         waiter = asyncio.create_task(client.mutex(name).acquire_async())
         await asyncio.sleep(0.5)
         assert not waiter.done()
-        assert ticks > 10  # the loop kept running while the task waited
+        assert ticks > 3  # the loop kept running while the task waited (~50 ticks unloaded)
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter

@@ -73,6 +73,7 @@ def test_a_waiter_gets_the_lock_when_the_holder_releases_without_polling(client,
     waiter = threading.Thread(target=wait)
     waiter.start()
     assert eventually(lambda: client.status(name)["waiters"] == 1)
+    time.sleep(0.3)  # its attempts around subscribing are over
     redis_py.config_resetstat()
     time.sleep(2)
     # Two seconds of waiting sent nothing: no attempt per poll interval.
