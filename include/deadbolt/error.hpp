@@ -72,7 +72,7 @@ class LockError : public Error {
     using Error::Error;
 };
 
-/// Which exception class below reports a code: other for codes of another category.
+/// Which of the exception classes above reports a code; other for a code of another category.
 enum class ErrorKind { usage, connection, server, lock, other };
 /// The class that throw_error throws for ec. Never throws.
 ErrorKind kind_of(std::error_code ec) noexcept;
