@@ -37,11 +37,6 @@ LockSpec spec_of(const AsyncTarget& t, const MutexOptions& o) {
     return spec_of(shape_of(t.mode), t.name, o);
 }
 
-// What the blocking form's exception would say.
-std::string message_of(const Status& st) {
-    return st.detail.empty() && st.ec ? st.ec.message() : st.detail;
-}
-
 // Both starts: checks the target, then acquires; finish gets (Status, Lease) once.
 template <class Finish>
 void begin_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
@@ -73,13 +68,13 @@ void start_acquire_reporting(const Client& client, const AsyncTarget& target,
                              std::stop_token also, AsyncLeaseReport done) noexcept {
     begin_acquire(client, target, options, how, std::move(also),
                   [done = std::move(done)](const Status& st, Lease l) {
-                      done(st.ec, message_of(st), std::move(l));
+                      done(st.ec, st.message(), std::move(l));
                   });
 }
 
 void start_release_reporting(Lease lease, AsyncReport done) noexcept {
     async_release(std::move(lease),
-                  [done = std::move(done)](const Status& st) { done(st.ec, message_of(st)); });
+                  [done = std::move(done)](const Status& st) { done(st.ec, st.message()); });
 }
 
 void start_release(Lease lease, AsyncDone done) noexcept {

@@ -16,9 +16,11 @@ struct Status {
     static Status error(errc e, std::string detail) {
         return {make_error_code(e), std::move(detail)};
     }
+    /// What names the problem: the detail, else the code's own text; empty when ok.
+    std::string message() const { return detail.empty() && ec ? ec.message() : detail; }
     /// Throws the matching deadbolt exception when not ok.
     void throw_if_error() const {
-        if (ec) throw_error(ec, detail.empty() ? ec.message() : detail);
+        if (ec) throw_error(ec, message());
     }
 };
 
