@@ -19,6 +19,7 @@ Times are seconds (floats). ``Lease.valid_until`` is on the ``time.monotonic()``
 
 import asyncio
 import atexit
+import contextlib
 import contextvars
 import weakref
 
@@ -154,18 +155,24 @@ class Lock:
         self._request = native.request(name, mode, options, value)  # refuses bad options now
         self._held = contextvars.ContextVar("deadbolt.Lock", default=None)
 
-    def _take(self, lease):
-        if self._held.get() is not None:
-            lease.release_in_background()
-            raise UsageError(f"{self.name!r} is already held in this thread or task "
-                             "(deadbolt's Lock is not reentrant)", "invalid_argument")
-        self._held.set(lease)
-        return lease
-
     def _check_free(self):
         if self._held.get() is not None:
             raise UsageError(f"{self.name!r} is already held in this thread or task "
                              "(deadbolt's Lock is not reentrant)", "invalid_argument")
+
+    def _take(self, lease):
+        self._held.set(lease)
+        return lease
+
+    def _give_back(self, required):
+        """This context's lease, which it no longer holds; None when it held none, unless
+        required (release() without a holding is a UsageError)."""
+        lease = self._held.get()
+        if lease is None and required:
+            raise UsageError(f"{self.name!r} is not held in this thread or task",
+                             "invalid_argument")
+        self._held.set(None)
+        return lease
 
     def acquire(self, timeout=None, blocking=True):
         """Waits until the lock is ours (no polling) and returns the Lease; at most timeout
@@ -187,12 +194,7 @@ class Lock:
         """Releases this context's holding. Raises LockLost when the lease was no longer ours
         (expired, deleted, taken), ConnectionError when the reply was lost, UsageError when
         this context holds nothing."""
-        lease = self._held.get()
-        if lease is None:
-            raise UsageError(f"{self.name!r} is not held in this thread or task",
-                             "invalid_argument")
-        self._held.set(None)
-        lease.release()
+        self._give_back(required=True).release()
 
     @property
     def lease(self):
@@ -203,15 +205,10 @@ class Lock:
         return self.acquire()
 
     def __exit__(self, exc_type, exc, tb):
-        lease = self._held.get()
-        self._held.set(None)
-        if lease is None:
-            return
-        try:
-            lease.release()
-        except LockLost:
-            if exc_type is None:
-                raise
+        lease = self._give_back(required=False)
+        if lease is not None:
+            with _loss_raised_unless(exc_type):
+                lease.release()
 
     async def acquire_async(self, timeout=None):
         """acquire() for asyncio: waits on deadbolt's event loop, never blocking this one.
@@ -235,26 +232,16 @@ class Lock:
 
     async def release_async(self):
         """release() for asyncio; raises as release() does."""
-        lease = self._held.get()
-        if lease is None:
-            raise UsageError(f"{self.name!r} is not held in this thread or task",
-                             "invalid_argument")
-        self._held.set(None)
-        await _release_async(lease)
+        await _release_async(self._give_back(required=True))
 
     async def __aenter__(self):
         return await self.acquire_async()
 
     async def __aexit__(self, exc_type, exc, tb):
-        lease = self._held.get()
-        self._held.set(None)
-        if lease is None:
-            return
-        try:
-            await _release_async(lease)
-        except LockLost:
-            if exc_type is None:
-                raise
+        lease = self._give_back(required=False)
+        if lease is not None:
+            with _loss_raised_unless(exc_type):
+                await _release_async(lease)
 
 
 class Semaphore:
@@ -310,11 +297,8 @@ class Semaphore:
     def __exit__(self, exc_type, exc, tb):
         blocks = self._blocks.get()
         self._blocks.set(blocks[:-1])
-        try:
+        with _loss_raised_unless(exc_type):
             self.release(blocks[-1])
-        except LockLost:
-            if exc_type is None:
-                raise
 
 
 class ReentrantMutex:
@@ -389,6 +373,17 @@ class Election:
         """Who leads now: the status dict's value and ttl."""
         s = self._c.status(self.name)
         return {"elected": s["held"], "value": s["value"], "ttl": s["ttl"]}
+
+
+@contextlib.contextmanager
+def _loss_raised_unless(failing):
+    """At a with-block's end: a LockLost from giving the lease back is raised, unless the
+    block failed already (its own exception is the one to see)."""
+    try:
+        yield
+    except LockLost:
+        if not failing:
+            raise
 
 
 # asyncio: each loop gets a queue that deadbolt's event loop fills and that this loop drains

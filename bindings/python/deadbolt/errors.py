@@ -12,10 +12,6 @@ import builtins
 __all__ = ["Error", "UsageError", "ConnectionError", "ServerError", "LockError",
            "NotAcquired", "LockLost", "Cancelled"]
 
-_RETRYABLE = {"connect_failed", "connection_lost", "timeout", "unknown_outcome", "readonly",
-              "out_of_memory", "loading", "busy", "protocol_error", "not_acquired",
-              "not_replicated", "no_quorum"}
-
 
 class Error(Exception):
     """Every failure deadbolt reports: the message names the problem and what to do."""
@@ -26,8 +22,9 @@ class Error(Exception):
 
     @property
     def retryable(self):
-        """True when the same call may succeed if repeated later."""
-        return self.code in _RETRYABLE
+        """True when the same call may succeed if repeated later (deadbolt's is_retryable)."""
+        from . import _deadbolt  # the native module imports this one: not at the top
+        return self.code is not None and _deadbolt.retryable(self.code)
 
 
 class UsageError(Error, ValueError):

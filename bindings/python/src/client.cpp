@@ -58,31 +58,6 @@ struct Outcome {
     Lease lease;
 };
 
-// Waits for out, the GIL released. On the main thread it looks for signals every 50 ms (a
-// local check, nothing is sent), so Ctrl-C stops a wait: the acquisition is cancelled, a lease
-// it got anyway is released, and the signal's exception is raised.
-void wait_for(Outcome& out, std::stop_source& stop) {
-    const bool main = on_main_thread();
-    for (;;) {
-        {
-            py::gil_scoped_release nogil;
-            std::unique_lock lk(out.m);
-            if (!main) out.cv.wait(lk, [&] { return out.done; });
-            if (out.done || out.cv.wait_for(lk, 50ms, [&] { return out.done; })) return;
-        }
-        if (PyErr_CheckSignals() != 0) {
-            stop.request_stop();
-            {
-                py::gil_scoped_release nogil;
-                std::unique_lock lk(out.m);
-                out.cv.wait(lk, [&] { return out.done; });
-                if (out.lease) detail::start_release(std::move(out.lease), [](std::error_code) {});
-            }
-            throw py::error_already_set();
-        }
-    }
-}
-
 // The handle of an asynchronous acquisition: cancel() ends its wait.
 struct Pending {
     std::stop_source stop;
@@ -97,8 +72,7 @@ struct Request {
     MutexOptions options;
 
     std::unique_ptr<PyLease> acquire(std::optional<double> timeout) const {
-        AcquireOptions how;
-        how.deadline = deadline_in(timeout);
+        auto how = waiting(deadline_in(timeout));
         auto out = std::make_shared<Outcome>();
         std::stop_source stop;
         detail::start_acquire_reporting(client, target, options, how, stop.get_token(),
@@ -112,7 +86,13 @@ struct Request {
                                             }
                                             out->cv.notify_one();
                                         });
-        wait_for(*out, stop);
+        // Ctrl-C cancels the acquisition; a lease it got anyway is released.
+        wait_interruptibly(
+            out->m, out->cv, [&] { return out->done; }, [&] { stop.request_stop(); },
+            [&] {
+                if (out->lease)
+                    detail::start_release(std::move(out->lease), [](std::error_code) {});
+            });
         if (out->ec) throw_error(out->ec, out->why);
         return std::make_unique<PyLease>(std::move(out->lease));
     }
@@ -121,8 +101,7 @@ struct Request {
     std::unique_ptr<Pending> start(std::optional<double> timeout,
                                    const std::shared_ptr<Completions>& done,
                                    py::object future) const {
-        AcquireOptions how;
-        how.deadline = deadline_in(timeout);
+        auto how = waiting(deadline_in(timeout));
         auto pending = std::make_unique<Pending>();
         detail::start_acquire_reporting(
             client, target, options, how, pending->stop.get_token(),
@@ -140,7 +119,7 @@ py::dict status_dict(const LockStatus& s) {
         py::dict d;
         d["host"] = h.host;
         d["pid"] = h.pid;
-        d["ttl"] = double(h.ttl.count()) / 1000;
+        d["ttl"] = seconds_of(h.ttl);
         d["client"] = h.client;
         d["since"] =
             h.since ? py::cast(std::chrono::duration<double>(h.since->time_since_epoch()).count())
@@ -149,7 +128,7 @@ py::dict status_dict(const LockStatus& s) {
     }
     py::dict d;
     d["held"] = s.held;
-    d["ttl"] = double(s.ttl.count()) / 1000;
+    d["ttl"] = seconds_of(s.ttl);
     d["last_fence"] = s.last_fence;
     d["kind"] = s.kind;
     d["holders"] = s.holders;
@@ -158,7 +137,7 @@ py::dict status_dict(const LockStatus& s) {
     d["writer_waiting"] = s.writer_waiting;
     d["held_by"] = holders;
     d["value"] = s.value;
-    d["session_timeout"] = double(s.session_timeout.count()) / 1000;
+    d["session_timeout"] = seconds_of(s.session_timeout);
     return d;
 }
 

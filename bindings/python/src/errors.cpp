@@ -36,7 +36,16 @@ py::object exception_for(std::error_code ec, const std::string& why) {
         py::str(why), name.empty() ? py::str(ec.message()) : py::str(name.data(), name.size()));
 }
 
-void register_errors(py::module_&) {
+void register_errors(py::module_& m) {
+    // The package's Error.retryable asks here: one list of retryable codes, is_retryable's.
+    m.def("retryable", [](const std::string& name) {
+        for (int v = 1;; ++v) {
+            std::error_code ec(v, category());
+            auto n = code_name(ec);
+            if (n.empty()) return false;
+            if (n == name) return is_retryable(ec);
+        }
+    });
     // pybind11's translator is a function pointer taking the pointer by value.
     // NOLINTNEXTLINE(performance-unnecessary-value-param)
     py::register_exception_translator([](std::exception_ptr p) {

@@ -14,7 +14,8 @@ namespace py = pybind11;
 /// code's name. Call with the GIL held; throws py::error_already_set if the package is broken.
 py::object exception_for(std::error_code ec, const std::string& why);
 
-/// Makes every deadbolt::Error thrown through the module raise exception_for's class.
+/// Makes every deadbolt::Error thrown through the module raise exception_for's class, and
+/// defines retryable(code name), what Error.retryable reports.
 void register_errors(py::module_& m);
 
 }  // namespace deadbolt::python

@@ -20,6 +20,14 @@ namespace py = pybind11;
 /// True on the interpreter's main thread (where signals are handled). Call with the GIL held.
 bool on_main_thread();
 
+/// Waits with the GIL released until done() holds (read with m held; cv is notified when it
+/// turns true). On the main thread it looks for signals every 50 ms (a local check, nothing is
+/// sent): on one it calls stop(), waits for done(), calls abandon() (without the GIL or m) and
+/// raises the signal's exception. Call with the GIL held.
+void wait_interruptibly(std::mutex& m, std::condition_variable& cv,
+                        const std::function<bool()>& done, const std::function<void()>& stop,
+                        const std::function<void()>& abandon);
+
 /// Runs fn(token) with the GIL released and returns what it returns. On the main thread fn
 /// runs on a thread of its own while this one looks for signals every 50 ms (a local check):
 /// a signal requests stop on token, waits for fn to end, drops its result (without the GIL:
@@ -57,25 +65,15 @@ R interruptible(const std::function<R(std::stop_token)>& fn) {
             sh->cv.notify_one();
         });
     }
-    for (;;) {
-        {
-            py::gil_scoped_release nogil;
-            std::unique_lock lk(sh->m);
-            if (sh->cv.wait_for(lk, std::chrono::milliseconds(50), [&] { return sh->done; })) {
-                lk.unlock();
-                worker.join();
-                break;
-            }
-        }
-        if (PyErr_CheckSignals() != 0) {
-            stop.request_stop();
-            {
-                py::gil_scoped_release nogil;
-                worker.join();
-                sh->result.reset();
-            }
-            throw py::error_already_set();
-        }
+    wait_interruptibly(
+        sh->m, sh->cv, [&] { return sh->done; }, [&] { stop.request_stop(); },
+        [&] {
+            worker.join();
+            sh->result.reset();
+        });
+    {
+        py::gil_scoped_release nogil;
+        worker.join();
     }
     if (sh->error) std::rethrow_exception(sh->error);
     return std::move(*sh->result);

@@ -15,19 +15,6 @@ namespace {
 template <class T>
 using Holder = std::unique_ptr<T, ReleasingDelete<T>>;
 
-// A wait of timeout seconds (None: as long as it takes), ended early by token.
-AcquireOptions waiting(const std::optional<std::chrono::steady_clock::time_point>& deadline,
-                       std::stop_token token) {
-    AcquireOptions how;
-    how.deadline = deadline;
-    how.cancel = std::move(token);
-    return how;
-}
-
-double seconds_of(std::chrono::milliseconds d) {
-    return static_cast<double>(d.count()) / 1000;
-}
-
 void define_permit_semaphore(py::module_& m) {
     using S = PermitExpirableSemaphore;
     py::class_<S, Holder<S>>(m, "Semaphore", "Permits across processes, each a lease.")

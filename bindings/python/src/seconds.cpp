@@ -22,4 +22,12 @@ std::optional<std::chrono::steady_clock::time_point> deadline_in(std::optional<d
     return std::chrono::steady_clock::now() + to_ms(*timeout, "timeout");
 }
 
+AcquireOptions waiting(std::optional<std::chrono::steady_clock::time_point> deadline,
+                       std::stop_token token) {
+    AcquireOptions how;
+    how.deadline = deadline;
+    how.cancel = std::move(token);
+    return how;
+}
+
 }  // namespace deadbolt::python
