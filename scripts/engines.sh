@@ -29,7 +29,7 @@ for config in "${configs[@]}"; do
   start=$(date +%s)
   # A build type with no flags of its own: -O0, no debug info.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Check -DDEADBOLT_ENGINES="$engine" \
-        -DBUILD_SHARED_LIBS=$shared -DDEADBOLT_UNITY=ON -DDEADBOLT_BUILD_TESTS=OFF -DDEADBOLT_BUILD_BENCH=OFF -DDEADBOLT_METRICS=OFF -DDEADBOLT_PYTHON=OFF \
+        -DBUILD_SHARED_LIBS=$shared -DDEADBOLT_UNITY=ON -DDEADBOLT_BUILD_TESTS=OFF -DDEADBOLT_BUILD_BENCH=OFF -DDEADBOLT_METRICS=OFF -DDEADBOLT_PYTHON=OFF -DDEADBOLT_NODE=OFF \
         -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
         -DDEADBOLT_WERROR="$([ -n "${CI:-}" ] && echo ON || echo OFF)" >/dev/null
   cmake --build "$dir" -j"$(nproc)" >/dev/null

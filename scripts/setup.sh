@@ -53,10 +53,12 @@ if [ "$tests" = ON ]; then
   packages+=(libgtest-dev libgmock-dev ${build_deps[redis]} ${test_deps[redis]} python3-matplotlib
              prometheus python3-dev pybind11-dev python3-pytest python3-venv python3-setuptools
              python3-wheel)
-  # Node.js and npm run the benchmark's node-redlock peer; machines that have them already
-  # (e.g. from NodeSource) keep theirs.
+  # Node.js and npm run the benchmark's node-redlock peer and build and test the Node.js
+  # binding; machines that have them already (e.g. from NodeSource, headers included) keep
+  # theirs. N-API is one ABI, so Debian's headers serve any later Node.js.
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)
+  [ -f /usr/include/node/node_api.h ] || packages+=(libnode-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -84,6 +86,11 @@ if [[ " ${engines[*]} " == *" etcd "* ]] &&
   (cd .deps && { apt-get download golang-etcd-server-dev >/dev/null 2>&1 ||
                  { $SUDO apt-get update -qq && apt-get download golang-etcd-server-dev >/dev/null; }; })
   dpkg -x .deps/golang-etcd-server-dev_*.deb .deps/golang-etcd-server-dev
+fi
+
+# The Node.js binding builds with node-addon-api and tests with node-redlock, from npm.
+if [ "$tests" = ON ] && [ ! bindings/node/node_modules/.package-lock.json -nt bindings/node/package-lock.json ]; then
+  (cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 
 # CI builds with warnings as errors; people get them as warnings.

@@ -1,0 +1,295 @@
+'use strict';
+// deadbolt for Node.js: distributed locks with fencing tokens over the C++ library. Every call
+// that talks to the engine returns a promise; waiting happens on deadbolt's own threads, never
+// on the event loop, and never polls the engine. Times are milliseconds.
+const native = require('./native.js');
+const errors = require('./errors.js');
+
+const { DeadboltError, UsageError, LockLostError, NotAcquiredError, CancelledError } = errors;
+const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
+
+// The locks whose leases may be lost, by request id; weak, so a lock nobody holds can go.
+const locks = new Map();
+const forgetLock = new FinalizationRegistry((id) => locks.delete(id));
+let lastRequest = 0;
+let lastWait = 0;
+
+native.setup({
+  makeError: errors.makeError,
+  lost(id, name, error) {
+    locks.get(id)?.deref()?._lost(name, error);
+  },
+});
+
+// Runs start(waitId) with signal's abort cancelling the wait it started (waitId > 0 then);
+// a cancelled wait rejects with signal.reason, as Node's own APIs do.
+async function cancellable(signal, start, cancel, forget) {
+  if (!signal) return start(0);
+  if (!(signal instanceof AbortSignal)) throw new UsageError('signal must be an AbortSignal');
+  signal.throwIfAborted();
+  const id = ++lastWait;
+  const onAbort = () => cancel(id);
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await start(id);
+  } catch (e) {
+    throw e instanceof CancelledError && signal.aborted ? signal.reason : e;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    if (forget) forget(id);
+  }
+}
+
+function waitOptions(options, what) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw new UsageError(`${what}'s options must be an object`);
+  for (const key of Object.keys(options)) {
+    if (key !== 'timeout' && key !== 'signal') {
+      throw new UsageError(`unknown option '${key}' of ${what} (the options are: timeout, signal)`);
+    }
+  }
+  return options;
+}
+
+/** One holding of a lock. Release it (or let `using` do it); if it is lost meanwhile,
+ *  `lost` turns true and `signal` aborts with a LockLostError. */
+class Lease {
+  #native;
+  #lock;
+  #controller = new AbortController();
+
+  constructor(nativeLease, lock) {
+    this.#native = nativeLease;
+    this.#lock = lock;
+  }
+
+  /** The lock's name (a Buffer when it is not valid UTF-8). */
+  get name() { return this.#native.name; }
+  /** The owner token stored on the engine. */
+  get token() { return this.#native.token; }
+  /** The fencing token: greater than every earlier holding's of this name. */
+  get fence() { return this.#native.fence; }
+  /** Every name this lease holds with its fence (a multiLock's, in the order given). */
+  get fences() { return this.#native.fences; }
+  /** Until then (on performance.now()'s clock) this process may trust it holds the lock. */
+  get validUntil() { return performance.now() + this.#native.remaining; }
+  /** Held and within its validity. */
+  get valid() { return this.#native.valid; }
+  /** The engine told us (or a renewal found) that it is no longer ours. */
+  get lost() { return this.#native.lost; }
+  /** Not released and not lost. */
+  get held() { return this.#native.held; }
+  /** Aborts (with a LockLostError as its reason) when this lease is lost. */
+  get signal() { return this.#controller.signal; }
+
+  /** Releases the lock. Rejects with LockLostError when it was no longer ours, with
+   *  ConnectionError when the reply was lost (it is then released in the background). */
+  async release() {
+    try {
+      await this.#native.release();
+    } finally {
+      this.#lock._forget(this);
+    }
+  }
+
+  /** Sets the lease's time to live to ttl ms from now. Rejects with LockLostError when it is
+   *  no longer ours. */
+  extend(ttl) { return this.#native.extend(ttl); }
+  /** Asks the engine whether this lease still holds the lock. */
+  isCurrent() { return this.#native.isCurrent(); }
+  /** Writes key = value only while this lease holds the lock (one atomic step on the
+   *  engine); resolves whether it wrote. */
+  putIfCurrent(key, value) { return this.#native.putIfCurrent(key, value); }
+  /** `await using lease = await lock.acquire()` releases at the end of the block. */
+  [asyncDispose]() { return this.held ? this.release() : Promise.resolve(); }
+
+  _isLost(error) {
+    if (!this.#native.lost) return false;
+    if (!this.#controller.signal.aborted) this.#controller.abort(error);
+    return true;
+  }
+}
+
+/** A lock of one kind on one name (or names): acquire() as often as needed. */
+class Lock {
+  #native;
+  #onLost;
+  #leases = new Set(); // WeakRefs of the leases it handed out and that are not released
+
+  constructor(client, name, mode, options, value) {
+    if (options !== undefined && options !== null && typeof options !== 'object') {
+      throw new UsageError('options must be an object');
+    }
+    const id = ++lastRequest;
+    this.name = name;
+    this.#onLost = options?.onLost;
+    this.#native = client._native.request(name, mode, options ?? {}, id, value);
+    locks.set(id, new WeakRef(this));
+    forgetLock.register(this, id);
+  }
+
+  /** Waits for the lock (at most `timeout` ms; until `signal` aborts) and resolves with its
+   *  Lease. Rejects with NotAcquiredError at the timeout, signal.reason when aborted, and
+   *  ConnectionError, ServerError or UsageError as the engine's answer says. */
+  async acquire(options) {
+    const { timeout, signal } = waitOptions(options, 'acquire');
+    const n = await cancellable(signal, (id) => this.#native.acquire(timeout, id),
+      (id) => this.#native.cancel(id));
+    const lease = new Lease(n, this);
+    if (this.#leases.size > 64) for (const r of this.#leases) if (!r.deref()) this.#leases.delete(r);
+    this.#leases.add(new WeakRef(lease));
+    return lease;
+  }
+
+  /** One attempt: the Lease, or null when someone else holds the lock. */
+  async tryAcquire() {
+    try {
+      return await this.acquire({ timeout: 0 });
+    } catch (e) {
+      if (e instanceof NotAcquiredError) return null;
+      throw e;
+    }
+  }
+
+  /** Runs fn(signal, lease) holding the lock and releases it after, however fn ends. If the
+   *  lease was lost meanwhile (signal aborts then) and fn did not throw, rejects with
+   *  LockLostError after fn ends. */
+  async using(fn, options) {
+    const lease = await this.acquire(options);
+    let result;
+    try {
+      result = await fn(lease.signal, lease);
+    } catch (e) {
+      lease.release().catch(() => {});
+      throw e;
+    }
+    if (lease.lost) {
+      lease.release().catch(() => {});
+      throw lease.signal.reason;
+    }
+    await lease.release();
+    return result;
+  }
+
+  _forget(lease) {
+    for (const r of this.#leases) if (r.deref() === lease || !r.deref()) this.#leases.delete(r);
+  }
+
+  _lost(name, error) {
+    for (const r of this.#leases) {
+      const lease = r.deref();
+      if (!lease || lease._isLost(error)) this.#leases.delete(r);
+    }
+    if (this.#onLost) {
+      try {
+        this.#onLost(name, error);
+      } catch (e) {
+        process.nextTick(() => { throw e; });
+      }
+    }
+  }
+}
+
+/** A readers-writer lock: any number of readers, or one writer. */
+class RWLock {
+  constructor(client, name, options) {
+    this.name = name;
+    this.reader = new Lock(client, name, 'shared', options);
+    this.writer = new Lock(client, name, 'write', options);
+  }
+  read() { return this.reader; }
+  write() { return this.writer; }
+}
+
+/** A leader election: campaign(value) is a Lock whose lease is the term. */
+class Election {
+  #client;
+  #options;
+  constructor(client, name, options) {
+    this.#client = client;
+    this.#options = options;
+    this.name = name;
+  }
+  campaign(value) { return new Lock(this.#client, this.name, 'campaign', this.#options, value); }
+}
+
+/** A token bucket shared by every client of its name: `rate` tokens every `per` ms, at most
+ *  `burst` at once. */
+class RateLimiter {
+  #native;
+  constructor(client, name, { rate = 1, per, burst = 1 } = {}) {
+    this.name = name;
+    this.#native = new native.NativeRateLimiter(client._native, name, rate, per, burst);
+  }
+  /** Takes n tokens if the bucket has them: resolves {allowed, retryIn, remaining}. */
+  tryAcquire(n = 1) { return this.#native.tryAcquire(n); }
+  /** Waits until n tokens are taken (sleeping the time the engine says, no polling);
+   *  resolves false when `timeout` cannot be met. */
+  acquire(n = 1, options) {
+    const { timeout, signal } = waitOptions(options, 'acquire');
+    return cancellable(signal, (id) => this.#native.acquire(n, timeout, id),
+      (id) => this.#native.cancel(id), (id) => this.#native.forget(id));
+  }
+  /** Whole tokens in the bucket now. */
+  available() { return this.#native.available(); }
+}
+
+/** A connection to one engine, chosen by the URL's scheme. */
+class Client {
+  constructor(nativeClient) {
+    this._native = nativeClient;
+  }
+
+  /** The URL forms of the engines this build has. */
+  static urlForms() { return native.NativeClient.urlForms(); }
+
+  mutex(name, options) { return new Lock(this, name, 'exclusive', options); }
+  fairMutex(name, options) { return new Lock(this, name, 'fair', options); }
+  rwlock(name, options) { return new RWLock(this, name, options); }
+  multiLock(names, options) { return new Lock(this, names, 'all', options); }
+  election(name, options) { return new Election(this, name, options); }
+  rateLimiter(name, limit) { return new RateLimiter(this, name, limit); }
+
+  /** Allows one use of key per `window` ms (up to `burst` after a quiet spell), across every
+   *  process: resolves {allowed, retryIn, remaining}. */
+  async throttle(key, { window, burst = 1 } = {}) {
+    if (typeof window !== 'number' || !(window >= 1)) {
+      throw new UsageError('throttle needs { window }: the milliseconds one use blocks the ' +
+        `next (e.g. { window: 5000 }), not ${window}`);
+    }
+    return this.rateLimiter(key, { rate: 1, per: window, burst }).tryAcquire();
+  }
+
+  /** Runs fn(signal, lease) holding the mutex `name`, as node-redlock's using():
+   *  lock options (ttl, ...) and wait options (timeout, signal) in one object. */
+  using(name, options, fn) {
+    if (typeof options === 'function') [options, fn] = [{}, options];
+    const { timeout, signal, ...lockOptions } = options ?? {};
+    return this.mutex(name, lockOptions).using(fn, { timeout, signal });
+  }
+
+  status(name) { return this._native.status(name); }
+  list(pattern = '*', { foreign = false } = {}) { return this._native.list(pattern, foreign); }
+  forceUnlock(name) { return this._native.forceUnlock(name); }
+  fencedSet(key, value, fence) { return this._native.fencedSet(key, value, fence); }
+  fencedCas(key, value, fence, version) { return this._native.fencedCas(key, value, fence, version); }
+  fencedGet(key) { return this._native.fencedGet(key); }
+  ping() { return this._native.ping(); }
+  lockKey(name) { return this._native.lockKey(name); }
+  get warnings() { return this._native.warnings(); }
+}
+
+/** Connects to the engine url names (redis://, etcd://, zk://, postgresql://, mysql://,
+ *  file://, memory://, ... as urlForms() lists). Rejects with UsageError for a bad URL or
+ *  option, ConnectionError when the engine cannot be reached. */
+async function connect(url, options) {
+  return new Client(await native.NativeClient.connect(url, options ?? {}));
+}
+
+module.exports = {
+  connect, Client, Lock, Lease, RWLock, Election, RateLimiter, urlForms: Client.urlForms,
+  ...errors,
+};
+delete module.exports.makeError;
+void DeadboltError;
+void LockLostError;

@@ -1,0 +1,42 @@
+// The way back to JavaScript: deadbolt's threads (its event loop, the renewer, the threads
+// that run blocking calls) never touch V8; they post jobs that run on the JS thread, through
+// one thread-safe function per Node.js environment.
+#pragma once
+
+#include <napi.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+namespace deadbolt::node {
+
+using Job = std::function<void(Napi::Env)>;
+
+/// One environment's channel. post() is for any thread; the rest is for the JS thread.
+/// Jobs must not own JS references: a job dropped at teardown is destroyed off that thread.
+class Channel {
+  public:
+    /// Makes env's channel (at module load).
+    static std::shared_ptr<Channel> open(Napi::Env env);
+
+    /// Runs job on the JS thread soon, in the order posted; a job that throws is reported as
+    /// an uncaught exception. Dropped (never run) once the environment is torn down.
+    /// Never throws.
+    void post(Job job) noexcept;
+    /// Keeps the process alive until the matching let_go(): an operation is pending whose
+    /// result a promise waits for. JS thread only.
+    void keep(Napi::Env env);
+    void let_go(Napi::Env env);
+
+  private:
+    static void run(Napi::Env env, Napi::Function /*unused*/, Channel* /*unused*/, Job* job);
+    using Tsfn = Napi::TypedThreadSafeFunction<Channel, Job, &Channel::run>;
+
+    std::mutex m_;
+    bool closed_ = false;  // the environment is being torn down: post() drops jobs
+    Tsfn tsfn_;
+    int kept_ = 0;
+};
+
+}  // namespace deadbolt::node

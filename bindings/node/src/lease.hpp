@@ -1,0 +1,38 @@
+// The native Lease: one holding of a lock, which the package's Lease wraps.
+#pragma once
+
+#include "addon.hpp"
+#include "deadbolt/lease.hpp"
+
+namespace deadbolt::node {
+
+class JsLease : public Napi::ObjectWrap<JsLease> {
+  public:
+    explicit JsLease(const Napi::CallbackInfo& info);
+    /// Starts releasing a lease still held when JS lets go of it (never blocks the JS thread).
+    ~JsLease() override;
+    JsLease(const JsLease&) = delete;
+    JsLease& operator=(const JsLease&) = delete;
+
+    /// A new JS object holding l. JS thread only.
+    static Napi::Object make(Napi::Env env, Lease l);
+    static Napi::Function define(Napi::Env env);
+
+  private:
+    Napi::Value name(const Napi::CallbackInfo& info);
+    Napi::Value token(const Napi::CallbackInfo& info);
+    Napi::Value fence(const Napi::CallbackInfo& info);
+    Napi::Value fences(const Napi::CallbackInfo& info);
+    Napi::Value remaining(const Napi::CallbackInfo& info);
+    Napi::Value valid(const Napi::CallbackInfo& info);
+    Napi::Value lost(const Napi::CallbackInfo& info);
+    Napi::Value held(const Napi::CallbackInfo& info);
+    Napi::Value release(const Napi::CallbackInfo& info);
+    Napi::Value extend(const Napi::CallbackInfo& info);
+    Napi::Value is_current(const Napi::CallbackInfo& info);
+    Napi::Value put_if_current(const Napi::CallbackInfo& info);
+
+    Lease lease_;
+};
+
+}  // namespace deadbolt::node
