@@ -135,6 +135,10 @@ class Lock {
     const { timeout, signal } = waitOptions(options, 'acquire');
     const n = await cancellable(signal, (id) => this.#native.acquire(timeout, id),
       (id) => this.#native.cancel(id));
+    if (signal?.aborted) { // granted as the abort came: the caller has given up on it
+      n.release().catch(() => {});
+      throw signal.reason;
+    }
     const lease = new Lease(n, this);
     if (this.#leases.size > 64) for (const r of this.#leases) if (!r.deref()) this.#leases.delete(r);
     this.#leases.add(new WeakRef(lease));

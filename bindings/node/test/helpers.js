@@ -58,6 +58,25 @@ async function startRedis() {
   throw new Error('redis-server did not start on any free port');
 }
 
+/** One server of engine from deadbolt-test-server (DEADBOLT_TEST_SERVER: the C++ tests'
+ *  fixtures, e.g. initdb for postgres): {url, stop()}; stop() waits until it is gone. */
+function startServer(engine) {
+  const proc = spawn(process.env.DEADBOLT_TEST_SERVER, [engine], { stdio: ['pipe', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.once('exit', (code) => reject(new Error(`deadbolt-test-server ${engine} exited (${code})`)));
+    proc.stdout.on('data', (d) => {
+      out += d;
+      if (!out.includes('\n')) return;
+      proc.removeAllListeners('exit');
+      resolve({
+        url: out.trim(),
+        stop: () => new Promise((done) => { proc.once('exit', done); proc.stdin.end(); }),
+      });
+    });
+  });
+}
+
 /** A lock name no other test uses. */
 function uniqueName(prefix = 'node-test') {
   return `${prefix}:${crypto.randomBytes(6).toString('hex')}`;
@@ -88,4 +107,4 @@ function calls(redis, command) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-module.exports = { deadbolt, packagePath, startRedis, uniqueName, runNode, calls, sleep, execFileSync };
+module.exports = { deadbolt, packagePath, startRedis, startServer, uniqueName, runNode, calls, sleep, execFileSync };
