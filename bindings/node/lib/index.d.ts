@@ -98,7 +98,8 @@ export class RateLimiter {
   private constructor();
   readonly name: string | Buffer;
   tryAcquire(n?: number): Promise<RateDecision>;
-  /** Resolves false when the timeout cannot be met. */
+  /** Resolves false when the timeout cannot be met. An abort that comes as the tokens are
+   *  taken resolves true (tokens are not given back). */
   acquire(n?: number, options?: WaitOptions): Promise<boolean>;
   available(): Promise<number>;
 }

@@ -108,6 +108,13 @@ class Lease {
     if (!this.#controller.signal.aborted) this.#controller.abort(error);
     return true;
   }
+
+  // The loss's reason, aborting the signal now if the engine's word has not arrived yet (the
+  // native lease turns lost before the notice reaches the event loop).
+  _lostReason() {
+    this._isLost(new LockLostError(`the lease on '${this.name}' was lost`, 'not_owner', false));
+    return this.#controller.signal.reason;
+  }
 }
 
 /** A lock of one kind on one name (or names): acquire() as often as needed. */
@@ -140,6 +147,7 @@ class Lock {
       throw signal.reason;
     }
     const lease = new Lease(n, this);
+    if (n.lost) lease._lostReason(); // lost before it reached us: its signal says so at once
     if (this.#leases.size > 64) for (const r of this.#leases) if (!r.deref()) this.#leases.delete(r);
     this.#leases.add(new WeakRef(lease));
     return lease;
@@ -169,7 +177,7 @@ class Lock {
     }
     if (lease.lost) {
       lease.release().catch(() => {});
-      throw lease.signal.reason;
+      throw lease._lostReason();
     }
     await lease.release();
     return result;

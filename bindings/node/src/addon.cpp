@@ -64,6 +64,14 @@ Napi::Value error_of(Napi::Env env, std::error_code ec, const std::string& why) 
                       Napi::Boolean::New(env, ec && is_retryable(ec))});
 }
 
+Napi::Value lost_error(Napi::Env env, const std::string& name, std::error_code why) {
+    auto code = why.category() == category() ? code_name(why) : std::string_view{};
+    return Addon::of(env).make_error.Call(
+        {Napi::String::New(env, "LockLostError"),
+         Napi::String::New(env, "the lease on '" + name + "' was lost: " + why.message()),
+         Napi::String::New(env, std::string(code)), Napi::Boolean::New(env, false)});
+}
+
 void refuse(Napi::Env env, const std::string& why) {
     throw Napi::Error(env, error_of(env, make_error_code(errc::invalid_argument), why));
 }

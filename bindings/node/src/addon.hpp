@@ -43,6 +43,22 @@ auto guarded(Napi::Env env, F&& f) -> decltype(f()) {
     }
 }
 
+/// Resolves promise with what value() returns, or rejects it with what value() throws: every
+/// path settles it. JS thread only.
+template <class F>
+void settle(Napi::Env env, const Napi::Promise::Deferred& promise, F&& value) {
+    try {
+        promise.Resolve(value());
+    } catch (const Napi::Error& e) {
+        promise.Reject(e.Value());
+    } catch (const std::exception& e) {
+        promise.Reject(Napi::Error::New(env, e.what()).Value());
+    }
+}
+
+/// The package's LockLostError for a lease of name lost with why (its code stays why's).
+Napi::Value lost_error(Napi::Env env, const std::string& name, std::error_code why);
+
 /// A lock name or key from JS: a string (as UTF-8) or a Buffer (its bytes). Throws the
 /// package's UsageError for anything else, naming what.
 std::string name_of(const Napi::Value& v, const char* what);

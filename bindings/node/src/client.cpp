@@ -124,12 +124,14 @@ class JsRequest : public Napi::ObjectWrap<JsRequest> {
                 *client_, target_, options_, how, token,
                 [channel, promise, id, cancels = cancels_](std::error_code ec,
                                                            const std::string& why, Lease l) {
-                    auto lease = std::make_shared<Lease>(std::move(l));
+                    auto lease = std::make_shared<Granted>(std::move(l));
                     channel->post([channel, promise, id, cancels, ec, why, lease](Napi::Env env) {
                         channel->let_go(env);
                         cancels->close(id);
-                        if (ec) return promise.Reject(error_of(env, ec, why));
-                        promise.Resolve(JsLease::make(env, std::move(*lease)));
+                        settle(env, promise, [&]() -> Napi::Value {
+                            if (ec) throw Napi::Error(env, error_of(env, ec, why));
+                            return JsLease::make(env, std::move(lease->lease));
+                        });
                     });
                 });
             return promise.Promise();
@@ -194,7 +196,7 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
             auto target = target_of(info[0], info[1].As<Napi::String>().Utf8Value(), info[4]);
             auto options = mutex_options(info[2], info[3].As<Napi::Number>().Uint32Value());
             auto o = Addon::of(env).request_class.New({});
-            JsRequest::Unwrap(o)->set(*client_, std::move(target), std::move(options));
+            JsRequest::Unwrap(o)->set(client(), std::move(target), std::move(options));
             return o;
         });
     }
@@ -202,14 +204,14 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
     Napi::Value status(const Napi::CallbackInfo& info) {
         auto name = name_of(info[0], "name");
         return offload(
-            info.Env(), [c = *client_, name] { return c.status(name); }, status_object);
+            info.Env(), [c = client(), name] { return c.status(name); }, status_object);
     }
 
     Napi::Value list(const Napi::CallbackInfo& info) {
         auto pattern = info[0].IsUndefined() ? std::string("*") : name_of(info[0], "pattern");
         bool foreign = info[1].ToBoolean().Value();
         return offload(
-            info.Env(), [c = *client_, pattern, foreign] { return c.list(pattern, foreign); },
+            info.Env(), [c = client(), pattern, foreign] { return c.list(pattern, foreign); },
             [](Napi::Env e, const std::vector<ListedLock>& locks) {
                 auto a = Napi::Array::New(e, locks.size());
                 for (std::uint32_t i = 0; i < locks.size(); ++i) {
@@ -225,7 +227,7 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
     Napi::Value force_unlock(const Napi::CallbackInfo& info) {
         auto name = name_of(info[0], "name");
         return offload(
-            info.Env(), [c = *client_, name] { return c.force_unlock(name); },
+            info.Env(), [c = client(), name] { return c.force_unlock(name); },
             [](Napi::Env e, const std::string& what) { return Napi::String::New(e, what); });
     }
 
@@ -236,7 +238,7 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
             auto value = name_of(info[1], "value");
             auto fence = u64_of(info[2], "fence");
             return offload(
-                env, [c = *client_, key, value, fence] { return c.fenced_set(key, value, fence); },
+                env, [c = client(), key, value, fence] { return c.fenced_set(key, value, fence); },
                 fenced_object);
         });
     }
@@ -250,7 +252,7 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
             auto version = u64_of(info[3], "version");
             return offload(
                 env,
-                [c = *client_, key, value, fence, version] {
+                [c = client(), key, value, fence, version] {
                     return c.fenced_cas(key, value, fence, version);
                 },
                 fenced_object);
@@ -260,7 +262,7 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
     Napi::Value fenced_get(const Napi::CallbackInfo& info) {
         auto key = name_of(info[0], "key");
         return offload(
-            info.Env(), [c = *client_, key] { return c.fenced_get(key); },
+            info.Env(), [c = client(), key] { return c.fenced_get(key); },
             [](Napi::Env e, const FencedValue& v) {
                 auto o = Napi::Object::New(e);
                 o.Set("value", v.value
@@ -275,7 +277,7 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
     Napi::Value ping(const Napi::CallbackInfo& info) {
         return offload(
             info.Env(),
-            [c = *client_] {
+            [c = client()] {
                 c.ping();
                 return Done{};
             },
@@ -297,7 +299,11 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
         return a;
     }
 
-    const Client& client() const { return *client_; }
+    // The C++ client; a NativeClient made from JS (not by connect) has none.
+    const Client& client() const {
+        if (!client_) throw Napi::Error::New(Env(), "a NativeClient comes from connect() only");
+        return *client_;
+    }
 
     static Napi::Function define(Napi::Env env) {
         return DefineClass(

@@ -27,10 +27,14 @@ struct Borrowed {
 
 }  // namespace
 
+Granted::~Granted() {
+    if (lease.held()) detail::start_release(std::move(lease), [](std::error_code) {});
+}
+
 JsLease::JsLease(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsLease>(info) {}
 
 JsLease::~JsLease() {
-    if (lease_.held()) detail::start_release(std::move(lease_), [](std::error_code) {});
+    Granted going(std::move(lease_));
 }
 
 Napi::Object JsLease::make(Napi::Env env, Lease l) {
@@ -61,6 +65,7 @@ Napi::Value JsLease::fences(const Napi::CallbackInfo& info) {
     return out;
 }
 Napi::Value JsLease::remaining(const Napi::CallbackInfo& info) {
+    if (!lease_) return Napi::Number::New(info.Env(), 0);
     std::chrono::duration<double, std::milli> left = lease_.valid_until() - Lease::clock::now();
     return Napi::Number::New(info.Env(), left.count());
 }
@@ -87,8 +92,11 @@ Napi::Value JsLease::release(const Napi::CallbackInfo& info) {
                                     [channel, promise](std::error_code ec, const std::string& why) {
                                         channel->post([channel, promise, ec, why](Napi::Env env) {
                                             channel->let_go(env);
-                                            if (ec) return promise.Reject(error_of(env, ec, why));
-                                            promise.Resolve(env.Undefined());
+                                            settle(env, promise, [&]() -> Napi::Value {
+                                                if (ec)
+                                                    throw Napi::Error(env, error_of(env, ec, why));
+                                                return env.Undefined();
+                                            });
                                         });
                                     });
     return promise.Promise();

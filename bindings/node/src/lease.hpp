@@ -6,6 +6,16 @@
 
 namespace deadbolt::node {
 
+/// A granted lease on its way to JS: released in the background (never blocking the thread
+/// that drops it, or the engine's event loop) if it does not get there.
+struct Granted {
+    explicit Granted(Lease l) : lease(std::move(l)) {}
+    Granted(const Granted&) = delete;
+    Granted& operator=(const Granted&) = delete;
+    ~Granted();
+    Lease lease;
+};
+
 class JsLease : public Napi::ObjectWrap<JsLease> {
   public:
     explicit JsLease(const Napi::CallbackInfo& info);

@@ -25,27 +25,29 @@ Napi::Promise offload(Napi::Env env, Work work, Make make) {
     };
     auto channel = Addon::of(env).channel;
     auto promise = Napi::Promise::Deferred::New(env);
-    channel->keep(env);
-    std::thread([channel, promise, work = std::move(work), make = std::move(make)]() mutable {
-        auto out = std::make_shared<Outcome>();
-        try {
-            out->value.emplace(work());
-        } catch (const std::system_error& e) {
-            out->ec = e.code();
-            out->why = e.what();
-        } catch (const std::exception& e) {
-            out->why = e.what();
-        }
-        channel->post([channel, promise, out, make](Napi::Env env) {
-            channel->let_go(env);
-            if (!out->value) return promise.Reject(error_of(env, out->ec, out->why));
+    // keep() after the thread exists (its job runs on this thread, so not before this returns):
+    // a thread that cannot start rejects the promise instead of keeping the process alive.
+    std::thread thread(
+        [channel, promise, work = std::move(work), make = std::move(make)]() mutable {
+            auto out = std::make_shared<Outcome>();
             try {
-                promise.Resolve(guarded(env, [&] { return make(env, *out->value); }));
-            } catch (const Napi::Error& e) {
-                promise.Reject(e.Value());
+                out->value.emplace(work());
+            } catch (const std::system_error& e) {
+                out->ec = e.code();
+                out->why = e.what();
+            } catch (const std::exception& e) {
+                out->why = e.what();
             }
+            channel->post([channel, promise, out, make](Napi::Env env) {
+                channel->let_go(env);
+                settle(env, promise, [&]() -> Napi::Value {
+                    if (!out->value) throw Napi::Error(env, error_of(env, out->ec, out->why));
+                    return guarded(env, [&] { return make(env, *out->value); });
+                });
+            });
         });
-    }).detach();
+    thread.detach();
+    channel->keep(env);
     return promise.Promise();
 }
 

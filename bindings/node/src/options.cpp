@@ -92,8 +92,7 @@ MutexOptions mutex_options(const Napi::Value& v, std::uint32_t request) {
     o.on_lost = [channel, request](std::string_view name, std::error_code why) {
         channel->post([request, n = std::string(name), why](Napi::Env env) {
             Addon::of(env).lost.Call(
-                {Napi::Number::New(env, request), js_name(env, n),
-                 error_of(env, why, "the lease on '" + n + "' was lost: " + why.message())});
+                {Napi::Number::New(env, request), js_name(env, n), lost_error(env, n, why)});
         });
     };
     return o;

@@ -82,8 +82,9 @@ function uniqueName(prefix = 'node-test') {
   return `${prefix}:${crypto.randomBytes(6).toString('hex')}`;
 }
 
-/** Runs node -e script with args; resolves {code, stdout, stderr}. */
-function runNode(script, args = [], env = {}) {
+/** Runs node -e script with args; resolves {code, stdout, stderr}; onLine sees each line
+ *  of its output as it comes. */
+function runNode(script, args = [], env = {}, onLine = () => {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-e', script, '--', ...args], {
       env: { ...process.env, DEADBOLT_PACKAGE: packagePath, ...env },
@@ -91,7 +92,15 @@ function runNode(script, args = [], env = {}) {
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
+    let pending = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      pending += d;
+      for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
+        onLine(pending.slice(0, i));
+        pending = pending.slice(i + 1);
+      }
+    });
     child.stderr.on('data', (d) => { stderr += d; });
     child.once('exit', (code) => resolve({ code, stdout, stderr, child }));
   });
