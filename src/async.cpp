@@ -4,6 +4,7 @@
 #include "client_access.hpp"
 #include "core/async_acquire.hpp"
 #include "core/client_impl.hpp"
+#include "core/lease_state.hpp"
 #include "core/lock_spec.hpp"
 #include "core/validity.hpp"
 
@@ -75,6 +76,36 @@ void start_acquire_reporting(const Client& client, const AsyncTarget& target,
 void start_release_reporting(Lease lease, AsyncReport done) noexcept {
     async_release(std::move(lease),
                   [done = std::move(done)](const Status& st) { done(st.ec, st.message()); });
+}
+
+void LoopHandle::post(std::function<void()> fn) const noexcept {
+    if (!impl_) return;
+    try {
+        static_cast<ClientImpl*>(impl_.get())->loop().post(std::move(fn));
+    } catch (...) {  // NOLINT(bugprone-empty-catch): documented: dropped when out of memory
+    }
+}
+
+bool LoopHandle::here() const noexcept {
+    try {
+        return impl_ && static_cast<ClientImpl*>(impl_.get())->loop().here();
+    } catch (...) {
+        return false;
+    }
+}
+
+LoopHandle loop_of(const Client& client) noexcept {
+    LoopHandle h;
+    h.impl_ = ClientAccess::impl(client);
+    return h;
+}
+
+LoopHandle loop_of(Lease& lease) noexcept {
+    LoopHandle h;
+    auto s = take_state(lease);
+    if (s) h.impl_ = s->client;
+    lease = make_lease(std::move(s));
+    return h;
 }
 
 void start_release(Lease lease, AsyncDone done) noexcept {

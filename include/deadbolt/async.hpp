@@ -60,6 +60,31 @@ void start_acquire_reporting(const Client& client, const AsyncTarget& target,
 /// As start_release, but done also gets the message naming the problem. Never throws.
 void start_release_reporting(Lease lease, AsyncReport done) noexcept;
 
+/// The event loop that runs a client's asynchronous operations, as the language bindings use
+/// it: they hand it the calls of one turn of their own event loop in one post, and post their
+/// results' delivery behind a burst of replies, so each side wakes the other once per batch
+/// rather than once per operation. Copyable; empty for an empty client.
+class LoopHandle {
+  public:
+    LoopHandle() = default;
+    /// Runs fn on the loop's thread after what is queued there now (starting the loop if it
+    /// has not run yet). Never throws: fn is dropped for an empty handle or when out of memory.
+    void post(std::function<void()> fn) const noexcept;
+    /// True on the loop's own thread.
+    bool here() const noexcept;
+    bool operator==(const LoopHandle& other) const noexcept { return impl_ == other.impl_; }
+    explicit operator bool() const noexcept { return impl_ != nullptr; }
+
+  private:
+    friend LoopHandle loop_of(const Client& client) noexcept;
+    friend LoopHandle loop_of(Lease& lease) noexcept;
+    std::shared_ptr<void> impl_;  // the client's implementation
+};
+/// client's event loop. Never throws.
+LoopHandle loop_of(const Client& client) noexcept;
+/// The event loop of lease's client (lease is unchanged). Never throws.
+LoopHandle loop_of(Lease& lease) noexcept;
+
 // Keeps the handler (and its executor busy) until the operation completes, then runs it on
 // its associated executor with its cancellation slot cleared.
 template <class Handler>

@@ -122,6 +122,27 @@ TEST(Async, ACallbackGetsTheLeaseAndAsyncReleaseFreesIt) {
     EXPECT_FALSE(c.status("job").held);
 }
 
+TEST(Async, ALoopHandlePostsInOrderOnTheLoopThreadAndTellsALeasesLoop) {
+    RedisServer srv;
+    auto c = Client::connect(srv.url());
+    auto loop = deadbolt::detail::loop_of(c);
+    ASSERT_TRUE(loop);
+    EXPECT_FALSE(loop.here());
+    std::vector<int> order;
+    std::promise<bool> ran;
+    for (int i = 0; i < 3; ++i) loop.post([&, i] { order.push_back(i); });
+    loop.post([&] { ran.set_value(loop.here()); });
+    EXPECT_TRUE(ran.get_future().get()) << "a post runs on the loop's own thread";
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+    auto lease = c.acquire("job");
+    EXPECT_TRUE(deadbolt::detail::loop_of(lease) == loop);
+    EXPECT_TRUE(lease.held()) << "asking for the loop leaves the lease as it was";
+    EXPECT_FALSE(deadbolt::detail::loop_of(Client::connect(srv.url())) == loop);
+    deadbolt::detail::LoopHandle empty;
+    empty.post([] { FAIL() << "an empty handle runs nothing"; });
+    EXPECT_FALSE(empty.here());
+}
+
 TEST(Async, UseFutureAndDeferredWork) {
     RedisServer srv;
     auto c = Client::connect(srv.url());

@@ -21,6 +21,18 @@ native.setup({
   },
 });
 
+// The native acquisitions and releases of one turn go to deadbolt's event loop together, at
+// its end (a microtask): one wake of that thread for all of them.
+let flushing = false;
+function flushSoon() {
+  if (flushing) return;
+  flushing = true;
+  queueMicrotask(() => {
+    flushing = false;
+    native.flush();
+  });
+}
+
 // Runs start(waitId) with signal's abort cancelling the wait it started (waitId > 0 then);
 // a cancelled wait rejects with signal.reason, as Node's own APIs do.
 async function cancellable(signal, start, cancel, forget) {
@@ -56,7 +68,8 @@ function waitOptions(options, what) {
 class Lease {
   #native;
   #lock;
-  #controller = new AbortController();
+  #controller = null; // made when signal is first asked for (most leases never are)
+  #reason; // the loss, once known
 
   constructor(nativeLease, lock) {
     this.#native = nativeLease;
@@ -80,13 +93,21 @@ class Lease {
   /** Not released and not lost. */
   get held() { return this.#native.held; }
   /** Aborts (with a LockLostError as its reason) when this lease is lost. */
-  get signal() { return this.#controller.signal; }
+  get signal() {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
 
   /** Releases the lock. Rejects with LockLostError when it was no longer ours, with
    *  ConnectionError when the reply was lost (it is then released in the background). */
   async release() {
     try {
-      await this.#native.release();
+      const p = this.#native.release();
+      flushSoon();
+      await p;
     } finally {
       this.#lock._forget(this);
     }
@@ -105,7 +126,10 @@ class Lease {
 
   _isLost(error) {
     if (!this.#native.lost) return false;
-    if (!this.#controller.signal.aborted) this.#controller.abort(error);
+    if (this.#reason === undefined) {
+      this.#reason = error;
+      this.#controller?.abort(error);
+    }
     return true;
   }
 
@@ -113,7 +137,7 @@ class Lease {
   // native lease turns lost before the notice reaches the event loop).
   _lostReason() {
     this._isLost(new LockLostError(`the lease on '${this.name}' was lost`, 'not_owner', false));
-    return this.#controller.signal.reason;
+    return this.#reason;
   }
 }
 
@@ -140,10 +164,14 @@ class Lock {
    *  ConnectionError, ServerError or UsageError as the engine's answer says. */
   async acquire(options) {
     const { timeout, signal } = waitOptions(options, 'acquire');
-    const n = await cancellable(signal, (id) => this.#native.acquire(timeout, id),
-      (id) => this.#native.cancel(id));
+    const n = await cancellable(signal, (id) => {
+      const p = this.#native.acquire(timeout, id);
+      flushSoon();
+      return p;
+    }, (id) => this.#native.cancel(id));
     if (signal?.aborted) { // granted as the abort came: the caller has given up on it
       n.release().catch(() => {});
+      flushSoon();
       throw signal.reason;
     }
     const lease = new Lease(n, this);

@@ -48,6 +48,9 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     a->channel = Channel::open(env);
     env.SetInstanceData(a);
     exports.Set("setup", Napi::Function::New(env, setup));
+    exports.Set("flush", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+                    Addon::of(info.Env()).channel->flush();
+                }));
     define_lease(env, exports);
     define_client(env, exports);
     define_limiter(env, exports);

@@ -20,10 +20,14 @@ std::shared_ptr<Channel> Channel::open(Napi::Env env) {
 void Channel::run(Napi::Env env, Napi::Function /*unused*/, Channel* /*unused*/, Job* job) {
     std::unique_ptr<Job> owned(job);
     if (env == nullptr || !owned) return;  // the environment is going: free the job only
+    call(env, *owned);
+}
+
+void Channel::call(Napi::Env env, Job& job) noexcept {
     // Nothing may leave here: Node's frames are C. A job settles its own promise; what it
     // throws past that is reported as uncaught, if the environment can still throw.
     try {
-        (*owned)(env);
+        job(env);
     } catch (const Napi::Error& e) {
         e.ThrowAsJavaScriptException();
     } catch (const std::exception& e) {
@@ -40,6 +44,52 @@ void Channel::post(Job job) noexcept {
         if (tsfn_.NonBlockingCall(owned.get()) == napi_ok) static_cast<void>(owned.release());
     } catch (...) {  // out of memory: the job is lost, as when the environment goes
     }
+}
+
+void Channel::send(const detail::LoopHandle& loop, std::function<void()> start) {
+    outbox_.emplace_back(loop, std::move(start));
+}
+
+void Channel::flush() {
+    auto out = std::move(outbox_);
+    outbox_.clear();
+    // One post per loop, each running that loop's starts in the order they were sent.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].second) continue;
+        auto loop = out[i].first;
+        std::vector<std::function<void()>> batch;
+        for (std::size_t j = i; j < out.size(); ++j) {
+            if (out[j].second && out[j].first == loop)
+                batch.push_back(std::exchange(out[j].second, {}));
+        }
+        loop.post([batch = std::move(batch)] {
+            for (const auto& start : batch) start();
+        });
+    }
+}
+
+void Channel::deliver(const detail::LoopHandle& loop, Job job) noexcept {
+    if (!loop.here()) return post(std::move(job));
+    try {
+        std::lock_guard g(m_);
+        inbox_.push_back(std::move(job));
+        if (inbox_posted_) return;
+        inbox_posted_ = true;
+    } catch (...) {  // out of memory: the job is lost, as when the environment goes
+        return;
+    }
+    // Runs after the handlers the loop has ready now (the other replies of this burst).
+    loop.post([self = shared_from_this()] {
+        std::vector<Job> jobs;
+        {
+            std::lock_guard g(self->m_);
+            jobs.swap(self->inbox_);
+            self->inbox_posted_ = false;
+        }
+        self->post([jobs = std::make_shared<std::vector<Job>>(std::move(jobs))](Napi::Env env) {
+            for (auto& job : *jobs) call(env, job);
+        });
+    });
 }
 
 void Channel::keep(Napi::Env env) {

@@ -103,9 +103,8 @@ class JsRequest : public Napi::ObjectWrap<JsRequest> {
     explicit JsRequest(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsRequest>(info) {}
 
     void set(Client c, detail::AsyncTarget t, MutexOptions o) {
-        client_.emplace(std::move(c));
-        target_ = std::move(t);
-        options_ = std::move(o);
+        loop_ = detail::loop_of(c);
+        spec_ = std::make_shared<const Spec>(Spec{std::move(c), std::move(t), std::move(o)});
     }
 
     // acquire(timeoutMs | undefined, cancelId): a promise of a NativeLease; cancelId > 0 lets
@@ -120,20 +119,23 @@ class JsRequest : public Napi::ObjectWrap<JsRequest> {
             auto channel = Addon::of(env).channel;
             auto promise = Napi::Promise::Deferred::New(env);
             channel->keep(env);
-            detail::start_acquire_reporting(
-                *client_, target_, options_, how, token,
-                [channel, promise, id, cancels = cancels_](std::error_code ec,
-                                                           const std::string& why, Lease l) {
-                    auto lease = std::make_shared<Granted>(std::move(l));
-                    channel->post([channel, promise, id, cancels, ec, why, lease](Napi::Env env) {
-                        channel->let_go(env);
-                        cancels->close(id);
-                        settle(env, promise, [&]() -> Napi::Value {
-                            if (ec) throw Napi::Error(env, error_of(env, ec, why));
-                            return JsLease::make(env, std::move(lease->lease));
-                        });
-                    });
-                });
+            auto done = [channel, promise, id, cancels = cancels_, loop = loop_](
+                            std::error_code ec, const std::string& why, Lease l) {
+                auto lease = std::make_shared<Granted>(std::move(l));
+                channel->deliver(loop,
+                                 [channel, promise, id, cancels, ec, why, lease](Napi::Env env) {
+                                     channel->let_go(env);
+                                     cancels->close(id);
+                                     settle(env, promise, [&]() -> Napi::Value {
+                                         if (ec) throw Napi::Error(env, error_of(env, ec, why));
+                                         return JsLease::make(env, std::move(lease->lease));
+                                     });
+                                 });
+            };
+            channel->send(loop_, [spec = spec_, how, token, done] {
+                detail::start_acquire_reporting(spec->client, spec->target, spec->options, how,
+                                                token, done);
+            });
             return promise.Promise();
         });
     }
@@ -150,9 +152,13 @@ class JsRequest : public Napi::ObjectWrap<JsRequest> {
     }
 
   private:
-    std::optional<Client> client_;
-    detail::AsyncTarget target_;
-    MutexOptions options_;
+    struct Spec {
+        Client client;
+        detail::AsyncTarget target;
+        MutexOptions options;
+    };
+    std::shared_ptr<const Spec> spec_;  // shared with the starts on the client's loop
+    detail::LoopHandle loop_;
     std::shared_ptr<Cancels> cancels_ = std::make_shared<Cancels>();
 };
 
@@ -287,13 +293,13 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
     Napi::Value lock_key(const Napi::CallbackInfo& info) {
         auto env = info.Env();
         return guarded(env, [&]() -> Napi::Value {
-            auto k = client_->lock_key(name_of(info[0], "name"));
+            auto k = client().lock_key(name_of(info[0], "name"));
             return Napi::Buffer<char>::Copy(env, k.data(), k.size());
         });
     }
 
     Napi::Value warnings(const Napi::CallbackInfo& info) {
-        const auto& w = client_->warnings();
+        const auto& w = client().warnings();
         auto a = Napi::Array::New(info.Env(), w.size());
         for (std::uint32_t i = 0; i < w.size(); ++i) a.Set(i, w[i]);
         return a;

@@ -88,17 +88,19 @@ Napi::Value JsLease::release(const Napi::CallbackInfo& info) {
         return promise.Promise();
     }
     channel->keep(env);
-    detail::start_release_reporting(sharing(lease_),
-                                    [channel, promise](std::error_code ec, const std::string& why) {
-                                        channel->post([channel, promise, ec, why](Napi::Env env) {
-                                            channel->let_go(env);
-                                            settle(env, promise, [&]() -> Napi::Value {
-                                                if (ec)
-                                                    throw Napi::Error(env, error_of(env, ec, why));
-                                                return env.Undefined();
-                                            });
-                                        });
-                                    });
+    auto loop = detail::loop_of(lease_);
+    auto done = [channel, promise, loop](std::error_code ec, const std::string& why) {
+        channel->deliver(loop, [channel, promise, ec, why](Napi::Env env) {
+            channel->let_go(env);
+            settle(env, promise, [&]() -> Napi::Value {
+                if (ec) throw Napi::Error(env, error_of(env, ec, why));
+                return env.Undefined();
+            });
+        });
+    };
+    channel->send(loop, [lease = std::make_shared<Granted>(sharing(lease_)), done] {
+        detail::start_release_reporting(std::move(lease->lease), done);
+    });
     return promise.Promise();
 }
 
