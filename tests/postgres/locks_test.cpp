@@ -170,6 +170,26 @@ TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     EXPECT_EQ(b.force_unlock("admin:never"), "free");
 }
 
+TEST(PgAdmin, AnExtendRightAfterTheSessionWasEndedReportsTheLossAtOnce) {
+    // The termination races the statement (pg_terminate_backend returns before the backend is
+    // gone), which then reads as an unknown outcome; but the session, and the lock with it,
+    // is gone either way.
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    for (int i = 0; i < 5; ++i) {
+        auto name = "admin:extend-after-end:" + std::to_string(i);
+        auto held = a.acquire(name, {.ttl = 30s});
+        EXPECT_EQ(b.force_unlock(name), "mutex");
+        try {
+            held.extend(30s);
+            ADD_FAILURE() << "extended a lease whose session was ended";
+        } catch (const deadbolt::Error& e) {
+            EXPECT_EQ(e.code(), deadbolt::errc::not_owner) << e.what();
+        }
+        EXPECT_TRUE(held.lost()) << "the loss waited for the next renewal";
+    }
+}
+
 TEST(PgAdmin, StatusShowsTheFenceHowTheHoldingEndsAndWhoAForeignHolderIs) {
     auto& pg = PgServer::shared();
     auto a = Client::connect(pg.url()), b = Client::connect(pg.url());

@@ -161,7 +161,10 @@ std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_p
         std::vector<SqlRows> rows;
         auto st = s->run(dialect_->keep(r.keep), by, rows);
         if (st.ok()) s->idle_timeout = r.keep;
-        out.push_back(verdict_of(st));
+        // A session whose connection is gone took the holding with it, whatever became of the
+        // statement (a termination racing it reads as unknown_outcome): lost, and said so now
+        // rather than at the next renewal (the session's watch no longer has its socket).
+        out.push_back(!st.ok() && !s->alive() ? Verdict::no() : verdict_of(st));
     }
     return out;
 }
