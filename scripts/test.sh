@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test (unit, integration against real servers that the tests
-# start on free ports, conformance, the Python binding's). This is what CI runs first. The
+# start on free ports, conformance, the Python and Node.js bindings'). This is what CI runs first. The
 # benchmark harnesses' smoke runs (label bench) and the torture tool's short fault-injection
 # runs (label torture, soaks of 5-10 s each: ~6 minutes of CPU) are stages of .ci/run of their
 # own, which keeps this command under 12 minutes: `cd build && ctest -L torture` runs them.
