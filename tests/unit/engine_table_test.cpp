@@ -1,5 +1,5 @@
-// The CLI loads an engine's library by the schemes the engine's CMake file declares
-// (cli/engines.cpp); they must be the schemes the engine registers, or a URL would load the
+// The CLI and the bindings load an engine's library by the schemes the engine's CMake file
+// declares (src/loader/engine_loader.cpp); they must be the schemes the engine registers, or a URL would load the
 // wrong library, or every one.
 #include <gtest/gtest.h>
 

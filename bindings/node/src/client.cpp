@@ -4,6 +4,7 @@
 #include "deadbolt/async.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "lease.hpp"
+#include "loader/engine_loader.hpp"
 #include "offload.hpp"
 #include "options.hpp"
 
@@ -179,7 +180,10 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
             auto options = client_options(info[1]);
             return offload(
                 env,
-                [url, options] { return std::make_shared<Client>(Client::connect(url, options)); },
+                [url, options] {
+                    detail::load_engine_for(url);  // the engine's library, at first use
+                    return std::make_shared<Client>(Client::connect(url, options));
+                },
                 [](Napi::Env e, const std::shared_ptr<Client>& c) {
                     auto o = Addon::of(e).client_class.New({});
                     Unwrap(o)->client_.emplace(*c);
@@ -189,7 +193,10 @@ class JsClient : public Napi::ObjectWrap<JsClient> {
     }
 
     static Napi::Value url_forms(const Napi::CallbackInfo& info) {
-        auto forms = Client::url_forms();
+        auto forms = guarded(info.Env(), [] {
+            detail::load_all_engines();
+            return Client::url_forms();
+        });
         auto a = Napi::Array::New(info.Env(), forms.size());
         for (std::uint32_t i = 0; i < forms.size(); ++i) a.Set(i, forms[i]);
         return a;

@@ -233,3 +233,16 @@ test('a dead server is a retryable ConnectionError that says where', async () =>
   await assert.rejects(deadbolt.connect(`redis://127.0.0.1:${dead.port}`), (e) =>
     e instanceof deadbolt.ConnectionError && e.retryable && e.message.includes(String(dead.port)));
 });
+
+test('a Redis user loads Redis alone: no gRPC, no other engine', async () => {
+  const r = await runNode(`
+    const d = require(process.env.DEADBOLT_PACKAGE);
+    (async () => {
+      const c = await d.connect(process.argv[1]);
+      await (await c.mutex('x').acquire()).release();
+      const maps = require('node:fs').readFileSync('/proc/self/maps', 'utf8');
+      console.log([maps.includes('libdeadbolt_redis'), maps.includes('libdeadbolt_etcd'), maps.includes('grpc')].join(' '));
+    })().catch((e) => { console.error(e); process.exit(1); });`, [server.url]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), 'true false false');
+});

@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "interruptible.hpp"
 #include "lease.hpp"
+#include "loader/engine_loader.hpp"
 #include "options.hpp"
 #include "seconds.hpp"
 
@@ -163,11 +164,16 @@ void define_client(py::module_& m) {
             [](const std::string& url, const py::dict& options) {
                 auto o = client_options(options);
                 py::gil_scoped_release nogil;
+                detail::load_engine_for(url);  // the engine's library, loaded at first use
                 return std::unique_ptr<Client, ReleasingDelete<Client>>(
                     new Client(Client::connect(url, o)));
             },
             py::arg("url"), py::arg("options"))
-        .def_static("url_forms", &Client::url_forms)
+        .def_static("url_forms",
+                    [] {
+                        detail::load_all_engines();
+                        return Client::url_forms();
+                    })
         .def(
             "request",
             [](const Client& c, const py::object& name, const std::string& mode,

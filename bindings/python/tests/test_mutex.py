@@ -223,3 +223,13 @@ def test_fenced_writes_refuse_a_stale_fence(client, name):
     accepted, _, _, stale = client.fenced_set(key, b"old", 3)
     assert not accepted and stale
     assert client.fenced_get(key)[0] == b"new"
+
+
+def test_a_redis_user_loads_redis_alone(redis_server):
+    """The module links the core and loads an engine's library at its URL's first connect."""
+    code = ("import deadbolt\n"
+            f"deadbolt.connect('{redis_server.url}').mutex('x').try_acquire()\n"
+            "maps = open('/proc/self/maps').read()\n"
+            "print('libdeadbolt_redis' in maps, 'libdeadbolt_etcd' in maps, 'grpc' in maps)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "False", "False"], out.stderr
