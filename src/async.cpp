@@ -57,6 +57,31 @@ void begin_acquire(const Client& client, const AsyncTarget& target, const MutexO
 
 }  // namespace
 
+AsyncTarget target_named(std::string_view mode, std::string name, std::vector<std::string> names,
+                         std::string value) {
+    AsyncTarget t;
+    if (mode == "all") {
+        t.what = AsyncTarget::What::all;
+        t.names = std::move(names);
+        return t;
+    }
+    t.name = std::move(name);
+    if (mode == "campaign") {
+        t.what = AsyncTarget::What::campaign;
+        t.value = std::move(value);
+    } else if (mode == "fair") {
+        t.mode = LockMode::fair;
+    } else if (mode == "shared") {
+        t.mode = LockMode::shared;
+    } else if (mode == "write") {
+        t.mode = LockMode::write;
+    } else if (mode != "exclusive") {
+        throw_error(make_error_code(errc::invalid_argument),
+                    "unknown lock mode '" + std::string(mode) + "'");
+    }
+    return t;
+}
+
 void start_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
                    const AcquireOptions& how, std::stop_token also, AsyncLeaseDone done) noexcept {
     begin_acquire(

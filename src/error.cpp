@@ -89,6 +89,25 @@ bool is_retryable(std::error_code ec) noexcept {
     }
 }
 
+ErrorClass class_of(std::error_code ec) noexcept {
+    if (ec == errc::not_acquired) return ErrorClass::not_acquired;
+    if (ec == errc::not_owner) return ErrorClass::lost;
+    if (ec == errc::cancelled) return ErrorClass::cancelled;
+    switch (kind_of(ec)) {
+        case ErrorKind::usage:
+            return ErrorClass::usage;
+        case ErrorKind::connection:
+            return ErrorClass::connection;
+        case ErrorKind::server:
+            return ErrorClass::server;
+        case ErrorKind::lock:
+            return ErrorClass::lock;
+        case ErrorKind::other:
+            break;
+    }
+    return ErrorClass::other;
+}
+
 ErrorKind kind_of(std::error_code ec) noexcept {
     if (ec.category() != category()) return ErrorKind::other;
     switch (static_cast<errc>(ec.value())) {

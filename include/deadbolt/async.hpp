@@ -43,6 +43,11 @@ struct AsyncTarget {
     std::string value{};               // campaign
 };
 
+/// The target a language binding names by mode: "exclusive", "fair", "shared", "write" (of
+/// name), "all" (of names) or "campaign" (name's election, with value). Throws UsageError
+/// (invalid_argument) for another mode.
+AsyncTarget target_named(std::string_view mode, std::string name, std::vector<std::string> names,
+                         std::string value);
 /// Starts an acquisition on client's event loop; done runs there once. Never throws.
 void start_acquire(const Client& client, const AsyncTarget& target, const MutexOptions& options,
                    const AcquireOptions& how, std::stop_token also, AsyncLeaseDone done) noexcept;

@@ -76,6 +76,11 @@ class LockError : public Error {
 enum class ErrorKind { usage, connection, server, lock, other };
 /// The class that throw_error throws for ec. Never throws.
 ErrorKind kind_of(std::error_code ec) noexcept;
+/// The error classes the language bindings raise: a code's own where it has one (not_acquired,
+/// not_owner as lost, cancelled), else its kind's.
+enum class ErrorClass { not_acquired, lost, cancelled, usage, connection, server, lock, other };
+/// The binding's class for ec. Never throws.
+ErrorClass class_of(std::error_code ec) noexcept;
 /// errc's identifier for ec ("not_acquired"), as the language bindings name codes; empty for
 /// a code of another category. Never throws.
 std::string_view code_name(std::error_code ec) noexcept;

@@ -36,3 +36,16 @@ TEST(ErrorCodes, EachKindIsTheClassThrowErrorThrows) {
     EXPECT_EQ(deadbolt::kind_of(errc::unknown_outcome), ErrorKind::connection);
     EXPECT_EQ(deadbolt::kind_of(std::make_error_code(std::errc::timed_out)), ErrorKind::other);
 }
+
+TEST(ErrorCodes, ABindingsClassIsTheCodesOwnElseItsKinds) {
+    using deadbolt::ErrorClass;
+    EXPECT_EQ(deadbolt::class_of(errc::not_acquired), ErrorClass::not_acquired);
+    EXPECT_EQ(deadbolt::class_of(errc::not_owner), ErrorClass::lost);
+    EXPECT_EQ(deadbolt::class_of(errc::cancelled), ErrorClass::cancelled);
+    EXPECT_EQ(deadbolt::class_of(errc::not_replicated), ErrorClass::lock);
+    EXPECT_EQ(deadbolt::class_of(errc::invalid_url), ErrorClass::usage);
+    EXPECT_EQ(deadbolt::class_of(errc::no_quorum), ErrorClass::connection);
+    EXPECT_EQ(deadbolt::class_of(errc::auth_failed), ErrorClass::server);
+    EXPECT_EQ(deadbolt::class_of(std::error_code{}), ErrorClass::other);
+    EXPECT_EQ(deadbolt::class_of(std::make_error_code(std::errc::timed_out)), ErrorClass::other);
+}

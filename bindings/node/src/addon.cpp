@@ -9,26 +9,13 @@ namespace deadbolt::node {
 
 namespace {
 
-// The class of the package's errors (lib/errors.js) for ec: named after the code where it
-// has its own (so `instanceof NotAcquiredError` works), else after its kind.
+// The class of the package's errors (lib/errors.js) for ec, in ErrorClass's order (so that
+// `instanceof NotAcquiredError` works).
 const char* class_for(std::error_code ec) {
-    if (!ec || ec.category() != category()) return "DeadboltError";
-    if (ec == errc::not_acquired) return "NotAcquiredError";
-    if (ec == errc::not_owner) return "LockLostError";
-    if (ec == errc::cancelled) return "CancelledError";
-    switch (kind_of(ec)) {
-        case ErrorKind::usage:
-            return "UsageError";
-        case ErrorKind::connection:
-            return "ConnectionError";
-        case ErrorKind::server:
-            return "ServerError";
-        case ErrorKind::lock:
-            return "LockError";
-        case ErrorKind::other:
-            break;
-    }
-    return "DeadboltError";
+    static constexpr const char* kNames[] = {
+        "NotAcquiredError", "LockLostError", "CancelledError", "UsageError",
+        "ConnectionError",  "ServerError",   "LockError",      "DeadboltError"};
+    return kNames[static_cast<int>(class_of(ec))];
 }
 
 // setup({makeError, lost}): called once by the package when it loads the addon.

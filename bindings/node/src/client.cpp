@@ -12,32 +12,18 @@ namespace deadbolt::node {
 
 namespace {
 
-// What to acquire: mode "exclusive", "fair", "shared", "write", "all" (names: an array) or
-// "campaign" (name, value).
+// What to acquire: detail::target_named's modes; names (an array) for "all", else a name.
 detail::AsyncTarget target_of(const Napi::Value& name, const std::string& mode,
                               const Napi::Value& value) {
-    detail::AsyncTarget t;
     if (mode == "all") {
         if (!name.IsArray()) refuse(name.Env(), "names must be an array");
         auto a = name.As<Napi::Array>();
-        for (std::uint32_t i = 0; i < a.Length(); ++i) t.names.push_back(name_of(a[i], "a name"));
-        t.what = detail::AsyncTarget::What::all;
-        return t;
+        std::vector<std::string> names;
+        for (std::uint32_t i = 0; i < a.Length(); ++i) names.push_back(name_of(a[i], "a name"));
+        return detail::target_named(mode, {}, std::move(names), {});
     }
-    t.name = name_of(name, "name");
-    if (mode == "campaign") {
-        t.what = detail::AsyncTarget::What::campaign;
-        t.value = name_of(value, "value");
-    } else if (mode == "fair") {
-        t.mode = LockMode::fair;
-    } else if (mode == "shared") {
-        t.mode = LockMode::shared;
-    } else if (mode == "write") {
-        t.mode = LockMode::write;
-    } else if (mode != "exclusive") {
-        refuse(name.Env(), "unknown lock mode '" + mode + "'");
-    }
-    return t;
+    return detail::target_named(mode, name_of(name, "name"), {},
+                                mode == "campaign" ? name_of(value, "value") : std::string());
 }
 
 double ms(std::chrono::milliseconds d) {

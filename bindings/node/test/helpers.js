@@ -77,6 +77,16 @@ function startServer(engine) {
   });
 }
 
+/** A redis-server, a deadbolt client of it and an ioredis connection to it, for one test
+ *  file: {server, client, redis, stop()}. */
+async function redisFixture() {
+  const Redis = require('ioredis');
+  const server = await startRedis();
+  const client = await deadbolt.connect(server.url);
+  const redis = new Redis(server.port, '127.0.0.1');
+  return { server, client, redis, stop() { redis.disconnect(); server.stop(); } };
+}
+
 /** A lock name no other test uses. */
 function uniqueName(prefix = 'node-test') {
   return `${prefix}:${crypto.randomBytes(6).toString('hex')}`;
@@ -116,4 +126,4 @@ function calls(redis, command) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-module.exports = { deadbolt, packagePath, startRedis, startServer, uniqueName, runNode, calls, sleep, execFileSync };
+module.exports = { deadbolt, packagePath, startRedis, startServer, redisFixture, uniqueName, runNode, calls, sleep, execFileSync };

@@ -3,25 +3,21 @@
 // each one's holder keeps the other out.
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const Redis = require('ioredis');
 const Redlock = require('redlock').default;
-const { deadbolt, startRedis, uniqueName, sleep } = require('./helpers.js');
+const { deadbolt, redisFixture, uniqueName, sleep } = require('./helpers.js');
 
 let server;
 let client;
 let redis;
+let fixture;
 let redlock;
 
 before(async () => {
-  server = await startRedis();
-  client = await deadbolt.connect(server.url);
-  redis = new Redis(server.port, '127.0.0.1');
+  fixture = await redisFixture();
+  ({ server, client, redis } = fixture);
   redlock = new Redlock([redis], { retryCount: 0 });
 });
-after(() => {
-  redis.disconnect();
-  server.stop();
-});
+after(() => fixture.stop());
 
 test('node-redlock cannot take a name deadbolt holds, and can after the release', async () => {
   const name = uniqueName();

@@ -4,22 +4,18 @@
 // loss seen by the holder, and errors that say what was wrong.
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const Redis = require('ioredis');
-const { deadbolt, startRedis, uniqueName, runNode, calls, sleep } = require('./helpers.js');
+const { deadbolt, redisFixture, startRedis, uniqueName, runNode, calls, sleep } = require('./helpers.js');
 
 let server;
 let client;
 let redis;
+let fixture;
 
 before(async () => {
-  server = await startRedis();
-  client = await deadbolt.connect(server.url);
-  redis = new Redis(server.port, '127.0.0.1');
+  fixture = await redisFixture();
+  ({ server, client, redis } = fixture);
 });
-after(() => {
-  redis.disconnect();
-  server.stop();
-});
+after(() => fixture.stop());
 
 test('two processes read-modify-write one counter under the lock and lose nothing', async () => {
   const name = uniqueName();

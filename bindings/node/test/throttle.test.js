@@ -6,22 +6,18 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const Redis = require('ioredis');
-const { deadbolt, packagePath, startRedis, uniqueName, calls, sleep } = require('./helpers.js');
+const { deadbolt, packagePath, redisFixture, uniqueName, calls, sleep } = require('./helpers.js');
 
 let server;
 let client;
 let redis;
+let fixture;
 
 before(async () => {
-  server = await startRedis();
-  client = await deadbolt.connect(server.url);
-  redis = new Redis(server.port, '127.0.0.1');
+  fixture = await redisFixture();
+  ({ server, client, redis } = fixture);
 });
-after(() => {
-  redis.disconnect();
-  server.stop();
-});
+after(() => fixture.stop());
 
 test('a cluster of 4 workers given the same 25 submissions processes each once', async () => {
   const child = spawn(process.execPath, [path.join(__dirname, 'submissions.js'), server.url, '4', '25'],

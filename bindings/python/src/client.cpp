@@ -23,30 +23,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// What to acquire: mode "exclusive", "fair", "shared", "write", "all" (names) or
-// "campaign" (name, value).
+// What to acquire: detail::target_named's modes; names (a list) for "all", else a name.
 detail::AsyncTarget target_of(const py::object& name, const std::string& mode,
                               const std::string& value) {
-    detail::AsyncTarget t;
-    if (mode == "all") {
-        t.what = detail::AsyncTarget::What::all;
-        t.names = py::cast<std::vector<std::string>>(name);
-        return t;
-    }
-    t.name = py::cast<std::string>(name);
-    if (mode == "campaign") {
-        t.what = detail::AsyncTarget::What::campaign;
-        t.value = value;
-    } else if (mode == "fair") {
-        t.mode = LockMode::fair;
-    } else if (mode == "shared") {
-        t.mode = LockMode::shared;
-    } else if (mode == "write") {
-        t.mode = LockMode::write;
-    } else if (mode != "exclusive") {
-        throw_error(make_error_code(errc::invalid_argument), "unknown lock mode '" + mode + "'");
-    }
-    return t;
+    if (mode == "all")
+        return detail::target_named(mode, {}, py::cast<std::vector<std::string>>(name), {});
+    return detail::target_named(mode, py::cast<std::string>(name), {}, value);
 }
 
 // One acquisition's outcome, filled on deadbolt's event loop.

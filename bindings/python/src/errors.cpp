@@ -6,25 +6,13 @@ namespace deadbolt::python {
 
 namespace {
 
-// The class named after the code where it has its own (so `except deadbolt.NotAcquired`
-// works), else its kind's.
+// The package's class for ec (deadbolt/errors.py), in ErrorClass's order (so that
+// `except deadbolt.NotAcquired` works).
 const char* class_for(std::error_code ec) {
-    if (ec == errc::not_acquired) return "NotAcquired";
-    if (ec == errc::not_owner) return "LockLost";
-    if (ec == errc::cancelled) return "Cancelled";
-    switch (kind_of(ec)) {
-        case ErrorKind::usage:
-            return "UsageError";
-        case ErrorKind::connection:
-            return "ConnectionError";
-        case ErrorKind::server:
-            return "ServerError";
-        case ErrorKind::lock:
-            return "LockError";
-        case ErrorKind::other:
-            break;
-    }
-    return "Error";
+    static constexpr const char* kNames[] = {
+        "NotAcquired",     "LockLost",    "Cancelled", "UsageError",
+        "ConnectionError", "ServerError", "LockError", "Error"};
+    return kNames[static_cast<int>(class_of(ec))];
 }
 
 }  // namespace
