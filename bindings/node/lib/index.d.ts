@@ -67,7 +67,7 @@ export class Lease implements AsyncDisposable {
 
 /** A lock of one kind on one name (or names); acquire it as often as needed. */
 export class Lock {
-  private constructor();
+  protected constructor();
   readonly name: string | Buffer | Array<string | Buffer>;
   acquire(options?: WaitOptions): Promise<Lease>;
   /** One attempt: null when someone else holds it. */
@@ -75,6 +75,25 @@ export class Lock {
   /** Runs fn holding the lock and releases after; rejects with LockLostError if the lease
    *  was lost while fn ran (and fn did not throw). */
   using<T>(fn: (signal: AbortSignal, lease: Lease) => Promise<T> | T, options?: WaitOptions): Promise<T>;
+}
+
+/** Permits across processes: at most `permits` holders at once, each a Lease. */
+export class Semaphore extends Lock {
+  readonly permits: number;
+  available(): Promise<number>;
+}
+
+/** A count that processes wait to reach zero. */
+export class Latch {
+  private constructor();
+  readonly name: string | Buffer;
+  /** Sets the count if none is set; resolves whether this call did. */
+  trySetCount(count: number, ttl?: number): Promise<boolean>;
+  /** Resolves whether this reached zero. */
+  countDown(): Promise<boolean>;
+  count(): Promise<number>;
+  /** Resolves whether the count reached zero in time. */
+  wait(options?: WaitOptions): Promise<boolean>;
 }
 
 export class RWLock {
@@ -122,6 +141,8 @@ export class Client {
   multiLock(names: Array<string | Buffer>, options?: LockOptions): Lock;
   election(name: string | Buffer, options?: LockOptions): Election;
   rateLimiter(name: string | Buffer, limit: RateLimit): RateLimiter;
+  semaphore(name: string | Buffer, permits: number, options?: LockOptions): Semaphore;
+  latch(name: string | Buffer): Latch;
   /** One use of key per window ms (up to burst after a quiet spell), across every process. */
   throttle(key: string | Buffer, options: { window: number; burst?: number }): Promise<RateDecision>;
   /** Runs fn holding the mutex name (node-redlock's using()). */

@@ -35,7 +35,7 @@ function flushSoon() {
 
 // Runs start(waitId) with signal's abort cancelling the wait it started (waitId > 0 then);
 // a cancelled wait rejects with signal.reason, as Node's own APIs do.
-async function cancellable(signal, start, cancel, forget) {
+async function cancellable(signal, start, cancel) {
   if (!signal) return start(0);
   if (!(signal instanceof AbortSignal)) throw new UsageError('signal must be an AbortSignal');
   signal.throwIfAborted();
@@ -48,7 +48,6 @@ async function cancellable(signal, start, cancel, forget) {
     throw e instanceof CancelledError && signal.aborted ? signal.reason : e;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    if (forget) forget(id);
   }
 }
 
@@ -147,17 +146,21 @@ class Lock {
   #onLost;
   #leases = new Set(); // WeakRefs of the leases it handed out and that are not released
 
-  constructor(client, name, mode, options, value) {
+  // open(options, requestId) makes the native side: a request, or a semaphore (both acquire
+  // and cancel alike).
+  constructor(name, options, open) {
     if (options !== undefined && options !== null && typeof options !== 'object') {
       throw new UsageError('options must be an object');
     }
     const id = ++lastRequest;
     this.name = name;
     this.#onLost = options?.onLost;
-    this.#native = client._native.request(name, mode, options ?? {}, id, value);
+    this.#native = open(options ?? {}, id);
     locks.set(id, new WeakRef(this));
     forgetLock.register(this, id);
   }
+
+  get _native() { return this.#native; }
 
   /** Waits for the lock (at most `timeout` ms; until `signal` aborts) and resolves with its
    *  Lease. Rejects with NotAcquiredError at the timeout, signal.reason when aborted, and
@@ -230,12 +233,51 @@ class Lock {
   }
 }
 
+// A Lock over client's request for name in mode.
+function requestLock(client, name, mode, options, value) {
+  return new Lock(name, options, (o, id) => client._native.request(name, mode, o, id, value));
+}
+
+/** Permits across processes: at most `permits` holders of name at once, each holding a Lease
+ *  (acquire / tryAcquire / using as a Lock's). */
+class Semaphore extends Lock {
+  constructor(client, name, permits, options) {
+    super(name, options, (o, id) => new native.NativeSemaphore(client._native, name, permits, o, id));
+  }
+  /** How many the semaphore allows at once. */
+  get permits() { return this._native.permits; }
+  /** Permits free now (a snapshot). */
+  available() { return this._native.available(); }
+}
+
+/** A count that processes wait to reach zero. */
+class Latch {
+  #native;
+  constructor(client, name) {
+    this.name = name;
+    this.#native = new native.NativeLatch(client._native, name);
+  }
+  /** Sets the count if none is set (resolves whether this call did); it lives `ttl` ms. */
+  trySetCount(count, ttl) { return this.#native.trySetCount(count, ttl); }
+  /** One down: resolves whether that reached zero. */
+  countDown() { return this.#native.countDown(); }
+  count() { return this.#native.count(); }
+  /** Waits for zero (at most `timeout` ms; until `signal` aborts): resolves whether it came. */
+  async wait(options) {
+    const { timeout, signal } = waitOptions(options, 'wait');
+    const zero = await cancellable(signal, (id) => this.#native.wait(timeout, id),
+      (id) => this.#native.cancel(id));
+    if (!zero && signal?.aborted) throw signal.reason; // the C++ wait ends with false
+    return zero;
+  }
+}
+
 /** A readers-writer lock: any number of readers, or one writer. */
 class RWLock {
   constructor(client, name, options) {
     this.name = name;
-    this.reader = new Lock(client, name, 'shared', options);
-    this.writer = new Lock(client, name, 'write', options);
+    this.reader = requestLock(client, name, 'shared', options);
+    this.writer = requestLock(client, name, 'write', options);
   }
   read() { return this.reader; }
   write() { return this.writer; }
@@ -250,7 +292,7 @@ class Election {
     this.#options = options;
     this.name = name;
   }
-  campaign(value) { return new Lock(this.#client, this.name, 'campaign', this.#options, value); }
+  campaign(value) { return requestLock(this.#client, this.name, 'campaign', this.#options, value); }
 }
 
 /** A token bucket shared by every client of its name: `rate` tokens every `per` ms, at most
@@ -268,7 +310,7 @@ class RateLimiter {
   acquire(n = 1, options) {
     const { timeout, signal } = waitOptions(options, 'acquire');
     return cancellable(signal, (id) => this.#native.acquire(n, timeout, id),
-      (id) => this.#native.cancel(id), (id) => this.#native.forget(id));
+      (id) => this.#native.cancel(id));
   }
   /** Whole tokens in the bucket now. */
   available() { return this.#native.available(); }
@@ -283,10 +325,12 @@ class Client {
   /** The URL forms of the engines this build has. */
   static urlForms() { return native.NativeClient.urlForms(); }
 
-  mutex(name, options) { return new Lock(this, name, 'exclusive', options); }
-  fairMutex(name, options) { return new Lock(this, name, 'fair', options); }
+  mutex(name, options) { return requestLock(this, name, 'exclusive', options); }
+  fairMutex(name, options) { return requestLock(this, name, 'fair', options); }
   rwlock(name, options) { return new RWLock(this, name, options); }
-  multiLock(names, options) { return new Lock(this, names, 'all', options); }
+  multiLock(names, options) { return requestLock(this, names, 'all', options); }
+  semaphore(name, permits, options) { return new Semaphore(this, name, permits, options); }
+  latch(name) { return new Latch(this, name); }
   election(name, options) { return new Election(this, name, options); }
   rateLimiter(name, limit) { return new RateLimiter(this, name, limit); }
 
@@ -327,7 +371,8 @@ async function connect(url, options) {
 }
 
 module.exports = {
-  connect, Client, Lock, Lease, RWLock, Election, RateLimiter, urlForms: Client.urlForms,
+  connect, Client, Lock, Lease, RWLock, Election, RateLimiter, Semaphore, Latch,
+  urlForms: Client.urlForms,
   ...errors,
 };
 delete module.exports.makeError;

@@ -41,6 +41,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     define_lease(env, exports);
     define_client(env, exports);
     define_limiter(env, exports);
+    define_semaphore(env, exports);
     return exports;
 }
 

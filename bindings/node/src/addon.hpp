@@ -82,5 +82,6 @@ Napi::Object init(Napi::Env env, Napi::Object exports);
 void define_client(Napi::Env env, Napi::Object exports);
 void define_lease(Napi::Env env, Napi::Object exports);
 void define_limiter(Napi::Env env, Napi::Object exports);
+void define_semaphore(Napi::Env env, Napi::Object exports);
 
 }  // namespace deadbolt::node

@@ -1,9 +1,13 @@
 // The waits that JS may cancel (an AbortSignal's abort), by the id the package gave each.
 #pragma once
 
+#include <napi.h>
+
 #include <cstdint>
+#include <memory>
 #include <stop_token>
 #include <unordered_map>
+#include <utility>
 
 namespace deadbolt::node {
 
@@ -25,5 +29,16 @@ class Cancels {
   private:
     std::unordered_map<std::uint32_t, std::stop_source> m_;
 };
+
+/// A wait's id from JS (0, not cancellable, when it is not a number).
+inline std::uint32_t wait_id(const Napi::Value& v) {
+    return v.IsNumber() ? v.As<Napi::Number>().Uint32Value() : 0U;
+}
+
+/// The stop token of wait id of cancels, and what forgets it once the wait ended (offload's
+/// after): the pair a cancellable offloaded wait needs.
+inline auto cancellable(const std::shared_ptr<Cancels>& cancels, std::uint32_t id) {
+    return std::pair{cancels->open(id), [cancels, id] { cancels->close(id); }};
+}
 
 }  // namespace deadbolt::node

@@ -48,22 +48,16 @@ class JsRateLimiter : public Napi::ObjectWrap<JsRateLimiter> {
             auto n = count_of(info[0], "n");
             AcquireOptions how;
             how.deadline = deadline_of(info[1]);
-            auto id = info[2].IsNumber() ? info[2].As<Napi::Number>().Uint32Value() : 0U;
-            how.cancel = cancels_->open(id);
+            auto [token, forget] = cancellable(cancels_, wait_id(info[2]));
+            how.cancel = token;
             return offload(
                 env, [l = *limiter_, n, how] { return l.acquire(n, how); },
-                [](Napi::Env e, bool taken) { return Napi::Boolean::New(e, taken); });
+                [](Napi::Env e, bool taken) { return Napi::Boolean::New(e, taken); }, forget);
         });
     }
 
     Napi::Value cancel(const Napi::CallbackInfo& info) {
         cancels_->cancel(info[0].As<Napi::Number>().Uint32Value());
-        return info.Env().Undefined();
-    }
-
-    // forget(cancelId): the package calls it when that wait has settled, either way.
-    Napi::Value forget(const Napi::CallbackInfo& info) {
-        cancels_->close(info[0].As<Napi::Number>().Uint32Value());
         return info.Env().Undefined();
     }
 
@@ -89,7 +83,6 @@ void define_limiter(Napi::Env env, Napi::Object exports) {
                     {JsRateLimiter::InstanceMethod<&JsRateLimiter::try_acquire>("tryAcquire"),
                      JsRateLimiter::InstanceMethod<&JsRateLimiter::acquire>("acquire"),
                      JsRateLimiter::InstanceMethod<&JsRateLimiter::cancel>("cancel"),
-                     JsRateLimiter::InstanceMethod<&JsRateLimiter::forget>("forget"),
                      JsRateLimiter::InstanceMethod<&JsRateLimiter::available>("available")}));
 }
 

@@ -14,9 +14,11 @@ namespace deadbolt::node {
 
 /// Runs work() on a new thread and returns a promise settled on the JS thread: resolved with
 /// make(env, result), or rejected with the package's error for what work threw (an error
-/// make throws rejects it too). The process stays alive until then.
-template <class Work, class Make>
-Napi::Promise offload(Napi::Env env, Work work, Make make) {
+/// make throws rejects it too); after() runs on the JS thread first, either way. The process
+/// stays alive until then.
+template <class Work, class Make, class After = void (*)()>
+Napi::Promise offload(
+    Napi::Env env, Work work, Make make, After after = [] {}) {
     using R = decltype(work());
     struct Outcome {
         std::optional<R> value;
@@ -27,25 +29,26 @@ Napi::Promise offload(Napi::Env env, Work work, Make make) {
     auto promise = Napi::Promise::Deferred::New(env);
     // keep() after the thread exists (its job runs on this thread, so not before this returns):
     // a thread that cannot start rejects the promise instead of keeping the process alive.
-    std::thread thread(
-        [channel, promise, work = std::move(work), make = std::move(make)]() mutable {
-            auto out = std::make_shared<Outcome>();
-            try {
-                out->value.emplace(work());
-            } catch (const std::system_error& e) {
-                out->ec = e.code();
-                out->why = e.what();
-            } catch (const std::exception& e) {
-                out->why = e.what();
-            }
-            channel->post([channel, promise, out, make](Napi::Env env) {
-                channel->let_go(env);
-                settle(env, promise, [&]() -> Napi::Value {
-                    if (!out->value) throw Napi::Error(env, error_of(env, out->ec, out->why));
-                    return guarded(env, [&] { return make(env, *out->value); });
-                });
+    std::thread thread([channel, promise, work = std::move(work), make = std::move(make),
+                        after = std::move(after)]() mutable {
+        auto out = std::make_shared<Outcome>();
+        try {
+            out->value.emplace(work());
+        } catch (const std::system_error& e) {
+            out->ec = e.code();
+            out->why = e.what();
+        } catch (const std::exception& e) {
+            out->why = e.what();
+        }
+        channel->post([channel, promise, out, make, after](Napi::Env env) {
+            channel->let_go(env);
+            after();
+            settle(env, promise, [&]() -> Napi::Value {
+                if (!out->value) throw Napi::Error(env, error_of(env, out->ec, out->why));
+                return guarded(env, [&] { return make(env, *out->value); });
             });
         });
+    });
     thread.detach();
     channel->keep(env);
     return promise.Promise();

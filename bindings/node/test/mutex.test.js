@@ -242,3 +242,47 @@ test('a Redis user loads Redis alone: no gRPC, no other engine', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), 'true false false');
 });
+
+test('a semaphore lets `permits` holders in at once; a waiter gets the next freed permit', async () => {
+  const name = uniqueName('sem');
+  const sem = client.semaphore(name, 2, { ttl: 10000 });
+  assert.equal(sem.permits, 2);
+  const a = await sem.acquire();
+  const b = await client.semaphore(name, 2).acquire();
+  assert.equal(await sem.tryAcquire(), null);
+  assert.equal(await sem.available(), 0);
+  const waiting = sem.acquire({ timeout: 10000 });
+  await sleep(200);
+  await a.release();
+  const c = await waiting;
+  assert.ok(c.held);
+  const ac = new AbortController();
+  const aborted = sem.acquire({ signal: ac.signal });
+  await sleep(100);
+  ac.abort();
+  await assert.rejects(aborted, (e) => e.name === 'AbortError');
+  await b.release();
+  await c.release();
+  assert.equal(await sem.available(), 2);
+  assert.throws(() => client.semaphore(name, 0), deadbolt.UsageError);
+});
+
+test('a latch releases its waiters when counted down to zero', async () => {
+  const name = uniqueName('latch');
+  const latch = client.latch(name);
+  assert.equal(await latch.trySetCount(2), true);
+  assert.equal(await client.latch(name).trySetCount(5), false); // counting already
+  assert.equal(await latch.wait({ timeout: 100 }), false);
+  const waiting = client.latch(name).wait({ timeout: 10000 });
+  assert.equal(await latch.countDown(), false);
+  assert.equal(await latch.count(), 1);
+  assert.equal(await latch.countDown(), true);
+  assert.equal(await waiting, true);
+  const other = uniqueName('latch');
+  await client.latch(other).trySetCount(1);
+  const ac = new AbortController();
+  const aborted = client.latch(other).wait({ signal: ac.signal });
+  await sleep(100);
+  ac.abort();
+  await assert.rejects(aborted, (e) => e.name === 'AbortError');
+});

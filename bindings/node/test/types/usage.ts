@@ -34,3 +34,13 @@ async function main(): Promise<void> {
   console.log(n, retry);
 }
 void main();
+
+async function primitives(client: deadbolt.Client): Promise<void> {
+  const permit = await client.semaphore('exports', 4, { ttl: 60000 }).acquire({ timeout: 1000 });
+  await permit.release();
+  const latch = client.latch('start');
+  if (await latch.trySetCount(3)) await latch.wait({ timeout: 5000 });
+  // @ts-expect-error a latch's count is a number
+  await latch.trySetCount('3');
+}
+void primitives;
