@@ -222,7 +222,9 @@ class Lock:
             request = self._c.request(self.name, self._mode,
                                       dict(self._options, on_lost=_on_loop(loop, on_lost)),
                                       self._value)
-        pending = request.start(timeout, _completions(loop), fut)
+        q = _completions(loop)
+        pending = request.start(timeout, q, fut)
+        _flush_soon(loop, q)
         try:
             lease = await fut
         except asyncio.CancelledError:
@@ -400,6 +402,21 @@ def _completions(loop):
     return q
 
 
+_flushing = set()
+
+
+def _flush_soon(loop, q):
+    """Hands this turn's starts to deadbolt's loop together, once this turn's callbacks ran."""
+    if q not in _flushing:
+        _flushing.add(q)
+        loop.call_soon(_flush, q)
+
+
+def _flush(q):
+    _flushing.discard(q)
+    q.flush()
+
+
 def _deliver(q):
     for fut, exc, lease in q.drain():
         if fut.cancelled():
@@ -414,7 +431,9 @@ def _deliver(q):
 async def _release_async(lease):
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
-    lease.start_release(_completions(loop), fut)
+    q = _completions(loop)
+    lease.start_release(q, fut)
+    _flush_soon(loop, q)
     await fut
 
 

@@ -50,15 +50,20 @@ struct Pending {
 // One lock's request, parsed once when its Lock is made (bad options are refused then), and
 // reused by every acquisition of that Lock.
 struct Request {
-    Client client;
-    detail::AsyncTarget target;
-    MutexOptions options;
+    struct Spec {
+        Client client;
+        detail::AsyncTarget target;
+        MutexOptions options;
+    };
+    std::shared_ptr<const Spec> spec;  // shared with the starts queued for the client's loop
+    detail::LoopHandle loop;
 
     std::unique_ptr<PyLease> acquire(std::optional<double> timeout) const {
         auto how = waiting(deadline_in(timeout));
         auto out = std::make_shared<Outcome>();
         std::stop_source stop;
-        detail::start_acquire_reporting(client, target, options, how, stop.get_token(),
+        detail::start_acquire_reporting(spec->client, spec->target, spec->options, how,
+                                        stop.get_token(),
                                         [out](std::error_code ec, std::string why, Lease l) {
                                             {
                                                 std::lock_guard g(out->m);
@@ -81,17 +86,20 @@ struct Request {
     }
 
     // Starts an acquisition whose result goes to done as (future, exception, lease).
+    // The start goes to the client's loop with the rest of this asyncio turn's (done's flush).
     std::unique_ptr<Pending> start(std::optional<double> timeout,
                                    const std::shared_ptr<Completions>& done,
                                    py::object future) const {
         auto how = waiting(deadline_in(timeout));
         auto pending = std::make_unique<Pending>();
-        detail::start_acquire_reporting(
-            client, target, options, how, pending->stop.get_token(),
-            [done, f = hold(std::move(future))](std::error_code ec, std::string why, Lease l) {
-                done->push(f, ec, std::move(why),
-                           ec ? std::nullopt : std::optional<Lease>(std::move(l)));
-            });
+        auto report = [done, loop = loop, f = hold(std::move(future))](std::error_code ec,
+                                                                       std::string why, Lease l) {
+            done->push(loop, f, ec, std::move(why),
+                       ec ? std::nullopt : std::optional<Lease>(std::move(l)));
+        };
+        done->send(loop, [s = spec, how, token = pending->stop.get_token(), report] {
+            detail::start_acquire_reporting(s->client, s->target, s->options, how, token, report);
+        });
         return pending;
     }
 };
@@ -161,7 +169,9 @@ void define_client(py::module_& m) {
             [](const Client& c, const py::object& name, const std::string& mode,
                const py::dict& options, const std::string& value) {
                 return std::unique_ptr<Request, ReleasingDelete<Request>>(
-                    new Request{c, target_of(name, mode, value), mutex_options(options)});
+                    new Request{std::make_shared<const Request::Spec>(Request::Spec{
+                                    c, target_of(name, mode, value), mutex_options(options)}),
+                                detail::loop_of(c)});
             },
             py::arg("name"), py::arg("mode"), py::arg("options"), py::arg("value") = "")
         .def("status",

@@ -18,20 +18,55 @@ Completions::~Completions() {
     ::close(fd_);
 }
 
-void Completions::push(Ref target, std::error_code ec, std::string why,
-                       std::optional<Lease> lease) noexcept {
-    bool was_empty = false;
+void Completions::push(const detail::LoopHandle& from, Ref target, std::error_code ec,
+                       std::string why, std::optional<Lease> lease) noexcept {
+    bool first = false;
+    bool defer = from.here();
     try {
         std::lock_guard g(m_);
-        was_empty = items_.empty();
+        first = items_.empty() && !wake_posted_;
         items_.push_back({std::move(target), ec, std::move(why), std::move(lease)});
+        if (first && defer) wake_posted_ = true;
     } catch (...) {
         return;
     }
-    // One wake-up per batch: the loop drains everything that came before it reads again.
-    if (was_empty) {
-        std::uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(fd_, &one, sizeof one);
+    // One wake-up per batch: the loop drains everything that came before it reads again; on
+    // deadbolt's loop, after the other replies it has ready now.
+    if (!first) return;
+    if (!defer) return wake();
+    from.post([self = shared_from_this()] {
+        {
+            std::lock_guard g(self->m_);
+            self->wake_posted_ = false;
+        }
+        self->wake();
+    });
+}
+
+void Completions::wake() noexcept {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(fd_, &one, sizeof one);
+}
+
+void Completions::send(const detail::LoopHandle& to, std::function<void()> start) {
+    outbox_.emplace_back(to, std::move(start));
+}
+
+void Completions::flush() {
+    auto out = std::move(outbox_);
+    outbox_.clear();
+    py::gil_scoped_release nogil;
+    // One post per loop, each running that loop's starts in the order they were sent.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].second) continue;
+        auto loop = out[i].first;
+        std::vector<std::function<void()>> batch;
+        for (std::size_t j = i; j < out.size(); ++j)
+            if (out[j].second && out[j].first == loop)
+                batch.push_back(std::exchange(out[j].second, {}));
+        loop.post([batch = std::move(batch)] {
+            for (const auto& start : batch) start();
+        });
     }
 }
 
@@ -60,7 +95,8 @@ void define_completions(py::module_& m) {
         m, "Completions", "Finished asynchronous calls waiting for one asyncio loop.")
         .def(py::init<>())
         .def("fileno", &Completions::fileno)
-        .def("drain", &Completions::drain);
+        .def("drain", &Completions::drain)
+        .def("flush", &Completions::flush);
 }
 
 }  // namespace deadbolt::python

@@ -27,6 +27,18 @@ Lease sharing(Lease& l) {
     return detail::make_lease(std::move(state));
 }
 
+// A lease on its way to the loop for its release: released in the background, never blocking
+// whoever drops it, if it does not get there.
+struct Releasing {
+    explicit Releasing(Lease l) : lease(std::move(l)) {}
+    Releasing(const Releasing&) = delete;
+    Releasing& operator=(const Releasing&) = delete;
+    ~Releasing() {
+        if (lease.held()) detail::start_release(std::move(lease), [](std::error_code) {});
+    }
+    Lease lease;
+};
+
 }  // namespace
 
 PyLease::~PyLease() {
@@ -74,11 +86,15 @@ void define_lease(py::module_& m) {
              })
         .def("start_release",
              [](L& l, const std::shared_ptr<Completions>& done, py::object target) {
-                 detail::start_release_reporting(
-                     sharing(l.lease),
-                     [done, t = hold(std::move(target))](std::error_code ec, std::string why) {
-                         done->push(t, ec, std::move(why), std::nullopt);
-                     });
+                 // Goes to the loop with the rest of this asyncio turn's calls (done's flush).
+                 auto loop = detail::loop_of(l.lease);
+                 auto report = [done, loop, t = hold(std::move(target))](std::error_code ec,
+                                                                         std::string why) {
+                     done->push(loop, t, ec, std::move(why), std::nullopt);
+                 };
+                 done->send(loop, [held = std::make_shared<Releasing>(sharing(l.lease)), report] {
+                     detail::start_release_reporting(std::move(held->lease), report);
+                 });
              })
         .def(
             "extend", [](L& l, double ttl) { l.lease.extend(to_ms(ttl, "ttl")); },
