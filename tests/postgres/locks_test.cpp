@@ -190,6 +190,23 @@ TEST(PgAdmin, AnExtendRightAfterTheSessionWasEndedReportsTheLossAtOnce) {
     }
 }
 
+TEST(PgAdmin, ACheckOrGuardedWriteRightAfterTheSessionWasEndedTellsTheLossAtOnce) {
+    // As for extend: the statement races the termination; the lease is lost either way, and
+    // its holder hears it now, not at its renewal (10 s away with this TTL).
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    for (int i = 0; i < 6; ++i) {
+        auto name = "admin:check-after-end:" + std::to_string(i);
+        auto held = a.acquire(name, {.ttl = 30s});
+        EXPECT_EQ(b.force_unlock(name), "mutex");
+        std::error_code ec;
+        bool ours = i % 2 == 0 ? held.is_current(ec) : held.put_if_current(name + ":data", "x", ec);
+        EXPECT_FALSE(ours && !ec) << "a lease whose session ended is not current";
+        EXPECT_TRUE(eventually([&] { return held.lost(); }, 3s))
+            << "the loss waited for the next renewal";
+    }
+}
+
 TEST(PgAdmin, StatusShowsTheFenceHowTheHoldingEndsAndWhoAForeignHolderIs) {
     auto& pg = PgServer::shared();
     auto a = Client::connect(pg.url()), b = Client::connect(pg.url());

@@ -66,7 +66,10 @@ Status PgStore::put_if_held(const Holding& h, std::string_view key, std::string_
                                  "+ 1",
                                  schema(), bytea_literal(key), bytea_literal(value)),
                      by, rows);
-    if (st.ec == make_error_code(errc::connection_lost)) return {};  // the session ended first
+    // The session ended first (nothing was written), or with the statement (its outcome is
+    // unknown): either way its holding is gone, and the renewer checks now.
+    bool gone = session_gone(st, *s);
+    if (gone && st.ec == make_error_code(errc::connection_lost)) return {};
     put = st.ok();
     return st;
 }

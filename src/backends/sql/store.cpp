@@ -142,6 +142,12 @@ void SqlStore::maybe_prune() noexcept {
     }
 }
 
+bool SqlStore::session_gone(const Status& st, const SqlSession& s) noexcept {
+    if (st.ok() || s.alive()) return false;
+    if (on_doubt) on_doubt();
+    return true;
+}
+
 std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
     std::vector<Verdict> out;
     out.reserve(rs.size());
@@ -162,9 +168,8 @@ std::vector<Verdict> SqlStore::extend(std::span<const Renewal> rs, Clock::time_p
         auto st = s->run(dialect_->keep(r.keep), by, rows);
         if (st.ok()) s->idle_timeout = r.keep;
         // A session whose connection is gone took the holding with it, whatever became of the
-        // statement (a termination racing it reads as unknown_outcome): lost, and said so now
-        // rather than at the next renewal (the session's watch no longer has its socket).
-        out.push_back(!st.ok() && !s->alive() ? Verdict::no() : verdict_of(st));
+        // statement (a termination racing it reads as unknown_outcome): lost.
+        out.push_back(session_gone(st, *s) ? Verdict::no() : verdict_of(st));
     }
     return out;
 }
@@ -224,7 +229,7 @@ std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::
         std::lock_guard lock(s->m);
         std::vector<SqlRows> rows;
         auto st = s->run(dialect_->count_held(held->keys), by, rows);
-        auto v = verdict_of(st);
+        auto v = session_gone(st, *s) ? Verdict::no() : verdict_of(st);
         if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
         out.push_back(std::move(v));
     }

@@ -98,6 +98,12 @@ class SqlStore : public Store {
     ClientImpl& client() { return client_; }
 
   protected:
+    /// A holder's statement on s that failed: when s's connection went with it (the server
+    /// ended the session, or the link broke), every holding is checked now, since s's watch
+    /// no longer has its socket: a loss is told at once, not at the next renewal. Call with
+    /// s.m held or not; never blocks (the check runs on the renewer's thread). True when s is
+    /// gone, and the holding with it.
+    bool session_gone(const Status& st, const SqlSession& s) noexcept;
     /// The release of held asked again after one that got no answer, which closed its
     /// session here: ends that session in the server, from another one, when it still holds
     /// held's first key as held's grant (the server has not noticed the close: a stalled
