@@ -5,7 +5,7 @@
 const native = require('./native.js');
 const errors = require('./errors.js');
 
-const { DeadboltError, UsageError, LockLostError, NotAcquiredError, CancelledError } = errors;
+const { UsageError, LockLostError, NotAcquiredError, CancelledError } = errors;
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose');
 
 // The locks whose leases may be lost, by request id; weak, so a lock nobody holds can go.
@@ -376,5 +376,3 @@ module.exports = {
   ...errors,
 };
 delete module.exports.makeError;
-void DeadboltError;
-void LockLostError;
