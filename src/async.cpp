@@ -119,6 +119,23 @@ bool LoopHandle::here() const noexcept {
     }
 }
 
+void post_batched(LoopCalls calls) noexcept {
+    try {
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+            if (!calls[i].second) continue;
+            auto loop = calls[i].first;
+            std::vector<std::function<void()>> batch;
+            for (std::size_t j = i; j < calls.size(); ++j)
+                if (calls[j].second && calls[j].first == loop)
+                    batch.push_back(std::exchange(calls[j].second, {}));
+            loop.post([batch = std::move(batch)] {
+                for (const auto& call : batch) call();
+            });
+        }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: dropped, as post() drops
+    }
+}
+
 LoopHandle loop_of(const Client& client) noexcept {
     LoopHandle h;
     h.impl_ = ClientAccess::impl(client);

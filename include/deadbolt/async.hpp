@@ -85,6 +85,11 @@ class LoopHandle {
     friend LoopHandle loop_of(Lease& lease) noexcept;
     std::shared_ptr<void> impl_;  // the client's implementation
 };
+/// Calls queued for event loops, in the order they were queued.
+using LoopCalls = std::vector<std::pair<LoopHandle, std::function<void()>>>;
+/// Posts calls with one post per loop, each running that loop's calls in their order (a
+/// binding's batch of one turn of its own event loop). Never throws.
+void post_batched(LoopCalls calls) noexcept;
 /// client's event loop. Never throws.
 LoopHandle loop_of(const Client& client) noexcept;
 /// The event loop of lease's client (lease is unchanged). Never throws.

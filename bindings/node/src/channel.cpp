@@ -51,21 +51,7 @@ void Channel::send(const detail::LoopHandle& loop, std::function<void()> start) 
 }
 
 void Channel::flush() {
-    auto out = std::move(outbox_);
-    outbox_.clear();
-    // One post per loop, each running that loop's starts in the order they were sent.
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        if (!out[i].second) continue;
-        auto loop = out[i].first;
-        std::vector<std::function<void()>> batch;
-        for (std::size_t j = i; j < out.size(); ++j) {
-            if (out[j].second && out[j].first == loop)
-                batch.push_back(std::exchange(out[j].second, {}));
-        }
-        loop.post([batch = std::move(batch)] {
-            for (const auto& start : batch) start();
-        });
-    }
+    detail::post_batched(std::exchange(outbox_, {}));
 }
 
 void Channel::deliver(const detail::LoopHandle& loop, Job job) noexcept {

@@ -53,7 +53,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
     bool closed_ = false;  // the environment is being torn down: post() drops jobs
     Tsfn tsfn_;
     int kept_ = 0;
-    std::vector<std::pair<detail::LoopHandle, std::function<void()>>> outbox_;  // JS thread
+    detail::LoopCalls outbox_;   // JS thread
     std::vector<Job> inbox_;     // under m_: results waiting for the JS thread
     bool inbox_posted_ = false;  // under m_: a loop will hand inbox_ over
 };

@@ -53,21 +53,9 @@ void Completions::send(const detail::LoopHandle& to, std::function<void()> start
 }
 
 void Completions::flush() {
-    auto out = std::move(outbox_);
-    outbox_.clear();
+    auto out = std::exchange(outbox_, {});
     py::gil_scoped_release nogil;
-    // One post per loop, each running that loop's starts in the order they were sent.
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        if (!out[i].second) continue;
-        auto loop = out[i].first;
-        std::vector<std::function<void()>> batch;
-        for (std::size_t j = i; j < out.size(); ++j)
-            if (out[j].second && out[j].first == loop)
-                batch.push_back(std::exchange(out[j].second, {}));
-        loop.post([batch = std::move(batch)] {
-            for (const auto& start : batch) start();
-        });
-    }
+    detail::post_batched(std::move(out));
 }
 
 py::list Completions::drain() {

@@ -55,7 +55,7 @@ class Completions : public std::enable_shared_from_this<Completions> {
     std::mutex m_;
     std::vector<Item> items_;
     bool wake_posted_ = false;  // under m_: a loop will wake the asyncio loop after its burst
-    std::vector<std::pair<detail::LoopHandle, std::function<void()>>> outbox_;  // GIL held
+    detail::LoopCalls outbox_;  // GIL held
 };
 
 /// Defines deadbolt._deadbolt.Completions.
