@@ -1,7 +1,12 @@
 #include "backends/redis/net/connection.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <thread>
 
 #include "core/backoff.hpp"
@@ -20,10 +25,14 @@ struct Connection::Batch {
 };
 
 Connection::Connection(Endpoint ep)
-    : ep_(std::move(ep)), transport_(io_), rbuf_(std::size_t{64} * 1024) {}
+    : ep_(std::move(ep)),
+      transport_(io_),
+      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      rbuf_(std::size_t{64} * 1024) {}
 
 Connection::~Connection() {
     transport_.close();
+    if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 Status Connection::exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
@@ -47,11 +56,20 @@ Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t
     b->count = count;
     b->replies.reserve(count);
     queued_.push_back(b);
-    if (leader_ && !wake_posted_) {
-        wake_posted_ = true;
-        asio::post(io_, [] {});  // makes the leader's run_one return and flush our bytes
-    }
+    if (leader_ && !wake_posted_) wake_locked();
     return b;
+}
+
+void Connection::wake_locked() {
+    // Makes the leader's wait return and flush our bytes.
+    wake_posted_ = true;
+    if (polling_) {
+        // It fails only when full (2^64 - 2 wake-ups unread): the leader wakes anyway.
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
+    } else {
+        asio::post(io_, [] {});
+    }
 }
 
 Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
@@ -61,10 +79,12 @@ Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
     if (leader_ || !connected_ || target_ || drop_if_hung_up_locked()) return b;
     leader_ = true;
     flush_locked();
-    lk.unlock();
-    if (io_.stopped()) io_.restart();
-    io_.poll();  // the write goes out now (asio tries it at once); its handler runs here
-    lk.lock();
+    if (writing_) {
+        lk.unlock();
+        if (io_.stopped()) io_.restart();
+        io_.poll();  // the rest of the write goes out now if the socket takes it
+        lk.lock();
+    }
     leader_ = false;
     hand_off_locked(b.get());
     return b;
@@ -151,15 +171,23 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
                 return;
             }
         }
+        int fd = -1;
         {
             std::lock_guard lk(m_);
             if (mine->done) return;
             wake_posted_ = false;
             flush_locked();
-            if (!reading_ && !inflight_.empty()) start_read();
+            if (!writing_ && !reading_ && !inflight_.empty() && wake_fd_ >= 0)
+                fd = transport_.plain_fd();
+            polling_ = fd >= 0;
+            if (!polling_ && !reading_ && !inflight_.empty()) start_read();
         }
-        if (io_.stopped()) io_.restart();
-        io_.run_one_until(deadline);
+        if (fd >= 0) {
+            read_direct(fd, deadline);
+        } else {
+            if (io_.stopped()) io_.restart();
+            io_.run_one_until(deadline);
+        }
         if (Clock::now() < deadline) continue;
         std::lock_guard lk(m_);
         if (mine->done) return;
@@ -214,45 +242,82 @@ void Connection::flush_locked() {
         inflight_.push_back(std::move(q));
     }
     queued_.clear();
+    // Out at once from this thread; the reactor only sends what the socket did not take.
+    std::error_code ec;
+    std::size_t sent = transport_.try_write(asio::buffer(wbuf_), ec);
+    if (ec) return send_failed(ec);
+    if (sent == wbuf_.size()) return;
+    wbuf_.erase(0, sent);
     start_write();
 }
 
 void Connection::start_write() {
     writing_ = true;
-    transport_.async_write(
-        asio::buffer(wbuf_), [this, g = gen_](const std::error_code& ec, std::size_t) {
-            if (g != gen_) return;
-            writing_ = false;
-            if (ec) {
-                std::lock_guard lk(m_);
-                reset(Status::error(errc::unknown_outcome,
-                                    fmt::format("connection to {} failed while sending ({}); the "
-                                                "request may have reached the server",
-                                                ep_.describe(), ec.message())));
-            }
-        });
+    transport_.async_write(asio::buffer(wbuf_),
+                           [this, g = gen_](const std::error_code& ec, std::size_t) {
+                               if (g != gen_) return;
+                               writing_ = false;
+                               if (!ec) return;
+                               std::lock_guard lk(m_);
+                               send_failed(ec);
+                           });
 }
+
+void Connection::send_failed(const std::error_code& ec) {
+    reset(Status::error(errc::unknown_outcome,
+                        fmt::format("connection to {} failed while sending ({}); the request may "
+                                    "have reached the server",
+                                    ep_.describe(), ec.message())));
+}
+
+namespace {
+Status closed_before_reply(const Endpoint& ep, const std::error_code& ec) {
+    return Status::error(errc::unknown_outcome,
+                         fmt::format("connection to {} closed before the reply arrived ({}): the "
+                                     "server may have restarted",
+                                     ep.describe(), ec.message()));
+}
+}  // namespace
 
 void Connection::start_read() {
     reading_ = true;
-    transport_.async_read_some(
-        asio::buffer(rbuf_), [this, g = gen_](const std::error_code& ec, std::size_t n) {
-            if (g != gen_) return;
-            reading_ = false;
-            if (ec) {
-                std::lock_guard lk(m_);
-                reset(Status::error(errc::unknown_outcome,
-                                    fmt::format("connection to {} closed before the reply arrived "
-                                                "({}): the server may have restarted",
-                                                ep_.describe(), ec.message())));
-                return;
-            }
-            on_read(n);
-        });
+    transport_.async_read_some(asio::buffer(rbuf_),
+                               [this, g = gen_](const std::error_code& ec, std::size_t n) {
+                                   if (g != gen_) return;
+                                   reading_ = false;
+                                   if (ec) {
+                                       std::lock_guard lk(m_);
+                                       return reset(closed_before_reply(ep_, ec));
+                                   }
+                                   on_read(n);
+                               });
 }
 
 void Connection::on_read(std::size_t n) {
     std::lock_guard lk(m_);
+    if (consume_locked(n) && !inflight_.empty()) start_read();
+}
+
+void Connection::read_direct(int fd, Clock::time_point deadline) {
+    auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
+    timespec ts{.tv_sec = secs.count(), .tv_nsec = std::chrono::nanoseconds(left - secs).count()};
+    std::array<pollfd, 2> p{{{.fd = fd, .events = POLLIN, .revents = 0},
+                             {.fd = wake_fd_, .events = POLLIN, .revents = 0}}};
+    int r = ::ppoll(p.data(), p.size(), &ts, nullptr);
+    std::lock_guard lk(m_);
+    if (r > 0 && p[1].revents != 0) {
+        std::uint64_t drained = 0;
+        [[maybe_unused]] auto r2 = ::read(wake_fd_, &drained, sizeof drained);
+    }
+    if (r <= 0 || p[0].revents == 0) return;  // a wake-up, the deadline or a signal
+    std::error_code ec;
+    std::size_t n = transport_.try_read(asio::buffer(rbuf_), ec);
+    if (ec) return reset(closed_before_reply(ep_, ec));
+    if (n > 0) consume_locked(n);
+}
+
+bool Connection::consume_locked(std::size_t n) {
     try {
         reader_.feed(rbuf_.data(), n);
         while (auto r = reader_.next()) {
@@ -272,9 +337,9 @@ void Connection::on_read(std::size_t n) {
                           fmt::format("{} sent an invalid reply ({}); the connection was reset and "
                                       "the request's outcome is unknown",
                                       ep_.describe(), ex.what())));
-        return;
+        return false;
     }
-    if (!inflight_.empty()) start_read();
+    return true;
 }
 
 bool Connection::drop_if_hung_up_locked() {

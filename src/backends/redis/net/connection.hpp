@@ -4,6 +4,9 @@
 // writes every queued request in one write, reads replies and hands each to its caller. The
 // others queue their bytes, wake the leader and wait. A lone caller therefore pays exactly one
 // round trip (no thread hop), and concurrent callers share writes and reads (pipelining).
+// On a plain socket the leader writes at once and waits for the reply in poll() on the socket
+// and a wake-up eventfd, as a blocking client would: three system calls per request, where the
+// io_context's reactor took five (it stays for TLS, connecting, and writes that do not fit).
 #pragma once
 
 #include <condition_variable>
@@ -60,8 +63,13 @@ class Connection {
     Status connect(Clock::time_point deadline);
     void flush_locked();
     void start_write();
+    void send_failed(const std::error_code& ec);
     void start_read();
     void on_read(std::size_t n);
+    // The leader's wait for a reply on a plain socket (fd), until a reply, a wake-up or deadline.
+    void read_direct(int fd, Clock::time_point deadline);
+    bool consume_locked(std::size_t n);  // parses n bytes of rbuf_; false when it reset
+    void wake_locked();
     void reset(const Status& why);  // leader only: closes, fails in-flight batches
     // Before a request goes out on a session idle for a while: when the server hung up
     // meanwhile (a restart), closes it, so that the request goes to a new session rather than
@@ -78,6 +86,8 @@ class Connection {
     std::deque<BatchPtr> inflight_;  // written (or being written), awaiting replies in order
     bool leader_ = false;
     bool wake_posted_ = false;
+    bool polling_ = false;  // the leader waits in read_direct: wake it through wake_fd_
+    int wake_fd_ = -1;      // an eventfd; -1 (none could be made) keeps the reactor's way
     std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
 
     // Leader-only state: touched only by the thread that is leader (handoff under m_).

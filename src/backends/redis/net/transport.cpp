@@ -5,7 +5,8 @@
 
 namespace deadbolt::detail {
 
-std::size_t Transport::try_write(asio::const_buffer b, std::error_code& ec) {
+template <class F>
+std::size_t Transport::on_plain(std::error_code& ec, F f) {
     ec.clear();
     return std::visit(
         [&](auto& s) -> std::size_t {
@@ -13,12 +14,32 @@ std::size_t Transport::try_write(asio::const_buffer b, std::error_code& ec) {
             if constexpr (std::is_same_v<S, asio::ip::tcp::socket> ||
                           std::is_same_v<S, asio::local::stream_protocol::socket>) {
                 if (!s.non_blocking()) s.non_blocking(true, ec);
-                std::size_t n = ec ? 0 : s.write_some(b, ec);
+                std::size_t n = ec ? 0 : f(s, ec);
                 if (ec == asio::error::would_block || ec == asio::error::try_again) ec.clear();
                 return n;
             } else {
                 return 0;
             }
+        },
+        s_);
+}
+
+std::size_t Transport::try_write(asio::const_buffer b, std::error_code& ec) {
+    return on_plain(ec, [&](auto& s, std::error_code& e) { return s.write_some(b, e); });
+}
+
+std::size_t Transport::try_read(asio::mutable_buffer b, std::error_code& ec) {
+    return on_plain(ec, [&](auto& s, std::error_code& e) { return s.read_some(b, e); });
+}
+
+int Transport::plain_fd() noexcept {
+    return std::visit(
+        [](auto& s) -> int {
+            using S = std::decay_t<decltype(s)>;
+            if constexpr (std::is_same_v<S, std::monostate> || std::is_same_v<S, SharedTls>)
+                return -1;
+            else
+                return s.native_handle();
         },
         s_);
 }
