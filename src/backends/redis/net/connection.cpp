@@ -61,15 +61,25 @@ Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t
 }
 
 void Connection::wake_locked() {
-    // Makes the leader's wait return and flush our bytes.
-    wake_posted_ = true;
     if (polling_) {
-        // It fails only when full (2^64 - 2 wake-ups unread): the leader wakes anyway.
-        std::uint64_t one = 1;
-        [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
-    } else {
-        asio::post(io_, [] {});
+        // The leader waits for replies on the socket: our bytes go out from here, and it
+        // wakes for the replies alone. It is woken only to finish a write the socket did not
+        // take (the reactor's job) or to hear of a failed one.
+        flush_locked(false);
+        if (writing_ || send_error_) poke();
+        return;
     }
+    wake_posted_ = true;
+    if (in_reactor_)
+        asio::post(io_, [] {});  // makes the leader's run_one return and flush our bytes
+    else
+        poke();  // between two waits: the next one returns at once
+}
+
+void Connection::poke() noexcept {
+    // It fails only when full (2^64 - 2 wake-ups unread): the leader wakes anyway.
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
 }
 
 Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
@@ -78,7 +88,7 @@ Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
     // With a leader, it flushes our bytes; without a session, wait() connects first.
     if (leader_ || !connected_ || target_ || drop_if_hung_up_locked()) return b;
     leader_ = true;
-    flush_locked();
+    flush_locked(true);
     if (writing_) {
         lk.unlock();
         if (io_.stopped()) io_.restart();
@@ -155,6 +165,7 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
         }
         {
             std::lock_guard lk(m_);
+            in_reactor_ = false;
             drop_if_hung_up_locked();
         }
         if (!connected_) {
@@ -176,11 +187,12 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
             std::lock_guard lk(m_);
             if (mine->done) return;
             wake_posted_ = false;
-            flush_locked();
+            flush_locked(true);
             if (!writing_ && !reading_ && !inflight_.empty() && wake_fd_ >= 0)
                 fd = transport_.plain_fd();
             polling_ = fd >= 0;
-            if (!polling_ && !reading_ && !inflight_.empty()) start_read();
+            in_reactor_ = !polling_;
+            if (in_reactor_ && !reading_ && !inflight_.empty()) start_read();
         }
         if (fd >= 0) {
             read_direct(fd, deadline);
@@ -233,7 +245,7 @@ Status Connection::connect(Clock::time_point deadline) {
     }
 }
 
-void Connection::flush_locked() {
+void Connection::flush_locked(bool by_leader) {
     if (writing_ || queued_.empty() || !connected_) return;
     wbuf_.clear();
     for (auto& q : queued_) {
@@ -245,7 +257,14 @@ void Connection::flush_locked() {
     // Out at once from this thread; the reactor only sends what the socket did not take.
     std::error_code ec;
     std::size_t sent = transport_.try_write(asio::buffer(wbuf_), ec);
-    if (ec) return send_failed(ec);
+    if (ec) {
+        // The leader resets the session: it may be polling its socket now.
+        if (by_leader)
+            send_failed(ec);
+        else
+            send_error_ = ec;
+        return;
+    }
     if (sent == wbuf_.size()) return;
     wbuf_.erase(0, sent);
     start_write();
@@ -306,9 +325,15 @@ void Connection::read_direct(int fd, Clock::time_point deadline) {
                              {.fd = wake_fd_, .events = POLLIN, .revents = 0}}};
     int r = ::ppoll(p.data(), p.size(), &ts, nullptr);
     std::lock_guard lk(m_);
+    polling_ = false;
     if (r > 0 && p[1].revents != 0) {
         std::uint64_t drained = 0;
         [[maybe_unused]] auto r2 = ::read(wake_fd_, &drained, sizeof drained);
+    }
+    if (send_error_) {
+        auto failed = *send_error_;
+        send_error_.reset();
+        return send_failed(failed);
     }
     if (r <= 0 || p[0].revents == 0) return;  // a wake-up, the deadline or a signal
     std::error_code ec;

@@ -7,6 +7,8 @@
 // On a plain socket the leader writes at once and waits for the reply in poll() on the socket
 // and a wake-up eventfd, as a blocking client would: three system calls per request, where the
 // io_context's reactor took five (it stays for TLS, connecting, and writes that do not fit).
+// While it so waits, other callers write their requests themselves rather than wake it, so the
+// leader wakes for replies only.
 #pragma once
 
 #include <condition_variable>
@@ -61,7 +63,7 @@ class Connection {
 
     void lead(const BatchPtr& mine, Clock::time_point deadline);
     Status connect(Clock::time_point deadline);
-    void flush_locked();
+    void flush_locked(bool by_leader);  // a caller that is not the leader leaves a failure to it
     void start_write();
     void send_failed(const std::error_code& ec);
     void start_read();
@@ -70,6 +72,7 @@ class Connection {
     void read_direct(int fd, Clock::time_point deadline);
     bool consume_locked(std::size_t n);  // parses n bytes of rbuf_; false when it reset
     void wake_locked();
+    void poke() noexcept;           // wakes read_direct's wait
     void reset(const Status& why);  // leader only: closes, fails in-flight batches
     // Before a request goes out on a session idle for a while: when the server hung up
     // meanwhile (a restart), closes it, so that the request goes to a new session rather than
@@ -86,8 +89,10 @@ class Connection {
     std::deque<BatchPtr> inflight_;  // written (or being written), awaiting replies in order
     bool leader_ = false;
     bool wake_posted_ = false;
-    bool polling_ = false;  // the leader waits in read_direct: wake it through wake_fd_
-    int wake_fd_ = -1;      // an eventfd; -1 (none could be made) keeps the reactor's way
+    bool polling_ = false;     // the leader waits in read_direct: others write for themselves
+    bool in_reactor_ = false;  // the leader waits in io_: wake it with a post
+    std::optional<std::error_code> send_error_;  // a write by a caller that was not the leader
+    int wake_fd_ = -1;  // an eventfd; -1 (none could be made) keeps the reactor's way
     std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
 
     // Leader-only state: touched only by the thread that is leader (handoff under m_).
