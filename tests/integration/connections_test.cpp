@@ -68,6 +68,34 @@ TEST(Connections, OverlappingBlockingCallersOpenConnectionsUpToTheLimit) {
     EXPECT_EQ(connections_while_overlapping(o, 6), 0) << "all pipelined on the first";
 }
 
+// Callers that share one connection write their own requests while its leader waits for
+// replies; requests too big for the socket's buffer go to the leader's reactor. Each must get
+// its own reply: a value read back is the one its thread wrote, and no call times out.
+TEST(Connections, CallersSharingOneConnectionGetTheirOwnRepliesSmallOrLarge) {
+    deadbolt::ClientOptions o;
+    o.engine = redis_options(1);
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url(), o);
+    constexpr int kThreads = 8, kRounds = 30;
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> callers;
+    callers.reserve(kThreads);
+    for (int t = 0; t < kThreads; ++t)
+        callers.emplace_back([&, t] {
+            const std::string key = "data" + std::to_string(t);
+            for (int i = 0; i < kRounds; ++i) {
+                // Every other thread writes 1 MB (more than a socket's buffer takes at once).
+                std::string value(t % 2 == 0 ? std::size_t{1} << 20 : 16, char('a' + t));
+                value += std::to_string(i);
+                auto lease = c.acquire("job" + std::to_string(t));
+                if (!c.fenced_set(key, value, lease.fence()).accepted) ++wrong;
+                if (c.fenced_get(key).value != value) ++wrong;
+                lease.release();
+            }
+        });
+    for (auto& th : callers) th.join();
+    EXPECT_EQ(wrong.load(), 0);
+}
 TEST(Connections, SyncReplicasKeepsOneConnectionForWaitToCountItsWrites) {
     deadbolt::RedisOptions r;
     r.command_connections = 4;
