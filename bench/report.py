@@ -88,36 +88,61 @@ def table(results):
     return "\n".join(lines) + "\n"
 
 
-def primitives_table(results):
-    """Scenario 3p: one column per primitive, ratios to the Mutex under the same load."""
-    s3p = results["scenarios"].get("3p_primitives")
-    if not s3p:
-        return ""
-    names = list(s3p)
+def side_by_side(runs, labels, ratio_labels):
+    """Scenario 3's metrics for each column of runs (name -> repetitions), with each column's
+    ratio to the first where the label is in ratio_labels."""
+    names = list(runs)
     lines = ["| metric | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-    for label, get in (
-            ("acquisitions/s", lambda r: r.get("acquisitions_per_s")),
-            ("handoffs/s", lambda r: r.get("handoffs_per_s")),
-            ("wait p50 ms", lambda r: r.get("wait_ms", {}).get("p50")),
-            ("wait p99 ms", lambda r: r.get("wait_ms", {}).get("p99")),
-            ("wait max ms", lambda r: r.get("wait_ms", {}).get("max")),
-            ("Jain fairness", lambda r: r.get("jain")),
-            ("max run", lambda r: r.get("max_run")),
-            ("lost updates", lambda r: r.get("lost_updates")),
-            ("violations", lambda r: r.get("violations")),
-            ("acquire failures", lambda r: r.get("failures"))):
+    getters = {
+        "acquisitions/s": lambda r: r.get("acquisitions_per_s"),
+        "handoffs/s": lambda r: r.get("handoffs_per_s"),
+        "wait p50 ms": lambda r: r.get("wait_ms", {}).get("p50"),
+        "wait p99 ms": lambda r: r.get("wait_ms", {}).get("p99"),
+        "wait max ms": lambda r: r.get("wait_ms", {}).get("max"),
+        "Jain fairness": lambda r: r.get("jain"),
+        "max run": lambda r: r.get("max_run"),
+        "lost updates": lambda r: r.get("lost_updates"),
+        "violations": lambda r: r.get("violations"),
+        "acquire failures": lambda r: r.get("failures"),
+        "client CPU s": lambda r: r.get("cpu_s"),
+    }
+    for label in labels:
+        get = getters[label]
         cells, meds = [], {}
         for n in names:
-            text, meds[n] = cell([get(r) for r in s3p[n]])
+            text, meds[n] = cell([get(r) for r in runs[n]])
             cells.append(text)
         base = meds.get(names[0])
-        if label in ("acquisitions/s", "wait p50 ms", "wait p99 ms") and base:
+        if label in ratio_labels and base:
             cells = [c if n == names[0] or meds[n] is None else f"{c} ({meds[n] / base:.2f}x)"
                      for n, c in zip(names, cells)]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def primitives_table(results):
+    s3p = results["scenarios"].get("3p_primitives")
+    if not s3p:
+        return ""
+    labels = ["acquisitions/s", "handoffs/s", "wait p50 ms", "wait p99 ms", "wait max ms",
+              "Jain fairness", "max run", "lost updates", "violations", "acquire failures"]
     return ("\n3p. deadbolt's primitives, 8 processes on one name, a read-modify-write inside "
             "(readers read twice; semaphore holders count occupancy); (x) = ratio to Mutex.\n\n"
-            + "\n".join(lines) + "\n")
+            + side_by_side(s3p, labels, ("acquisitions/s", "wait p50 ms", "wait p99 ms")))
+
+
+def notified_table(results):
+    s3n = results["scenarios"].get("3n_notified")
+    if not s3n:
+        return ""
+    labels = ["acquisitions/s", "handoffs/s", "wait p50 ms", "wait p99 ms", "lost updates",
+              "client CPU s"]
+    return ("\n3n. Scenario 3's limit for a client that waits instead of polling: raw hiredis "
+            "notified (SET NX and a fence in one script; refused, it waits for the release's "
+            "PUBLISH on a subscription held all run, then tries again; every waiter woken), "
+            "beside raw hiredis's busy retry and deadbolt, runs interleaved; (x) = ratio to raw "
+            "hiredis busy.\n\n"
+            + side_by_side(s3n, labels, ("acquisitions/s", "handoffs/s")))
 
 
 def throughput_table(results):
@@ -255,7 +280,7 @@ def charts(results, out):
 
 def write(results, out):
     """Writes table.md and the charts into out; returns a short summary."""
-    t = (table(results) + throughput_table(results) + metrics_table(results) + primitives_table(results)
+    t = (table(results) + throughput_table(results) + metrics_table(results) + primitives_table(results) + notified_table(results)
          + redlock_table(results) + cluster_table(results))
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     made = charts(results, out)

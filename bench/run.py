@@ -41,7 +41,10 @@ CONTENDERS = {
 LIMIT, OURS = "raw hiredis", "deadbolt"
 # The asynchronous API, in scenarios 1 and 2: --threads loops in flight from one thread.
 ASYNC = "deadbolt async"
-DRIVERS = {**CONTENDERS, ASYNC: ([DRIVER], ["--contender", "deadbolt-async"])}
+# Scenario 3n: raw hiredis that waits for the release's message instead of polling.
+NOTIFIED = "raw hiredis notified"
+DRIVERS = {**CONTENDERS, ASYNC: ([DRIVER], ["--contender", "deadbolt-async"]),
+           NOTIFIED: ([DRIVER], ["--contender", "raw-notify"])}
 # Scenario 3p: deadbolt's primitives, each by 8 processes on one name.
 PRIMITIVES = {
     "Mutex": "mutex",
@@ -174,10 +177,13 @@ def check(results):
         bad += [f"1: no cycles for {c}" for rows in by_cpu.values() for r in rows if r["cycles_per_s"] <= 0]
     for c, by_t in sc["2_throughput"].items():
         bad += [f"2: no cycles for {c}" for rows in by_t.values() for r in rows if r["cycles_per_s"] <= 0]
-    bad += [f"2: no pipelined limit measured" for r in sc.get("2_pipelined_limit", [{}]) if not r.get("cycles_per_s")]
+    bad += ["2: no pipelined limit measured" for r in sc.get("2_pipelined_limit", [{}]) if not r.get("cycles_per_s")]
     for c, rows in sc["3_contended"].items():
         bad += [f"3: no acquisitions for {c}" for r in rows if r["acquisitions"] == 0]
         bad += [f"3: {c} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
+    for name, rows in sc.get("3n_notified", {}).items():
+        bad += [f"3n: no acquisitions for {name}" for r in rows if r["acquisitions"] == 0]
+        bad += [f"3n: {name} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
     for name, rows in sc.get("3p_primitives", {}).items():
         bad += [f"3p: no acquisitions for {name}" for r in rows if r["acquisitions"] == 0]
         bad += [f"3p: {name} lost {r['lost_updates']} updates" for r in rows if r["lost_updates"] != 0]
@@ -310,6 +316,14 @@ def main():
         for _ in range(reps if 3 in only else 0):
             for c in CONTENDERS:
                 s3[c].append(contend(c))
+        # 3n. The limit of not polling: raw hiredis notified, beside the busy raw and deadbolt.
+        notified = {"raw hiredis busy": LIMIT, "raw hiredis notified": NOTIFIED, "deadbolt": OURS}
+        s3n = {name: [] for name in notified}
+        if 3 in only:
+            sc["3n_notified"] = s3n
+        for _ in range(reps if 3 in only else 0):
+            for name, c in notified.items():
+                s3n[name].append(contend(c))
         # 3p. deadbolt's other primitives under the same load (no peer here has them).
         s3p = {name: [] for name in PRIMITIVES}
         if 3 in only:
