@@ -95,7 +95,9 @@ class Connection {
     int wake_fd_ = -1;  // an eventfd; -1 (none could be made) keeps the reactor's way
     std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
 
-    // Leader-only state: touched only by the thread that is leader (handoff under m_).
+    // Leader-only state: touched only by the thread that is leader (handoff under m_), except
+    // that while it polls (polling_) another caller may write its request under m_
+    // (flush_locked: connected_, writing_, gen_, wbuf_).
     bool connected_ = false;
     bool writing_ = false;
     bool reading_ = false;

@@ -32,30 +32,26 @@ std::size_t Transport::try_read(asio::mutable_buffer b, std::error_code& ec) {
     return on_plain(ec, [&](auto& s, std::error_code& e) { return s.read_some(b, e); });
 }
 
-int Transport::plain_fd() noexcept {
+int Transport::native_fd(bool tls_too) noexcept {
     return std::visit(
-        [](auto& s) -> int {
+        [tls_too](auto& s) -> int {
             using S = std::decay_t<decltype(s)>;
-            if constexpr (std::is_same_v<S, std::monostate> || std::is_same_v<S, SharedTls>)
+            if constexpr (std::is_same_v<S, std::monostate>)
                 return -1;
+            else if constexpr (std::is_same_v<S, SharedTls>)
+                return tls_too ? s->lowest_layer().native_handle() : -1;
             else
                 return s.native_handle();
         },
         s_);
 }
 
+int Transport::plain_fd() noexcept {
+    return native_fd(false);
+}
+
 bool Transport::peer_closed() noexcept {
-    int fd = std::visit(
-        [](auto& s) -> int {
-            using S = std::decay_t<decltype(s)>;
-            if constexpr (std::is_same_v<S, std::monostate>)
-                return -1;
-            else if constexpr (std::is_same_v<S, SharedTls>)
-                return s->lowest_layer().native_handle();
-            else
-                return s.native_handle();
-        },
-        s_);
+    int fd = native_fd(true);
     if (fd < 0) return false;
     pollfd p{.fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0};
     return ::poll(&p, 1, 0) > 0 && p.revents != 0;

@@ -93,6 +93,8 @@ class Transport {
             s_);
     }
 
+    // The open stream's socket descriptor (a TLS stream's only if tls_too); -1 when closed.
+    int native_fd(bool tls_too) noexcept;
     // Runs f(socket, ec) on an open plain socket made non-blocking; 0 on TLS or none.
     template <class F>
     std::size_t on_plain(std::error_code& ec, F f);
