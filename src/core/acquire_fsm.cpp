@@ -13,6 +13,10 @@ namespace {
 // Pauses between rides over a blip: short at first, never long (the server may be back).
 constexpr std::chrono::milliseconds kBlipFirst{50};
 constexpr std::chrono::milliseconds kBlipMost{250};
+// Looks again after a refusal whose wake-up was spent (Attempted::wake_spent): the first soon
+// (a node's release a round trip behind), doubling to a pace that costs a server nothing.
+constexpr std::chrono::milliseconds kSpentWakeRecheck{10};
+constexpr std::chrono::milliseconds kSpentWakeRecheckMax{1000};
 
 bool is(const Status& st, errc e) {
     return st.ec == make_error_code(e);
@@ -164,6 +168,12 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
     if (rules_.refresh.count() > 0) wake = std::min(wake, now + rules_.refresh);
     if (sleep_instead_ && rules_.unarmed_recheck.count() > 0)
         wake = std::min(wake, now + rules_.unarmed_recheck);
+    // The rest of the release is most likely on its way: look again soon, backing off so
+    // that a node that lost the holding (a restart) does not make waiters poll fast.
+    spent_ = a.wake_spent ? spent_ + 1 : 0;
+    if (spent_ > 0)
+        wake = std::min(wake, now + jittered_backoff(spent_ - 1, kSpentWakeRecheck,
+                                                     kSpentWakeRecheckMax, uniform()));
     s.until = capped(wake);
     // Without wake-ups this once (the subscriber moves to another node meanwhile): a timed
     // sleep, and subscribe again after.

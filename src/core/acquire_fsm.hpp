@@ -52,8 +52,11 @@ struct Attempted {
     bool acquired = false;              // granted
     std::chrono::milliseconds pttl{0};  // refused: the holder's remaining TTL (-1 = none)
     bool cleanup_pending = false;       // part of a failed grant is still being undone
-    Clock::time_point sent_at{};        // the client's clock before sending
-    Clock::time_point replied_at{};     // the client's clock at the reply
+    // Refused, but the node that carries wake-ups has already let go (Redlock): its message
+    // for this release is spent, and the nodes still holding tell only their own subscribers.
+    bool wake_spent = false;
+    Clock::time_point sent_at{};     // the client's clock before sending
+    Clock::time_point replied_at{};  // the client's clock at the reply
     // Granted: when the engine's keeping of it began, if before sent_at (a session lease
     // last renewed then keeps the new key); validity runs from the earlier of the two.
     std::optional<Clock::time_point> kept_from{};
@@ -118,6 +121,7 @@ class AcquireFsm {
     std::minstd_rand rng_;
     bool yielding_ = false;       // waiting out a handoff before the first attempt
     bool subscribed_ = false;     // the wake-up is armed
+    unsigned spent_ = 0;          // refusals in a row with the wake-up spent: how far to back off
     bool sleep_instead_ = false;  // it could not be armed: wake at the holder's expiry once
     bool queued_ = false;         // the server may know us as a waiter
     unsigned blips_ = 0;          // connection errors ridden out in a row

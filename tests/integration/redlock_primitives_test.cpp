@@ -8,6 +8,7 @@
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "redlock_nodes.hpp"
+#include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
@@ -15,6 +16,7 @@ using deadbolt::test::code_of;
 using deadbolt::test::eventually;
 using deadbolt::test::no_wait;
 using deadbolt::test::RedlockNodes;
+using deadbolt::test::TcpProxy;
 using deadbolt::test::wait_for;
 
 namespace {
@@ -151,6 +153,12 @@ TEST(RedlockPrimitives, ElectionLeaderIsTheMajoritysAndTermsRise) {
     auto ew = w.election("primary");
     EXPECT_FALSE(ew.leader().elected);
     const auto term = ea.campaign("node-a").fence();
+    // campaign() returns once a majority agreed; the third node may take the term a moment
+    // later (a script it had to load first). Stopping a node of that majority before then
+    // leaves no majority to read, as Redlock promises.
+    ASSERT_TRUE(eventually([&] {
+        return c.answering({"HGET", "primary", "term"}, std::to_string(term)) == 3;
+    })) << "a node never took the agreed term";
     c[2].stop();  // reads, proclamations and the next election need only a majority
     auto seen = ew.leader();
     EXPECT_TRUE(seen.elected);
@@ -190,4 +198,42 @@ TEST(RedlockPrimitives, AnObserverSeesTheNewLeaderWhenTheMessageNodeIsDown) {
     candidate.join();
     EXPECT_TRUE(seen.elected);
     EXPECT_EQ(seen.value, "node-a");
+}
+
+// Observers hear of changes from the first node only. When it applies a change before the
+// others (a slower link, a script they must load first), its message comes before a majority
+// agrees, and the others announce the change only to their own subscribers: the observer must
+// look again, not sleep until the term's expiry.
+TEST(RedlockPrimitives, AnObserverSeesAChangeTheFirstNodeAnnouncedBeforeTheMajorityHadIt) {
+    RedlockNodes c(3);
+    TcpProxy slow1(c[1].port()), slow2(c[2].port());
+    auto a = deadbolt::Client::connect("redlock://127.0.0.1:" + std::to_string(c[0].port()) +
+                                       ",127.0.0.1:" + std::to_string(slow1.port()) +
+                                       ",127.0.0.1:" + std::to_string(slow2.port()));
+    auto w = deadbolt::Client::connect(c.url());
+    auto ea = a.election("primary", {.ttl = 60s});
+    auto ew = w.election("primary");
+    ea.campaign("first");
+    auto value_on = [&](const std::string& v) {
+        return c.answering({"HGET", "primary", "value"}, v);
+    };
+    ASSERT_TRUE(eventually([&] { return value_on("first") == 3; }));
+    auto seen = ew.leader();
+    ASSERT_EQ(seen.value, "first");
+    slow1.stall_requests(true);
+    slow2.stall_requests(true);
+    std::thread changer([&] { ea.proclaim("second"); });
+    std::thread resume([&] {
+        // Node 0 has announced "second"; nodes 1 and 2 still say "first" for a while.
+        EXPECT_TRUE(eventually([&] { return value_on("second") == 1; }));
+        std::this_thread::sleep_for(300ms);
+        slow1.stall_requests(false);
+        slow2.stall_requests(false);
+    });
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    auto now = ew.observe(seen, {.deadline = deadline});
+    EXPECT_LT(std::chrono::steady_clock::now(), deadline) << "the observer slept past the change";
+    resume.join();
+    changer.join();
+    EXPECT_EQ(now.value, "second");
 }

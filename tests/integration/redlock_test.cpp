@@ -656,3 +656,39 @@ TEST(Redlock, PrimitivesThatCannotKeepTheirPromiseAreRefusedWithTheReason) {
     // Nothing was written anywhere.
     for (auto& s : c.nodes) EXPECT_EQ(s->raw().cmd({"DBSIZE"}).integer, 0);
 }
+
+// A waiter hears of a release from the first node only. When that node frees the lock before
+// the others (a slower link), the waiter it wakes still finds a majority held, and the other
+// nodes announce their release only to their own subscribers: it must try again, not sleep
+// until the holder's expiry.
+TEST(Redlock, AWaiterGetsALockTheFirstNodeFreedBeforeTheMajorityDid) {
+    Cluster c(3);
+    TcpProxy slow1(c[1].port()), slow2(c[2].port());
+    auto holder = deadbolt::Client::connect("redlock://127.0.0.1:" + std::to_string(c[0].port()) +
+                                            ",127.0.0.1:" + std::to_string(slow1.port()) +
+                                            ",127.0.0.1:" + std::to_string(slow2.port()));
+    auto waiter = deadbolt::Client::connect(c.url());
+    auto lease = holder.acquire("job", {.ttl = 60s});
+    ASSERT_TRUE(eventually([&] { return c.holding("job", lease.token()) == 3; }));
+    // Well past a handoff, well short of what the waiter would sleep without a look: its place
+    // in the line lasts 5 s (waiter_ttl), the holder's TTL 60 s.
+    const auto deadline = Clock::now() + 4s;
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(200ms);  // the waiter is waiting
+        slow1.stall_requests(true);
+        slow2.stall_requests(true);
+        std::thread resume([&] {
+            // Node 0 has freed the lock; nodes 1 and 2 still hold it for a while.
+            EXPECT_TRUE(eventually([&] { return c.holding("job", lease.token()) == 2; }));
+            std::this_thread::sleep_for(300ms);
+            slow1.stall_requests(false);
+            slow2.stall_requests(false);
+        });
+        lease.release();
+        resume.join();
+    });
+    auto got = waiter.acquire("job", {.ttl = 10s}, {.deadline = deadline});
+    EXPECT_LT(Clock::now(), deadline) << "the waiter slept past the release";
+    releaser.join();
+    EXPECT_EQ(c.holding("job", got.token()), 3);
+}

@@ -155,6 +155,36 @@ TEST(AcquireFsm, WaitJitterAndRefreshAndNoExpiryBoundTheWait) {
     EXPECT_EQ(s.until, t0 + 1s);
 }
 
+TEST(AcquireFsm, ASpentWakeUpLooksAgainSoonBackingOffUntilOneIsNot) {
+    AcquireFsm m(rules(), t0);
+    m.start(t0);
+    m.attempted(refused(30000ms), t0);
+    m.subscribed({}, t0);
+    auto spent = [](Clock::time_point at) {
+        auto a = refused(30000ms, at);
+        a.wake_spent = true;
+        return a;
+    };
+    // The message node let go first: no message is coming for the rest of the release.
+    auto s = m.attempted(spent(t0), t0);
+    EXPECT_EQ(s.next, Next::wait);
+    EXPECT_GE(s.until, t0 + 5ms);
+    EXPECT_LE(s.until, t0 + 10ms);
+    Clock::duration last = s.until - t0;
+    for (int i = 0; i < 12; ++i) {
+        s = m.attempted(spent(t0), t0);
+        EXPECT_GE(s.until - t0, last / 2) << "it backs off";
+        EXPECT_LE(s.until, t0 + 1000ms) << "never slower than a second";
+        last = s.until - t0;
+    }
+    EXPECT_GE(last, 500ms);
+    // A refusal with its wake-up to come waits for it (or the expiry) again.
+    s = m.attempted(refused(30000ms), t0);
+    EXPECT_EQ(s.until, t0 + 30001ms);
+    s = m.attempted(spent(t0), t0);
+    EXPECT_LE(s.until, t0 + 10ms) << "a new spell starts from the first step";
+}
+
 TEST(AcquireFsm, TheDeadlineEndsTheWaitAndCapsEverySleep) {
     AcquireFsm m(abandoning(300ms), t0);
     m.start(t0);

@@ -18,6 +18,7 @@ void report(AttemptOutcome out, Attempted& a, Fences& f) {
     a.acquired = out.acquired;
     a.pttl = out.pttl;
     a.cleanup_pending = out.cleanup_pending;
+    a.wake_spent = out.wake_spent;
     f.fence = out.fence;
     f.each = std::move(out.fences);
 }

@@ -20,6 +20,7 @@ struct AttemptOutcome {
     bool cleanup_pending = false;       // Redlock: this attempt's release still runs in the
                                         // background (a node did not answer)
     std::string ticket;                 // refused, having lined up: its place in the line
+    bool wake_spent = false;            // refused on Redlock, yet the message node was free
 };
 
 /// An acquire script's {1, fence} (or {1, fence per name...}), {2, fence} for a re-entry, or

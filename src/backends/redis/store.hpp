@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -134,6 +135,9 @@ class RedisStore final : public Store,
     std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
 
   private:
+    /// leader(); on Redlock also what the message node alone says, into *messenger.
+    Status read_leader(const std::string& name, Leader& out, std::optional<Leader>* messenger);
+
     RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> conn,
                std::shared_ptr<Server> s, std::shared_ptr<Nodes> n);
 

@@ -6,6 +6,7 @@
 #include "backends/redis/specs.hpp"
 #include "backends/redis/store.hpp"
 #include "backends/redis/waker.hpp"
+#include "core/backoff.hpp"
 #include "core/quorum.hpp"
 
 namespace deadbolt::detail {
@@ -13,6 +14,8 @@ namespace {
 
 // Without release messages (Redlock's first node down), how often an observer looks again.
 constexpr std::chrono::milliseconds kUnarmedRecheck{1000};
+// While Redlock's message node is ahead of the majority, the first look again (doubling).
+constexpr std::chrono::milliseconds kLaggingRecheck{10};
 
 // One node's {value, term, pttl} (or {}) as a Leader.
 Status parse_leader(const Reply& r, Leader& out) {
@@ -42,6 +45,11 @@ Status RedisStore::proclaim(const std::string& name, const std::string& token,
 }
 
 Status RedisStore::leader(const std::string& name, Leader& out) {
+    return read_leader(name, out, nullptr);
+}
+
+Status RedisStore::read_leader(const std::string& name, Leader& out,
+                               std::optional<Leader>* messenger) {
     std::string key = key_of(name);
     ScriptCall call{&leader_read_script(), {key}, {}};
     if (nodes->redlock()) {
@@ -51,26 +59,42 @@ Status RedisStore::leader(const std::string& name, Leader& out) {
             !st.ok())
             return st;
         std::vector<Leader> seen;
-        for (const auto& r : results) {
+        for (std::size_t i = 0; i < results.size(); ++i) {
             Leader one;
-            if (r.status.ok() && parse_leader(r.replies.front(), one).ok())
-                seen.push_back(std::move(one));
+            const auto& r = results[i];
+            if (!r.status.ok() || !parse_leader(r.replies.front(), one).ok()) continue;
+            if (i == 0 && messenger) *messenger = one;
+            seen.push_back(std::move(one));
         }
         out = majority_leader(seen, static_cast<int>(nodes->size()));
         return {};
     }
     Reply r;
     if (auto st = server->eval(call, r, deadline()); !st.ok()) return st;
-    return parse_leader(r, out);
+    if (auto st = parse_leader(r, out); !st.ok()) return st;
+    if (messenger) *messenger = out;
+    return {};
 }
 
 Leader RedisStore::observe(const std::string& name, const Leader& seen, const AcquireOptions& how) {
     Leader now;
+    unsigned ahead = 0;
     // A leader that dies without resigning publishes nothing: the watch wakes at its expiry.
     auto look = [&](Look& found) {
-        auto st = leader(name, now);
+        std::optional<Leader> messenger;
+        auto st = read_leader(name, now, &messenger);
         found.done = st.ok() && !now.same_as(seen);
         found.ttl = now.elected && now.ttl.count() >= 0 ? now.ttl : std::chrono::milliseconds(-1);
+        // On Redlock the message comes from the first node only. Once that node is ahead of
+        // the majority, it has announced a change the other nodes have yet to apply (a slower
+        // link, a script they had to load first), and they announce it only to their own
+        // subscribers: look again soon, backing off, instead of sleeping until the expiry.
+        if (st.ok() && !found.done && messenger && !messenger->same_as(now)) {
+            auto soon = jittered_backoff(ahead++, kLaggingRecheck, kUnarmedRecheck);
+            if (found.ttl.count() < 0 || soon < found.ttl) found.ttl = soon;
+        } else {
+            ahead = 0;
+        }
         return st;
     };
     watch_channels(client, {observe_channel(client.options.key_prefix, name)}, look, how,

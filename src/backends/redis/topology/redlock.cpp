@@ -1,8 +1,10 @@
 #include "backends/redis/topology/redlock.hpp"
+
 #include "backends/redis/store.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "backends/redis/holding.hpp"
@@ -282,6 +284,8 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
         // A majority was free but the attempt still failed: contenders split the vote, or a
         // round ran out of validity. Try again soon, at a random moment.
         if (out.pttl.count() == 0) out.pttl = split_vote_delay();
+        // Release messages come from the first node: free there, it has sent its message.
+        out.wake_spent = std::find(r1.granted.begin(), r1.granted.end(), 0) != r1.granted.end();
         done({}, out);
     }
 };
