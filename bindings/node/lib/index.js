@@ -33,13 +33,17 @@ function flushSoon() {
   });
 }
 
-// Runs start(waitId) with signal's abort cancelling the wait it started (waitId > 0 then);
-// a cancelled wait rejects with signal.reason, as Node's own APIs do.
+// Runs start(waitId) with signal's abort cancelling the wait it started; a cancelled wait
+// rejects with signal.reason, as Node's own APIs do. Every wait has an id, signal or not: the
+// environment's end (a worker terminated) cancels them all.
 async function cancellable(signal, start, cancel) {
-  if (!signal) return start(0);
-  if (!(signal instanceof AbortSignal)) throw new UsageError('signal must be an AbortSignal');
-  signal.throwIfAborted();
-  const id = ++lastWait;
+  if (signal && !(signal instanceof AbortSignal)) {
+    throw new UsageError('signal must be an AbortSignal');
+  }
+  if (signal) signal.throwIfAborted();
+  lastWait = lastWait >= 0xfffffffe ? 1 : lastWait + 1; // a native uint32, never 0
+  const id = lastWait;
+  if (!signal) return start(id);
   const onAbort = () => cancel(id);
   signal.addEventListener('abort', onAbort, { once: true });
   try {

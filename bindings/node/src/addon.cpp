@@ -33,6 +33,8 @@ Napi::Value setup(const Napi::CallbackInfo& info) {
 Napi::Object init(Napi::Env env, Napi::Object exports) {
     auto* a = new Addon;
     a->channel = Channel::open(env);
+    // Registered after the channel's, so it runs before it: the waits' ends can still post.
+    env.AddCleanupHook([c = a->cancels] { c->cancel_all(); });
     env.SetInstanceData(a);
     exports.Set("setup", Napi::Function::New(env, setup));
     exports.Set("flush", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 
+#include "cancels.hpp"
 #include "channel.hpp"
 #include "deadbolt/client.hpp"
 
@@ -18,6 +19,7 @@ namespace deadbolt::node {
 /// One environment's state of the addon, made at load and destroyed on its JS thread.
 struct Addon {
     std::shared_ptr<Channel> channel;
+    std::shared_ptr<Cancels> cancels = std::make_shared<Cancels>();  // every wait of this env
     Napi::FunctionReference make_error;  // the package's (className, message, code, retryable)
     Napi::FunctionReference lost;        // the package's (requestId, name, error)
     Napi::FunctionReference lease_class;

@@ -1,4 +1,6 @@
-// The waits that JS may cancel (an AbortSignal's abort), by the id the package gave each.
+// The waits of one environment, by the id the package gave each: JS may cancel one (an
+// AbortSignal's abort), and the environment's end (a worker terminated) cancels them all, so
+// no wait goes on for a thread that is gone.
 #pragma once
 
 #include <napi.h>
@@ -11,7 +13,8 @@
 
 namespace deadbolt::node {
 
-/// Used on the JS thread only; shared (by pointer) with the completions that close ids.
+/// Used on the JS thread only; one per environment (Addon), shared (by pointer) with the
+/// completions that close ids.
 class Cancels {
   public:
     /// The stop token of wait id; an empty token (never stops) for id 0.
@@ -24,6 +27,10 @@ class Cancels {
     void cancel(std::uint32_t id) {
         auto it = m_.find(id);
         if (it != m_.end()) it->second.request_stop();
+    }
+    /// Ends every wait still waiting (the environment is going).
+    void cancel_all() {
+        for (auto& [id, stop] : m_) stop.request_stop();
     }
 
   private:

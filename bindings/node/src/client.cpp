@@ -87,7 +87,8 @@ std::uint64_t u64_of(const Napi::Value& v, const char* what) {
 // every acquisition of it.
 class JsRequest : public Napi::ObjectWrap<JsRequest> {
   public:
-    explicit JsRequest(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsRequest>(info) {}
+    explicit JsRequest(const Napi::CallbackInfo& info)
+        : Napi::ObjectWrap<JsRequest>(info), cancels_(Addon::of(info.Env()).cancels) {}
 
     void set(Client c, detail::AsyncTarget t, MutexOptions o) {
         loop_ = detail::loop_of(c);
@@ -146,7 +147,7 @@ class JsRequest : public Napi::ObjectWrap<JsRequest> {
     };
     std::shared_ptr<const Spec> spec_;  // shared with the starts on the client's loop
     detail::LoopHandle loop_;
-    std::shared_ptr<Cancels> cancels_ = std::make_shared<Cancels>();
+    std::shared_ptr<Cancels> cancels_;  // the environment's (Addon::cancels)
 };
 
 }  // namespace

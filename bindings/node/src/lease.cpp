@@ -15,13 +15,15 @@ Lease sharing(Lease& l) {
     return detail::make_lease(std::move(state));
 }
 
-// The holding, shared with a call on another thread; it never releases (the JS object's
-// lease does).
+// The holding, shared with a call on another thread; it never releases, and keeps the JS
+// object's lease from being released (when JS lets go of it meanwhile) until the call is
+// over: a release beside an extend() would make it report a loss nobody had.
 struct Borrowed {
-    explicit Borrowed(Lease& of) : l(sharing(of)) {}
+    explicit Borrowed(const std::shared_ptr<Granted>& of) : keep(of), l(sharing(of->lease)) {}
     Borrowed(const Borrowed&) = delete;
     Borrowed& operator=(const Borrowed&) = delete;
     ~Borrowed() { detail::take_state(l); }
+    std::shared_ptr<Granted> keep;
     Lease l;
 };
 
@@ -33,28 +35,24 @@ Granted::~Granted() {
 
 JsLease::JsLease(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsLease>(info) {}
 
-JsLease::~JsLease() {
-    Granted going(std::move(lease_));
-}
-
 Napi::Object JsLease::make(Napi::Env env, Lease l) {
     auto o = Addon::of(env).lease_class.New({});
-    Unwrap(o)->lease_ = std::move(l);
+    Unwrap(o)->own_->lease = std::move(l);
     return o;
 }
 
 Napi::Value JsLease::name(const Napi::CallbackInfo& info) {
-    return js_name(info.Env(), lease_.name());
+    return js_name(info.Env(), own_->lease.name());
 }
 Napi::Value JsLease::token(const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), lease_.token());
+    return Napi::String::New(info.Env(), own_->lease.token());
 }
 Napi::Value JsLease::fence(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), static_cast<double>(lease_.fence()));
+    return Napi::Number::New(info.Env(), static_cast<double>(own_->lease.fence()));
 }
 Napi::Value JsLease::fences(const Napi::CallbackInfo& info) {
     auto env = info.Env();
-    auto all = lease_.fences();
+    auto all = own_->lease.fences();
     auto out = Napi::Array::New(env, all.size());
     for (std::uint32_t i = 0; i < all.size(); ++i) {
         auto f = Napi::Object::New(env);
@@ -65,30 +63,31 @@ Napi::Value JsLease::fences(const Napi::CallbackInfo& info) {
     return out;
 }
 Napi::Value JsLease::remaining(const Napi::CallbackInfo& info) {
-    if (!lease_) return Napi::Number::New(info.Env(), 0);
-    std::chrono::duration<double, std::milli> left = lease_.valid_until() - Lease::clock::now();
+    if (!own_->lease) return Napi::Number::New(info.Env(), 0);
+    std::chrono::duration<double, std::milli> left =
+        own_->lease.valid_until() - Lease::clock::now();
     return Napi::Number::New(info.Env(), left.count());
 }
 Napi::Value JsLease::valid(const Napi::CallbackInfo& info) {
-    return Napi::Boolean::New(info.Env(), lease_.valid());
+    return Napi::Boolean::New(info.Env(), own_->lease.valid());
 }
 Napi::Value JsLease::lost(const Napi::CallbackInfo& info) {
-    return Napi::Boolean::New(info.Env(), lease_.lost());
+    return Napi::Boolean::New(info.Env(), own_->lease.lost());
 }
 Napi::Value JsLease::held(const Napi::CallbackInfo& info) {
-    return Napi::Boolean::New(info.Env(), lease_.held());
+    return Napi::Boolean::New(info.Env(), own_->lease.held());
 }
 
 Napi::Value JsLease::release(const Napi::CallbackInfo& info) {
     auto env = info.Env();
     auto channel = Addon::of(env).channel;
     auto promise = Napi::Promise::Deferred::New(env);
-    if (!lease_.held()) {
+    if (!own_->lease.held()) {
         promise.Resolve(env.Undefined());
         return promise.Promise();
     }
     channel->keep(env);
-    auto loop = detail::loop_of(lease_);
+    auto loop = detail::loop_of(own_->lease);
     auto done = [channel, promise, loop](std::error_code ec, const std::string& why) {
         channel->deliver(loop, [channel, promise, ec, why](Napi::Env env) {
             channel->let_go(env);
@@ -98,7 +97,7 @@ Napi::Value JsLease::release(const Napi::CallbackInfo& info) {
             });
         });
     };
-    channel->send(loop, [lease = std::make_shared<Granted>(sharing(lease_)), done] {
+    channel->send(loop, [lease = std::make_shared<Granted>(sharing(own_->lease)), done] {
         detail::start_release_reporting(std::move(lease->lease), done);
     });
     return promise.Promise();
@@ -106,7 +105,7 @@ Napi::Value JsLease::release(const Napi::CallbackInfo& info) {
 
 Napi::Value JsLease::extend(const Napi::CallbackInfo& info) {
     auto ttl = ms_of(info[0], "ttl");
-    auto b = std::make_shared<Borrowed>(lease_);
+    auto b = std::make_shared<Borrowed>(own_);
     return offload(
         info.Env(),
         [b, ttl] {
@@ -117,7 +116,7 @@ Napi::Value JsLease::extend(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsLease::is_current(const Napi::CallbackInfo& info) {
-    auto b = std::make_shared<Borrowed>(lease_);
+    auto b = std::make_shared<Borrowed>(own_);
     return offload(
         info.Env(), [b] { return b->l.is_current(); },
         [](Napi::Env e, bool current) { return Napi::Boolean::New(e, current); });
@@ -126,7 +125,7 @@ Napi::Value JsLease::is_current(const Napi::CallbackInfo& info) {
 Napi::Value JsLease::put_if_current(const Napi::CallbackInfo& info) {
     auto key = name_of(info[0], "key");
     auto value = name_of(info[1], "value");
-    auto b = std::make_shared<Borrowed>(lease_);
+    auto b = std::make_shared<Borrowed>(own_);
     return offload(
         info.Env(), [b, key, value] { return b->l.put_if_current(key, value); },
         [](Napi::Env e, bool put) { return Napi::Boolean::New(e, put); });

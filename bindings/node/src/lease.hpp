@@ -19,8 +19,9 @@ struct Granted {
 class JsLease : public Napi::ObjectWrap<JsLease> {
   public:
     explicit JsLease(const Napi::CallbackInfo& info);
-    /// Starts releasing a lease still held when JS lets go of it (never blocks the JS thread).
-    ~JsLease() override;
+    /// Once JS lets go of it and no call of its own (extend, isCurrent, putIfCurrent) still
+    /// runs, a lease still held starts its release (never blocking the JS thread).
+    ~JsLease() override = default;
     JsLease(const JsLease&) = delete;
     JsLease& operator=(const JsLease&) = delete;
 
@@ -42,7 +43,8 @@ class JsLease : public Napi::ObjectWrap<JsLease> {
     Napi::Value is_current(const Napi::CallbackInfo& info);
     Napi::Value put_if_current(const Napi::CallbackInfo& info);
 
-    Lease lease_;
+    // Shared with the calls that run on other threads: released after the last of them.
+    std::shared_ptr<Granted> own_ = std::make_shared<Granted>(Lease{});
 };
 
 }  // namespace deadbolt::node

@@ -18,7 +18,8 @@ std::int64_t count_of(const Napi::Value& v, const char* what) {
 class JsRateLimiter : public Napi::ObjectWrap<JsRateLimiter> {
   public:
     // new NativeRateLimiter(client, name, rate, perMs, burst)
-    explicit JsRateLimiter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsRateLimiter>(info) {
+    explicit JsRateLimiter(const Napi::CallbackInfo& info)
+        : Napi::ObjectWrap<JsRateLimiter>(info), cancels_(Addon::of(info.Env()).cancels) {
         guarded(info.Env(), [&] {
             RateLimit limit{.rate = count_of(info[2], "rate"),
                             .per = ms_of(info[3], "per"),
@@ -71,7 +72,7 @@ class JsRateLimiter : public Napi::ObjectWrap<JsRateLimiter> {
 
   private:
     std::optional<RateLimiter> limiter_;
-    std::shared_ptr<Cancels> cancels_ = std::make_shared<Cancels>();
+    std::shared_ptr<Cancels> cancels_;  // the environment's (Addon::cancels)
 };
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace {
 class JsSemaphore : public Napi::ObjectWrap<JsSemaphore> {
   public:
     // new NativeSemaphore(client, name, permits, options, requestId)
-    explicit JsSemaphore(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsSemaphore>(info) {
+    explicit JsSemaphore(const Napi::CallbackInfo& info)
+        : Napi::ObjectWrap<JsSemaphore>(info), cancels_(Addon::of(info.Env()).cancels) {
         guarded(info.Env(), [&] {
             double permits = info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
             if (!(permits >= 1 && permits <= 1e6) || permits != static_cast<int>(permits))
@@ -59,13 +60,14 @@ class JsSemaphore : public Napi::ObjectWrap<JsSemaphore> {
 
   private:
     std::optional<PermitExpirableSemaphore> semaphore_;
-    std::shared_ptr<Cancels> cancels_ = std::make_shared<Cancels>();
+    std::shared_ptr<Cancels> cancels_;  // the environment's (Addon::cancels)
 };
 
 class JsLatch : public Napi::ObjectWrap<JsLatch> {
   public:
     // new NativeLatch(client, name)
-    explicit JsLatch(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsLatch>(info) {
+    explicit JsLatch(const Napi::CallbackInfo& info)
+        : Napi::ObjectWrap<JsLatch>(info), cancels_(Addon::of(info.Env()).cancels) {
         guarded(info.Env(),
                 [&] { latch_.emplace(client_of(info[0]).latch(name_of(info[1], "name"))); });
     }
@@ -122,7 +124,7 @@ class JsLatch : public Napi::ObjectWrap<JsLatch> {
 
   private:
     std::optional<CountDownLatch> latch_;
-    std::shared_ptr<Cancels> cancels_ = std::make_shared<Cancels>();
+    std::shared_ptr<Cancels> cancels_;  // the environment's (Addon::cancels)
 };
 
 }  // namespace
