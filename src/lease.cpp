@@ -125,11 +125,15 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
 }
 
 Status LeaseState::not_ours_at_release() const {
-    return Status::error(errc::not_owner,
-                         fmt::format("lock '{}' was no longer ours at release: it expired, was "
-                                     "taken, or the server lost it; fence {} may have been "
-                                     "overtaken",
-                                     name, fence));
+    // A permit or a shared holding has no fence (0): naming one would send the reader after
+    // a fence that never was.
+    return Status::error(
+        errc::not_owner,
+        fmt::format(
+            "lock '{}' was no longer ours at release: it expired, was taken, or the "
+            "server lost it{}",
+            name,
+            fence == 0 ? std::string() : fmt::format("; fence {} may have been overtaken", fence)));
 }
 
 void LeaseState::settle_as(Status outcome) noexcept {

@@ -102,3 +102,19 @@ TEST(PermitExpirableSemaphore, PermitsAreReleasedAndExtendedByIdFromAnotherClien
     EXPECT_EQ(sb.available(), 1);
     EXPECT_TRUE(sb.try_acquire());
 }
+
+// A permit has no fence: the message of one found gone at its release must not name one.
+TEST(PermitExpirableSemaphore, APermitGoneAtItsReleaseIsNotOursAndNamesNoFence) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto s = c.permit_semaphore("pes", 2, {.ttl = 10s, .auto_renew = false});
+    auto p = s.acquire();
+    ASSERT_EQ(srv.raw().cmd({"ZREM", "pes", p.token()}).integer, 1);
+    try {
+        p.release();
+        FAIL() << "released a permit that was gone";
+    } catch (const deadbolt::LockError& e) {
+        EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::not_owner));
+        EXPECT_EQ(std::string(e.what()).find("fence"), std::string::npos) << e.what();
+    }
+}
