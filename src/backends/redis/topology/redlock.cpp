@@ -284,8 +284,10 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
         // A majority was free but the attempt still failed: contenders split the vote, or a
         // round ran out of validity. Try again soon, at a random moment.
         if (out.pttl.count() == 0) out.pttl = split_vote_delay();
-        // Release messages come from the first node: free there, it has sent its message.
-        out.wake_spent = std::find(r1.granted.begin(), r1.granted.end(), 0) != r1.granted.end();
+        // Release messages come from the first node: free there, it has sent its message. Not
+        // heard from before the refusals decided the round, it may be free too.
+        out.wake_spent =
+            std::find(r1.maybe_ours.begin(), r1.maybe_ours.end(), 0) != r1.maybe_ours.end();
         done({}, out);
     }
 };
