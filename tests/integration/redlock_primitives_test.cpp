@@ -207,9 +207,8 @@ TEST(RedlockPrimitives, AnObserverSeesTheNewLeaderWhenTheMessageNodeIsDown) {
 TEST(RedlockPrimitives, AnObserverSeesAChangeTheFirstNodeAnnouncedBeforeTheMajorityHadIt) {
     RedlockNodes c(3);
     TcpProxy slow1(c[1].port()), slow2(c[2].port());
-    auto a = deadbolt::Client::connect("redlock://127.0.0.1:" + std::to_string(c[0].port()) +
-                                       ",127.0.0.1:" + std::to_string(slow1.port()) +
-                                       ",127.0.0.1:" + std::to_string(slow2.port()));
+    auto a = deadbolt::Client::connect(
+        deadbolt::test::redlock_url({c[0].port(), slow1.port(), slow2.port()}));
     auto w = deadbolt::Client::connect(c.url());
     auto ea = a.election("primary", {.ttl = 60s});
     auto ew = w.election("primary");

@@ -664,9 +664,8 @@ TEST(Redlock, PrimitivesThatCannotKeepTheirPromiseAreRefusedWithTheReason) {
 TEST(Redlock, AWaiterGetsALockTheFirstNodeFreedBeforeTheMajorityDid) {
     Cluster c(3);
     TcpProxy slow1(c[1].port()), slow2(c[2].port());
-    auto holder = deadbolt::Client::connect("redlock://127.0.0.1:" + std::to_string(c[0].port()) +
-                                            ",127.0.0.1:" + std::to_string(slow1.port()) +
-                                            ",127.0.0.1:" + std::to_string(slow2.port()));
+    auto holder = deadbolt::Client::connect(
+        deadbolt::test::redlock_url({c[0].port(), slow1.port(), slow2.port()}));
     auto waiter = deadbolt::Client::connect(c.url());
     auto lease = holder.acquire("job", {.ttl = 60s});
     ASSERT_TRUE(eventually([&] { return c.holding("job", lease.token()) == 3; }));

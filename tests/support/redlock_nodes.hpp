@@ -1,6 +1,7 @@
 // N independent redis-servers for Redlock tests, and what they hold.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +13,15 @@
 
 namespace deadbolt::test {
 
+/// A redlock:// URL over loopback ports (a node's own, or a proxy's in front of it).
+inline std::string redlock_url(const std::vector<std::uint16_t>& ports,
+                               const std::string& query = "") {
+    std::string u = "redlock://";
+    for (std::size_t i = 0; i < ports.size(); ++i)
+        u += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[i]);
+    return query.empty() ? u : u + "?" + query;
+}
+
 struct RedlockNodes {
     std::vector<std::unique_ptr<RedisServer>> nodes;
     explicit RedlockNodes(int n) {
@@ -19,10 +29,9 @@ struct RedlockNodes {
     }
     RedisServer& operator[](std::size_t i) { return *nodes[i]; }
     std::string url(const std::string& query = "") const {
-        std::string u = "redlock://";
-        for (std::size_t i = 0; i < nodes.size(); ++i)
-            u += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(nodes[i]->port());
-        return query.empty() ? u : u + "?" + query;
+        std::vector<std::uint16_t> ports;
+        for (const auto& n : nodes) ports.push_back(n->port());
+        return redlock_url(ports, query);
     }
     // How many live nodes answer `probe` (a command on one key) with `expected`.
     int answering(const std::vector<std::string>& probe, const std::string& expected) {
