@@ -32,6 +32,7 @@ bool watch(const Store& store, Waker& waker, bool can_sleep_instead,
                 looked = true;
                 a.acquired = found.done;
                 a.pttl = found.ttl;
+                a.wake_spent = found.wake_spent;
                 step = fsm.attempted(a, Clock::now());
                 break;
             }

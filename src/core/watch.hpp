@@ -16,6 +16,7 @@ namespace deadbolt::detail {
 struct Look {
     bool done = false;                  // what the watcher waits for has happened
     std::chrono::milliseconds ttl{-1};  // else: when it may change by itself (-1 = never)
+    bool wake_spent = false;            // else: the change was announced already (Attempted's)
 };
 
 /// Looks (after arming waker) until look says done: true. False when how's deadline passes

@@ -135,7 +135,8 @@ class RedisStore final : public Store,
     std::shared_ptr<Sentinel> sentinel;  // redis-sentinel:// clients: follows the primary
 
   private:
-    /// leader(); on Redlock also what the message node alone says, into *messenger.
+    /// leader(); on Redlock also what the message node alone says, into *messenger (when it
+    /// answered).
     Status read_leader(const std::string& name, Leader& out, std::optional<Leader>* messenger);
 
     RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> conn,

@@ -6,7 +6,6 @@
 #include "backends/redis/specs.hpp"
 #include "backends/redis/store.hpp"
 #include "backends/redis/waker.hpp"
-#include "core/backoff.hpp"
 #include "core/quorum.hpp"
 
 namespace deadbolt::detail {
@@ -14,8 +13,6 @@ namespace {
 
 // Without release messages (Redlock's first node down), how often an observer looks again.
 constexpr std::chrono::milliseconds kUnarmedRecheck{1000};
-// While Redlock's message node is ahead of the majority, the first look again (doubling).
-constexpr std::chrono::milliseconds kLaggingRecheck{10};
 
 // One node's {value, term, pttl} (or {}) as a Leader.
 Status parse_leader(const Reply& r, Leader& out) {
@@ -71,14 +68,11 @@ Status RedisStore::read_leader(const std::string& name, Leader& out,
     }
     Reply r;
     if (auto st = server->eval(call, r, deadline()); !st.ok()) return st;
-    if (auto st = parse_leader(r, out); !st.ok()) return st;
-    if (messenger) *messenger = out;
-    return {};
+    return parse_leader(r, out);
 }
 
 Leader RedisStore::observe(const std::string& name, const Leader& seen, const AcquireOptions& how) {
     Leader now;
-    unsigned ahead = 0;
     // A leader that dies without resigning publishes nothing: the watch wakes at its expiry.
     auto look = [&](Look& found) {
         std::optional<Leader> messenger;
@@ -88,13 +82,8 @@ Leader RedisStore::observe(const std::string& name, const Leader& seen, const Ac
         // On Redlock the message comes from the first node only. Once that node is ahead of
         // the majority, it has announced a change the other nodes have yet to apply (a slower
         // link, a script they had to load first), and they announce it only to their own
-        // subscribers: look again soon, backing off, instead of sleeping until the expiry.
-        if (st.ok() && !found.done && messenger && !messenger->same_as(now)) {
-            auto soon = jittered_backoff(ahead++, kLaggingRecheck, kUnarmedRecheck);
-            if (found.ttl.count() < 0 || soon < found.ttl) found.ttl = soon;
-        } else {
-            ahead = 0;
-        }
+        // subscribers: the machine looks again soon instead of sleeping until the expiry.
+        found.wake_spent = st.ok() && messenger && !messenger->same_as(now);
         return st;
     };
     watch_channels(client, {observe_channel(client.options.key_prefix, name)}, look, how,
