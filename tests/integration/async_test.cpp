@@ -321,3 +321,27 @@ TEST(Async, AnAttemptAndAReleaseSurviveAScriptFlush) {
     deadbolt::async_release(l, asio::use_future).get();
     EXPECT_FALSE(c.status("job").held);
 }
+
+TEST(Async, AWaitCancelledAsItsClientClosesLeavesTheLine) {
+    // The client's last handle goes in the cancelled wait's own handler, so the client closes
+    // on the loop right after the wait's abandon went out. On a server that never ran that
+    // script an EVALSHA of it is answered NOSCRIPT, and a closed client sends nothing again:
+    // the place in line would stay until its waiter_ttl, and each release would wake nobody.
+    RedisServer srv;
+    auto a = Client::connect(srv.url());
+    auto held = a.acquire("job", {.ttl = 60s});
+    auto raw = srv.raw();
+    auto b = std::make_shared<Client>(Client::connect(srv.url()));
+    std::stop_source stop;
+    std::promise<std::error_code> done;
+    deadbolt::async_acquire(*b, "job", {.waiter_ttl = 60s}, {.cancel = stop.get_token()},
+                            [b, &done](std::error_code ec, const Lease&) mutable {
+                                b.reset();
+                                done.set_value(ec);
+                            });
+    b.reset();
+    ASSERT_TRUE(eventually([&] { return raw.cmd({"ZCARD", "{job}:waiters"}).integer == 1; }));
+    stop.request_stop();
+    EXPECT_EQ(done.get_future().get(), errc::cancelled);
+    EXPECT_TRUE(eventually([&] { return raw.cmd({"ZCARD", "{job}:waiters"}).integer == 0; }, 3s));
+}

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <asio/write.hpp>
 
 namespace deadbolt::detail {
@@ -28,9 +30,28 @@ void AsyncConnection::exec(std::string encoded, std::size_t count, Clock::time_p
     arm_timer();  // while the session opens, this request's deadline is watched too
 }
 
+bool AsyncConnection::first_on_session(const Script& s) {
+    if (std::find(sent_whole_.begin(), sent_whole_.end(), &s) != sent_whole_.end()) return false;
+    sent_whole_.push_back(&s);
+    return true;
+}
+
 void AsyncConnection::eval_many(Calls calls, std::string encoded, Clock::time_point deadline,
                                 Done done) {
     const std::size_t n = calls->size();
+    bool whole = false;
+    for (const auto& c : *calls) whole = first_on_session(*c.script) || whole;
+    if (whole) {
+        // Rare (a session's first calls): encoded again, each script's first call as EVAL.
+        encoded.clear();
+        std::vector<const Script*> seen;
+        for (const auto& c : *calls) {
+            ScriptCall v = c.view();
+            bool first = std::find(seen.begin(), seen.end(), v.script) == seen.end();
+            seen.push_back(v.script);
+            (first ? encode_eval : encode_evalsha)(encoded, *v.script, v.keys, v.args);
+        }
+    }
     exec(std::move(encoded), n, deadline,
          [self = shared_from_this(), calls = std::move(calls), deadline, done = std::move(done)](
              Status st, std::vector<Reply> r) mutable {
@@ -64,6 +85,9 @@ void AsyncConnection::eval(const ScriptCall& call, Clock::time_point deadline,
     // made for each request (a tenth of the asynchronous cycle's allocations).
     std::string encoded = encode_calls({&call, 1});
     std::string request = encoded;
+    if (first_on_session(*call.script))
+        if (std::string whole = eval_of_evalsha(encoded, *call.script); !whole.empty())
+            request = std::move(whole);
     auto first = [](std::vector<Reply>& rs) {
         return rs.empty() ? Reply{} : std::move(rs.front());
     };
@@ -259,7 +283,8 @@ void AsyncConnection::retarget(const std::string& host, std::uint16_t port) {
 }
 
 void AsyncConnection::reset(const Status& why) {
-    transport_.close();  // an opening in progress ends too; its done is ignored (gen_)
+    transport_.close();   // an opening in progress ends too; its done is ignored (gen_)
+    sent_whole_.clear();  // the next session may reach a server that never ran them
     connected_ = connecting_ = false;
     writing_ = reading_ = false;
     ++gen_;

@@ -34,9 +34,9 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     /// connection or a move of the primary).
     void exec(std::string encoded, std::size_t count, Clock::time_point deadline, Done done);
     using Calls = std::shared_ptr<const std::vector<OwnedCall>>;
-    /// Scripts as one pipeline: `encoded` is their EVALSHAs (encode_calls); a call answered
-    /// NOSCRIPT is sent again with EVAL. Error replies stay in the replies; the Status fails
-    /// as exec's.
+    /// Scripts as one pipeline: `encoded` is their EVALSHAs (encode_calls); a script's first
+    /// call on a session goes as EVAL instead, and a call answered NOSCRIPT (a SCRIPT FLUSH)
+    /// is sent again with EVAL. Error replies stay in the replies; the Status fails as exec's.
     void eval_many(Calls calls, std::string encoded, Clock::time_point deadline, Done done);
     /// One script, as eval_many.
     void eval(const ScriptCall& call, Clock::time_point deadline,
@@ -71,9 +71,16 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
     void reset(const Status& why);
     void send_failed(const std::error_code& ec);  // a write failed: reset, outcome unknown
     static void fail(std::deque<Batch>& batches, const Status& why);
+    // True once per script and session (then recorded): its call goes whole, as EVAL.
+    bool first_on_session(const Script& s);
     void drain_check() noexcept;  // ends a close_when_idle once nothing is left
 
     std::function<void()> drained_;  // close_when_idle's, while it waits
+    // Scripts this session has sent whole, which later calls send as EVALSHA. Were a fresh
+    // server's first call an EVALSHA, its NOSCRIPT would cost a second round trip: one a
+    // closing client never makes (a cancelled waiter's abandon was lost so), and one that let
+    // a Redlock node apply a round after the others had.
+    std::vector<const Script*> sent_whole_;
 
     std::shared_ptr<void> keepalive_;  // the loop's context outlives our socket
     Endpoint ep_;
