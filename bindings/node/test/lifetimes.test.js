@@ -79,6 +79,8 @@ test('a worker terminated while it waits leaves no wait running behind it', asyn
     if (!closed) await sleep(20);
   }
   assert.ok(closed, "the terminated worker's wait went on after the worker was gone");
+  // ...and it left the line as it went, rather than stay there until its waiter_ttl.
+  assert.equal(await redis.zcard(`{${name}}:waiters`), 0, "the terminated worker's wait is still in line");
   await held.release();
   const next = await client.mutex(name).acquire({ timeout: 5000 });
   await next.release();
