@@ -38,14 +38,15 @@ namespace {
 std::chrono::milliseconds refresh_for(ClientImpl& c, const RedisSpec& spec) {
     bool may_miss = redis(c).nodes->redlock() || redis(c).cluster != nullptr;
     if (!may_miss || spec.line.empty() || spec.refresh.count() > 0) return spec.refresh;
-    return spec.options.waiter_ttl;
+    return spec.waiter_ttl;
 }
 
 }  // namespace
 
-RedisClaim::RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel)
+RedisClaim::RedisClaim(ClientImpl& c, std::shared_ptr<const RedisSpec> spec, std::stop_token cancel)
     : c_(c),
-      spec_(std::move(spec)),
+      shared_(std::move(spec)),
+      spec_(*shared_),
       traits_{.local_line = spec_.queue_key,
               .handoff_key = spec_.channel,
               .hands_off = spec_.kind->yield_after_release,

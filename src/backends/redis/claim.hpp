@@ -16,7 +16,7 @@ namespace deadbolt::detail {
 
 class RedisClaim final : public Claim {
   public:
-    RedisClaim(ClientImpl& c, RedisSpec spec, std::stop_token cancel);
+    RedisClaim(ClientImpl& c, std::shared_ptr<const RedisSpec> spec, std::stop_token cancel);
 
     const ClaimTraits& traits() const override { return traits_; }
     void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
@@ -48,7 +48,9 @@ class RedisClaim final : public Claim {
     void lined_up(const AttemptOutcome& out);
 
     ClientImpl& c_;
-    RedisSpec spec_;
+    std::shared_ptr<const RedisSpec> shared_;  // a Mutex's is shared with the next claims of
+                                               // its name (SpecCache)
+    const RedisSpec& spec_;
     ClaimTraits traits_;
     RedisWaker waker_;
     std::unique_ptr<AsyncWaker> async_waker_;  // made at the first async_arm

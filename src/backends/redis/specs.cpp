@@ -14,7 +14,8 @@ std::string ms(std::chrono::milliseconds d) {
 RedisSpec base(std::string_view prefix, std::string_view name, const MutexOptions& o) {
     RedisSpec s;
     s.name = std::string(name);
-    s.options = o;
+    s.ttl = o.ttl;
+    s.waiter_ttl = o.waiter_ttl;
     std::string main = std::string(prefix) + std::string(name);
     s.channel = aux_key(main, "released");
     s.keys = {main, aux_key(main, "fence")};
@@ -28,7 +29,7 @@ void lines_up(RedisSpec& s) {
     s.keys.push_back(s.line);
     s.args.push_back(s.channel);
     // The one woken ahead of it has had a fifth of a waiter's time to come, or never will.
-    s.standby = std::max(s.options.waiter_ttl / 5, std::chrono::milliseconds(1));
+    s.standby = std::max(s.waiter_ttl / 5, std::chrono::milliseconds(1));
     s.abandon = &leave_line_script();
     s.abandon_keys = {s.keys[0], s.line};
     s.abandon_args = {s.channel, s.channel};

@@ -14,9 +14,10 @@
 namespace deadbolt::detail {
 
 struct RedisSpec {
-    std::string name;                // the caller's name: messages and Lease::name()
-    MutexOptions options;            // ttl, renewal, lock_delay, jitter, on_lost
-    const Script* script = nullptr;  // KEYS: keys; ARGV: token, px, fence_px, args...
+    std::string name;                         // the caller's name: messages and Lease::name()
+    std::chrono::milliseconds ttl{0};         // MutexOptions::ttl: a Redlock grant's validity
+    std::chrono::milliseconds waiter_ttl{0};  // MutexOptions::waiter_ttl
+    const Script* script = nullptr;           // KEYS: keys; ARGV: token, px, fence_px, args...
     std::vector<std::string> keys;
     std::vector<std::string> args;
     bool fenced = true;               // grants carry a fence (exclusive holdings)

@@ -83,12 +83,19 @@ Status RedisStore::refusal(std::string_view what) const {
 }
 
 std::unique_ptr<Claim> RedisStore::open(const LockSpec& spec, std::stop_token cancel) {
-    RedisSpec rs = redis_spec(client.options.key_prefix, spec);
-    if (nodes->redlock() && !nodes->fencing() && rs.script == &acquire_script()) {
-        rs.script = &unfenced_acquire_script();
-        rs.fenced = false;
+    const bool cached = spec.shape == Shape::exclusive;  // the others' specs vary by call
+    std::shared_ptr<const RedisSpec> made =
+        cached ? specs_.find(spec.name, spec.options.ttl, spec.options.waiter_ttl) : nullptr;
+    if (!made) {
+        RedisSpec rs = redis_spec(client.options.key_prefix, spec);
+        if (nodes->redlock() && !nodes->fencing() && rs.script == &acquire_script()) {
+            rs.script = &unfenced_acquire_script();
+            rs.fenced = false;
+        }
+        made = std::make_shared<const RedisSpec>(std::move(rs));
+        if (cached) specs_.keep(made);
     }
-    return std::make_unique<RedisClaim>(client, std::move(rs), std::move(cancel));
+    return std::make_unique<RedisClaim>(client, std::move(made), std::move(cancel));
 }
 
 std::vector<Verdict> RedisStore::extend(std::span<const Renewal> rs, Clock::time_point by) {

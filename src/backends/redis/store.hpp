@@ -16,6 +16,7 @@
 #include "backends/redis/net/connection.hpp"
 #include "backends/redis/net/endpoint.hpp"
 #include "backends/redis/net/subscriber.hpp"
+#include "backends/redis/spec_cache.hpp"
 #include "backends/redis/topology/cluster.hpp"
 #include "backends/redis/topology/nodes.hpp"
 #include "backends/redis/topology/sentinel.hpp"
@@ -145,6 +146,7 @@ class RedisStore final : public Store,
     // Whether holdings concerning key (the name's, or a MultiLock's names') are doubted.
     void doubt_key(std::string key);
 
+    SpecCache specs_;      // what open() built for Mutexes lately
     std::string inbox_;    // see inbox()
     std::string notices_;  // see notices()
     std::mutex sub_m_;

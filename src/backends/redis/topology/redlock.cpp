@@ -182,9 +182,9 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     std::size_t quorum() const {
         return static_cast<std::size_t>(majority(static_cast<int>(nodes().size())));
     }
-    Clock::time_point valid_until() const { return validity_deadline(sent_at, spec.options.ttl); }
+    Clock::time_point valid_until() const { return validity_deadline(sent_at, spec.ttl); }
     Clock::time_point by() const {
-        return Clock::now() + node_timeout(spec.options.ttl, c.options.command_timeout);
+        return Clock::now() + node_timeout(spec.ttl, c.options.command_timeout);
     }
 
     void start() {
