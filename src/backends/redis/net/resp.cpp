@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <charconv>
+#include <cstring>
 #include <stdexcept>
 
 namespace deadbolt::detail {
@@ -47,30 +48,38 @@ Reply convert(const redisReply* r) {
 
 namespace {
 
-void append_size(std::string& out, std::size_t n) {
-    char buf[24];
-    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, n);
-    out.append(buf, p);
+// Writes n at p, then CRLF; returns the end.
+char* put_size(char* p, std::size_t n) {
+    p = std::to_chars(p, p + 20, n).ptr;
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
 }
 
 }  // namespace
 
 // Not hiredis's redisFormatCommandArgv: it formats every length with sprintf, which was 30%
-// of the instructions of an acquire+release cycle. The unit tests compare both byte for byte.
+// of the instructions of an acquire+release cycle. Sized once and written in place: appending
+// piece by piece was a seventh of a cycle's instructions. The unit tests compare both byte for
+// byte.
 void encode_command(std::string& out, const std::vector<std::string_view>& argv) {
-    std::size_t need = 16;
-    for (auto a : argv) need += a.size() + 16;
-    out.reserve(out.size() + need);
-    out += '*';
-    append_size(out, argv.size());
-    out += "\r\n";
+    constexpr std::size_t kHead = 1 + 20 + 2;  // '*' or '$', a length, CRLF
+    std::size_t need = kHead;
+    for (auto a : argv) need += kHead + a.size() + 2;
+    const std::size_t start = out.size();
+    out.resize(start + need);
+    char* p = out.data() + start;
+    *p++ = '*';
+    p = put_size(p, argv.size());
     for (auto a : argv) {
-        out += '$';
-        append_size(out, a.size());
-        out += "\r\n";
-        out.append(a);
-        out += "\r\n";
+        *p++ = '$';
+        p = put_size(p, a.size());
+        if (!a.empty()) std::memcpy(p, a.data(), a.size());
+        p += a.size();
+        *p++ = '\r';
+        *p++ = '\n';
     }
+    out.resize(static_cast<std::size_t>(p - out.data()));
 }
 
 RespReader::RespReader() : reader_(redisReaderCreate()) {
