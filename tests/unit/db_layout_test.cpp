@@ -23,6 +23,21 @@ TEST(PgKeys, AKeyIsTheFirstEightBytesOfTheNamesSha256AsASignedBigint) {
     EXPECT_EQ(advisory_key(""), -190124769951723721);
 }
 
+TEST(PgKeys, KeysKeptPerThreadAreTheNamesOwnWhateverCameBetween) {
+    // The same three, each asked again after many names that share the thread's few places.
+    std::string long_name(1000, 'x');
+    auto long_key = advisory_key(long_name);
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 200; ++i) advisory_key("name:" + std::to_string(i));
+        EXPECT_EQ(advisory_key("orders:42"), -8256888524835933954);
+        EXPECT_EQ(advisory_key("x"), 8366237579830091847);
+        EXPECT_EQ(advisory_key(long_name), long_key);
+        long_name.back() = 'y';  // a long name differing only at its end is another key
+        EXPECT_NE(advisory_key(long_name), long_key);
+        long_name.back() = 'x';
+    }
+}
+
 TEST(PgKeys, AMultiLocksKeysAreSortedOnceEach) {
     auto keys = sorted_keys({"x", "orders:42", "x"});
     ASSERT_EQ(keys.size(), 2u);
