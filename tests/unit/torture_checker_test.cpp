@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "checker.hpp"
+#include "report.hpp"
 
 using namespace deadbolt::torture;
 using K = Event::Kind;
@@ -164,4 +165,18 @@ TEST(TortureChecker, ASemaphoreMayHaveCapacityHoldersButNotOneMore) {
     EXPECT_NE(v.examples[0].find("worker 5 began holding while 3 holders"), std::string::npos)
         << v.examples[0];
     EXPECT_EQ(check(h, 0, false, 1).overlaps, 4);
+}
+
+TEST(TortureChecker, ARunInWhichNobodyHeldTheLockFailsItProvedNothing) {
+    // Every try refused (a TTL the engine cannot keep): no violation, and nothing tested.
+    RunFacts f;
+    f.lock = "deadbolt@memcached";
+    f.mode = "plain";
+    f.nemesis = "restart";
+    f.expect = "auto";
+    f.promise.fences = true;
+    std::vector<Event> none = {{K::acquire_invoke, 1, 0}, {K::acquire_fail, 1, ms}};
+    EXPECT_FALSE(judge(f, check(none, 1, false))["pass"].get<bool>());
+    std::vector<Event> held = {ok(1, 0, 10), rel(1, 10 * ms)};
+    EXPECT_TRUE(judge(f, check(held, 1, false))["pass"].get<bool>());
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lock_side.hpp"
+#include "promise.hpp"
 #include "steered_clock.hpp"
 
 namespace deadbolt::torture {
@@ -27,11 +28,6 @@ bool nemesis_fits(const std::string& lock, const std::string& nemesis);
 bool needs_aof(const std::string& kind);
 bool needs_standby(const std::string& kind);
 
-struct Promise {
-    bool exclusion = false;  // no two holders within their validity
-    bool fences = false;     // fences increase; no stale fenced write accepted
-    int capacity = 1;        // exclusion means no more than this many holders at once
-};
 /// What `lock` promises under `nemesis`. deadbolt keeps exclusion unless the lock's state is
 /// lost or its expiry runs early (restart without persistence, failover to an async replica,
 /// a server clock that jumps or runs fast; on a database, a connection that ends: a killed

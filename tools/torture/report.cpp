@@ -33,7 +33,8 @@ nlohmann::json judge(const RunFacts& f, const Verdict& v) {
         (!f.promise.exclusion || v.overlaps == 0) &&
         (!f.promise.fences || (v.fence_regressions == 0 && (!fenced || v.stale_writes == 0)));
     bool caught = v.overlaps > 0 || v.stale_writes > 0 || stall;
-    bool pass = f.expect == "violation" ? caught : safe;
+    // A run in which nobody ever held the lock proves nothing (every try refused as wrong).
+    bool pass = f.expect == "violation" ? caught : safe && v.acquisitions > 0;
     return {{"lock", f.lock},
             {"mode", f.mode},
             {"nemesis", f.nemesis},

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "checker.hpp"
-#include "nemesis.hpp"
+#include "promise.hpp"
 
 namespace deadbolt::torture {
 
@@ -22,8 +22,9 @@ struct RunFacts {
     Promise promise;
 };
 
-/// The row of one run. pass: with expect "auto", every promised property held; with
-/// "violation", the checker caught the lock (overlap, stale write, or a stall past 2 TTLs).
+/// The row of one run. pass: with expect "auto", the lock was held at least once and every
+/// promised property held; with "violation", the checker caught the lock (overlap, stale
+/// write, or a stall past 2 TTLs).
 nlohmann::json judge(const RunFacts& f, const Verdict& v);
 /// One line (plus examples) for the terminal.
 std::string text_row(const nlohmann::json& row);
