@@ -200,20 +200,27 @@ void RedisStore::async_release(std::shared_ptr<const Holding> h, Clock::time_poi
     if (nodes->redlock() && !rh.node) {
         auto call = std::make_shared<std::vector<OwnedCall>>(1, owned(rh.call(*rh.release, px)));
         return nodes->async_eval_many(
-            call, by, [this, h, done = std::move(done)](const Status& st, std::vector<Reply> r) {
+            call, by,
+            [this, alive = std::weak_ptr<const char>(alive_), h, done = std::move(done)](
+                const Status& st, std::vector<Reply> r) {
                 Verdict v =
                     st.ok() ? verdict_of(r.front(), Answer::woken_plus_one) : Verdict::unknown(st);
-                if (v.is != Verdict::Is::unknown) unwatch(*h);
+                if (v.is != Verdict::Is::unknown && !alive.expired()) unwatch(*h);
                 done(std::move(v));
             });
     }
     ScriptCall call = rh.call(*rh.release, px);
     if (!can_eval_async(call)) return Store::async_release(std::move(h), by, std::move(done));
-    async_eval(call, by, [this, h, done = std::move(done)](const Status& st, const Reply& r) {
-        Verdict v = st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st);
-        if (v.is != Verdict::Is::unknown) unwatch(*h);
-        done(std::move(v));
-    });
+    // The reply may come after the store is gone: a client whose last handle went in one of
+    // its loop's handlers ends there, and the loop drains what was in flight (alive_ says).
+    async_eval(call, by,
+               [this, alive = std::weak_ptr<const char>(alive_), h, done = std::move(done)](
+                   const Status& st, const Reply& r) {
+                   Verdict v =
+                       st.ok() ? verdict_of(r, Answer::woken_plus_one) : Verdict::unknown(st);
+                   if (v.is != Verdict::Is::unknown && !alive.expired()) unwatch(*h);
+                   done(std::move(v));
+               });
 }
 
 bool RedisStore::can_eval_async(const ScriptCall& call) const {
