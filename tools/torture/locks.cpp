@@ -77,7 +77,7 @@ class DeadboltLock : public LockAdapter {
             lease_ = client_.acquire("torture", o, how, ec);
             // The grant may have happened with its reply lost: the worker records "unknown".
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
-            if (ec == errc::invalid_argument) {
+            if (ec == errc::invalid_argument && !told_) {
                 try {
                     lease_ = client_.acquire("torture", o, how);  // again, for its message
                 } catch (const UsageError& e) {
@@ -133,13 +133,11 @@ class DeadboltLock : public LockAdapter {
   private:
     // A call deadbolt refuses as wrong (a TTL the engine cannot keep) fails every try, and the
     // run then tests nothing: say why, once per worker.
-    static void refused_as_wrong(const UsageError& e) {
-        static const bool said = [&e] {
-            std::fprintf(stderr, "torture worker %d: deadbolt refused the call: %s\n", getpid(),
-                         e.what());
-            return true;
-        }();
-        (void)said;
+    void refused_as_wrong(const UsageError& e) {
+        if (told_) return;
+        told_ = true;
+        std::fprintf(stderr, "torture worker %d: deadbolt refused the call: %s\n", getpid(),
+                     e.what());
     }
 
     Client client_;
@@ -148,6 +146,7 @@ class DeadboltLock : public LockAdapter {
     std::string kind_;  // the primitive; the URL says where it lives
     Lease lease_;
     std::optional<ReentrantMutex> reentrant_;
+    bool told_ = false;  // refused_as_wrong said it
 };
 
 // The naive schemes, over plain hiredis, polling every 5 ms as their users do.

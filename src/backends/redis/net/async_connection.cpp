@@ -39,17 +39,18 @@ bool AsyncConnection::first_on_session(const Script& s) {
 void AsyncConnection::eval_many(Calls calls, std::string encoded, Clock::time_point deadline,
                                 Done done) {
     const std::size_t n = calls->size();
-    bool whole = false;
-    for (const auto& c : *calls) whole = first_on_session(*c.script) || whole;
-    if (whole) {
+    std::vector<bool> whole(n);
+    bool any = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        whole[i] = first_on_session(*(*calls)[i].script);
+        any = any || whole[i];
+    }
+    if (any) {
         // Rare (a session's first calls): encoded again, each script's first call as EVAL.
         encoded.clear();
-        std::vector<const Script*> seen;
-        for (const auto& c : *calls) {
-            ScriptCall v = c.view();
-            bool first = std::find(seen.begin(), seen.end(), v.script) == seen.end();
-            seen.push_back(v.script);
-            (first ? encode_eval : encode_evalsha)(encoded, *v.script, v.keys, v.args);
+        for (std::size_t i = 0; i < n; ++i) {
+            ScriptCall v = (*calls)[i].view();
+            (whole[i] ? encode_eval : encode_evalsha)(encoded, *v.script, v.keys, v.args);
         }
     }
     exec(std::move(encoded), n, deadline,
