@@ -168,6 +168,8 @@ TEST(Cluster, AMasterKilledMidHoldReportsLostWhatItsReplicaLacks) {
     // The promoted replica lacks `lost`: reported lost (not_owner) without waiting for a
     // renewal; `kept` is there and stays held.
     EXPECT_TRUE(eventually([&] { return doomed.stop_token().stop_requested(); }, 15s));
+    // on_lost runs right after the stop request, on the renewer's thread.
+    EXPECT_TRUE(eventually([&] { return lost_count.load() == 1; }, 5s)) << lost_count.load();
     EXPECT_EQ(lost_count.load(), 1);
     EXPECT_TRUE(eventually([&] {
         std::error_code ec;
