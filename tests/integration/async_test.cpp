@@ -345,3 +345,38 @@ TEST(Async, AWaitCancelledAsItsClientClosesLeavesTheLine) {
     EXPECT_EQ(done.get_future().get(), errc::cancelled);
     EXPECT_TRUE(eventually([&] { return raw.cmd({"ZCARD", "{job}:waiters"}).integer == 0; }, 3s));
 }
+
+TEST(Async, AnAbandonStillOnItsWayWhenTheClientClosesReachesTheServer) {
+    // A cancelled wait leaves its place in line with a request nobody waits for. When the
+    // client closes while that request is held up on its way, the request must still get
+    // there within its deadline, not be dropped with the client: the place would stay until
+    // its waiter_ttl, and every release meanwhile would wake a waiter that is gone.
+    RedisServer srv;
+    TcpProxy slow(srv.port());
+    auto a = Client::connect(srv.url());
+    auto held = a.acquire("job", {.ttl = 60s});
+    auto raw = srv.raw();
+    std::thread resume;
+    {
+        auto b = Client::connect("redis://127.0.0.1:" + std::to_string(slow.port()));
+        std::stop_source stop;
+        std::promise<std::error_code> done;
+        deadbolt::async_acquire(b, "job", {.waiter_ttl = 60s}, {.cancel = stop.get_token()},
+                                [&done](std::error_code ec, const Lease&) { done.set_value(ec); });
+        ASSERT_TRUE(eventually([&] { return raw.cmd({"ZCARD", "{job}:waiters"}).integer == 1; }));
+        slow.stall_requests(true);
+        stop.request_stop();  // the abandon goes out, and waits in the proxy
+        ASSERT_EQ(done.get_future().get(), errc::cancelled);
+        resume = std::thread([&slow] {
+            std::this_thread::sleep_for(300ms);
+            slow.stall_requests(false);
+        });
+    }  // b closes, off its loop, while its abandon is held back
+    resume.join();
+    EXPECT_TRUE(eventually(
+        [&] {
+            return raw.cmd({"ZCARD", "{job}:waiters"}).integer == 0;
+        },
+        3s))
+        << "the place in line stayed: the abandon was dropped with the client";
+}

@@ -43,7 +43,9 @@ struct AsyncCluster::Journey : std::enable_shared_from_this<Journey> {
           deadline(by),
           done(std::move(d)),
           context(r.loop_.keepalive()),
-          timer(r.loop_.io()) {}
+          timer(r.loop_.io()) {
+        ++router.journeys_;
+    }
 
     void hop() {
         if (router.closed_)
@@ -124,7 +126,11 @@ struct AsyncCluster::Journey : std::enable_shared_from_this<Journey> {
 
     void finish(Status st, Reply r) {
         auto d = std::move(done);
-        if (d) d(std::move(st), std::move(r));
+        done = nullptr;
+        if (!d) return;
+        --router.journeys_;
+        d(std::move(st), std::move(r));
+        router.drain_check();
     }
 };
 
@@ -150,6 +156,19 @@ std::shared_ptr<AsyncConnection> AsyncCluster::to(const NodeAddress& a) {
 void AsyncCluster::close() noexcept {
     closed_ = true;
     for (auto& [at, c] : conns_) c->close();
+}
+
+void AsyncCluster::close_when_idle(std::function<void()> closed) noexcept {
+    drained_ = std::move(closed);
+    drain_check();
+}
+
+void AsyncCluster::drain_check() noexcept {
+    if (!drained_ || journeys_ != 0) return;
+    auto closed = std::move(drained_);
+    drained_ = nullptr;
+    close();
+    closed();
 }
 
 }  // namespace deadbolt::detail

@@ -31,15 +31,22 @@ class AsyncCluster : public std::enable_shared_from_this<AsyncCluster> {
     /// Closes every node's connection for good; later calls fail with connection_lost, and
     /// so does a journey that was pausing.
     void close() noexcept;
+    /// Closes as close() once every journey under way has ended (each by its deadline), then
+    /// calls closed(): a release the caller did not wait for still reaches its master.
+    /// Never throws.
+    void close_when_idle(std::function<void()> closed) noexcept;
 
   private:
     struct Journey;
     std::shared_ptr<AsyncConnection> to(const NodeAddress& a);
+    void drain_check() noexcept;  // ends a close_when_idle once no journey is left
 
     EventLoop& loop_;
     std::shared_ptr<Cluster> cluster_;
     std::map<NodeAddress, std::shared_ptr<AsyncConnection>> conns_;
     bool closed_ = false;
+    std::size_t journeys_ = 0;       // under way
+    std::function<void()> drained_;  // close_when_idle's, while it waits
 };
 
 }  // namespace deadbolt::detail
