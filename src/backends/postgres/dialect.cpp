@@ -19,6 +19,13 @@ const char* suffix(bool shared) {
 
 }  // namespace
 
+PgDialect::PgDialect(std::string schema, std::optional<TokenOrigin> me)
+    : schema_(std::move(schema)), me_(std::move(me)) {
+    auto host = me_ ? me_->host : std::string("unknown");
+    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
+    origin_ = fmt::format("'{}', {}, ", host, me_ ? me_->pid : 0);
+}
+
 std::vector<std::string> PgDialect::keys(const std::vector<std::string>& names) const {
     std::vector<std::string> out;
     for (auto k : sorted_keys(names)) out.push_back(std::to_string(k));
@@ -26,22 +33,34 @@ std::vector<std::string> PgDialect::keys(const std::vector<std::string>& names) 
 }
 
 std::string PgDialect::keep(std::chrono::milliseconds ttl) const {
-    return fmt::format("SET idle_session_timeout = {};", ttl.count());
+    return "SET idle_session_timeout = " + std::to_string(ttl.count()) + ";";
 }
 
 std::string PgDialect::try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
                                 bool fenced, std::chrono::milliseconds ttl) const {
-    auto host = me_ ? me_->host : std::string("unknown");
-    std::erase_if(host, [](char c) { return c == '\'' || c == '\\'; });
-    auto who =
-        fmt::format("{}, {}, '{}', {}, {}", shared, fenced, host, me_ ? me_->pid : 0, ttl.count());
     // The schema's functions try, draw the fence and name the holding in application_name
     // (schema.cpp's take1 and take): PL/pgSQL plans once per session, where the same SQL
-    // inline is parsed and planned again by every try.
-    if (from == keys.size()) return fmt::format("SELECT {}.take1(NULL, {})", schema_, who);
-    if (from == 0 && keys.size() == 1)
-        return fmt::format("SELECT {}.take1({}, {})", schema_, keys[0], who);
-    return fmt::format("SELECT * FROM {}.take({}, {}, {})", schema_, array_of(keys), from, who);
+    // inline is parsed and planned again by every try. Built by appending: it is every try's.
+    std::string sql;
+    sql.reserve(96 + schema_.size() + origin_.size() + keys.size() * 21);
+    bool one = from == keys.size() || (from == 0 && keys.size() == 1);
+    sql += one ? "SELECT " : "SELECT * FROM ";
+    sql += schema_;
+    if (one) {
+        sql += ".take1(";
+        sql += from == keys.size() ? std::string_view("NULL") : std::string_view(keys[0]);
+    } else {
+        sql += ".take(";
+        sql += array_of(keys);
+        sql += ", ";
+        sql += std::to_string(from);
+    }
+    sql += shared ? ", true, " : ", false, ";
+    sql += fenced ? "true, " : "false, ";
+    sql += origin_;
+    sql += std::to_string(ttl.count());
+    sql += ')';
+    return sql;
 }
 
 std::string PgDialect::holding_like(std::uint64_t fence, std::chrono::milliseconds ttl) const {
@@ -64,8 +83,8 @@ bool PgDialect::took(const SqlRows& /*answer*/) const {
 }
 
 std::string PgDialect::give_back(const std::vector<std::string>& keys, bool shared) const {
-    if (keys.size() == 1)
-        return fmt::format("SELECT pg_advisory_unlock{}({})::int", suffix(shared), keys[0]);
+    if (keys.size() == 1)  // every release's
+        return std::string("SELECT pg_advisory_unlock") + suffix(shared) + "(" + keys[0] + ")::int";
     return fmt::format("SELECT count(*) FILTER (WHERE pg_advisory_unlock{}(k)) FROM unnest({}) k",
                        suffix(shared), array_of(keys));
 }

@@ -18,8 +18,7 @@ namespace deadbolt::detail {
 class PgDialect final : public SqlDialect {
   public:
     /// me: the host and pid a holding's application_name names (none: "deadbolt" alone).
-    PgDialect(std::string schema, std::optional<TokenOrigin> me)
-        : schema_(std::move(schema)), me_(std::move(me)) {}
+    PgDialect(std::string schema, std::optional<TokenOrigin> me);
     std::vector<std::string> keys(const std::vector<std::string>& names) const override;
     std::string keep(std::chrono::milliseconds ttl) const override;
     std::string try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
@@ -36,6 +35,9 @@ class PgDialect final : public SqlDialect {
   private:
     const std::string schema_;
     const std::optional<TokenOrigin> me_;
+    // take1's and take's arguments after the flags, host to TTL's comma: "'host', pid, ".
+    // Every try sends them, so they are made once.
+    std::string origin_;
 };
 
 /// What a deadbolt session's application_name says: its host and pid, and while it holds (or
