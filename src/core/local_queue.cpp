@@ -25,7 +25,7 @@ LocalQueue::Result LocalQueue::enter(const std::string& key,
     bool ok =
         deadline ? cv_.wait_until(lk, cancel, *deadline, my_turn) : cv_.wait(lk, cancel, my_turn);
     if (ok) {
-        line.waiting.pop_front();
+        line.waiting.erase(line.waiting.begin());
         line.busy = true;
         return Result::entered;
     }

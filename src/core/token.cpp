@@ -76,16 +76,15 @@ struct RandomPool {
     }
 };
 
-std::string random_hex() {
+// Appends kRandomHex hex digits to out.
+void append_random_hex(std::string& out) {
     thread_local RandomPool pool;
     const unsigned char* bytes = pool.take(kRandomHex / 2);
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string out(kRandomHex, '0');
     for (std::size_t i = 0; i < kRandomHex / 2; ++i) {
-        out[2 * i] = kHex[bytes[i] >> 4];
-        out[2 * i + 1] = kHex[bytes[i] & 15];
+        out += kHex[bytes[i] >> 4];
+        out += kHex[bytes[i] & 15];
     }
-    return out;
 }
 
 // The next ':'-separated field of rest, consumed.
@@ -101,7 +100,17 @@ std::string_view take_field(std::string_view& rest) {
 std::string random_token() {
     // Host names do not change under a running process; the pid does across fork().
     static const std::string host = token_host();
-    return host + ':' + std::to_string(current_pid()) + ':' + random_hex();
+    // Every acquisition makes one: built in place, one allocation.
+    char pid[16];
+    auto [end, ec] = std::to_chars(pid, pid + sizeof pid, current_pid());
+    std::string out;
+    out.reserve(host.size() + sizeof pid + kRandomHex + 2);
+    out += host;
+    out += ':';
+    out.append(pid, ec == std::errc{} ? end : pid);
+    out += ':';
+    append_random_hex(out);
+    return out;
 }
 
 std::optional<TokenOrigin> token_origin(std::string_view token) {
