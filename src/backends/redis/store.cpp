@@ -11,6 +11,7 @@
 #include "backends/redis/holding.hpp"
 #include "backends/redis/keys.hpp"
 #include "backends/redis/net/async_connection.hpp"
+#include "backends/redis/net/closing.hpp"
 #include "backends/redis/net/status.hpp"
 #include "backends/redis/topology/cluster_async.hpp"
 #include "backends/redis/topology/redlock.hpp"
@@ -165,38 +166,16 @@ bool RedisStore::late_yes_is_lost() const {
 void RedisStore::stop() noexcept {
     if (sentinel) sentinel->stop();
     if (cluster) cluster->stop();
-    if (async_used_) close_async();
+    // What the loop connections carry goes out first (a waiter's abandon): dropped, it would
+    // keep a place in line for its waiter_ttl. Only one of them is ever made, and it is
+    // complete once async_used_ is set.
+    if (async_used_) {
+        if (async_conn_) close_all(client.loop(), std::vector{async_conn_});
+        if (async_cluster_) close_all(client.loop(), std::vector{async_cluster_});
+    }
     nodes->stop();
     std::lock_guard lk(sub_m_);
     if (sub_) sub_->listen(nullptr);  // the loop stops before the subscriber
-}
-
-void RedisStore::close_async() noexcept {
-    try {
-        // Off the loop, what was asked goes out first (a release queued while its connection
-        // was still opening), each request within its own deadline: dropped, it would leave
-        // the lock held for its TTL. Both pointers are complete once async_used_ is set.
-        if (!client.loop().here()) {
-            client.loop().wait<bool>(
-                [c = async_conn_, cl = async_cluster_](const std::function<void(bool)>& deliver) {
-                    auto left = std::make_shared<int>((c ? 1 : 0) + (cl ? 1 : 0));
-                    auto one_closed = [left, deliver] {
-                        if (--*left == 0) deliver(true);
-                    };
-                    if (c) c->close_when_idle(one_closed);
-                    if (cl) cl->close_when_idle(one_closed);
-                });
-            return;
-        }
-        // On the loop (a client that ended in one of its own handlers) nothing may wait: what
-        // is in flight fails now, its handlers run before the loop ends.
-        client.loop().post([c = async_conn_, cl = async_cluster_] {
-            if (c) c->close();
-            if (cl) cl->close();
-        });
-    } catch (...) {
-        // Out of memory: the connections close with the loop.
-    }
 }
 
 AsyncConnection* RedisStore::async_conn() {

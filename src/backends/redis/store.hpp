@@ -143,9 +143,6 @@ class RedisStore final : public Store,
     RedisStore(ClientImpl& c, Endpoint e, std::shared_ptr<Connection> conn,
                std::shared_ptr<Server> s, std::shared_ptr<Nodes> n);
 
-    // Closes the asynchronous connections, letting what was asked go out first unless on
-    // the loop. Never throws.
-    void close_async() noexcept;
     // Whether holdings concerning key (the name's, or a MultiLock's names') are doubted.
     void doubt_key(std::string key);
 

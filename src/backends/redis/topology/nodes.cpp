@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/redis/net/closing.hpp"
 #include "core/quorum.hpp"
 
 namespace deadbolt::detail {
@@ -30,30 +31,10 @@ void Nodes::agreed(std::uint64_t fence) {
 }
 
 void Nodes::stop() noexcept {
-    if (!async_used_) return;
-    try {
-        // A round returns once a majority decided: what it sent to the other nodes (a release)
-        // is still on its way, and goes out before the client closes, within its deadline.
-        if (!loop().here()) {
-            loop().wait<bool>([conns = async_](const std::function<void(bool)>& deliver) {
-                auto left = std::make_shared<std::size_t>(conns.size());
-                for (const auto& c : conns)
-                    c->close_when_idle([left, deliver] {
-                        if (--*left == 0) deliver(true);
-                    });
-            });
-            return;
-        }
-        // What is in flight fails now: its handlers, which hold the connections, run before
-        // the loop ends instead of outliving it. The lambda holds a copy of async_ (complete
-        // once async_used_ is set, never changed after): the loop may run it after Nodes is
-        // gone (a client that died in one of its own handlers).
-        loop().post([conns = async_] {
-            for (const auto& c : conns) c->close();
-        });
-    } catch (...) {
-        // Out of memory: the connections close with the loop.
-    }
+    // A round returns once a majority decided: what it sent to the other nodes (a release) is
+    // still on its way, and goes out before the client closes, within its deadline. async_ is
+    // complete once async_used_ is set, and never changed after.
+    if (async_used_) close_all(loop(), async_);
 }
 
 std::vector<std::shared_ptr<AsyncConnection>> Nodes::on_loop(
