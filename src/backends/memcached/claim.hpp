@@ -53,18 +53,20 @@ class McClaim final : public Claim {
     void take_permit(const std::string& token, std::chrono::milliseconds keep, Attempted& a);
     // Raises the fence counters of the granting servers to fences (Redlock's second round):
     // ok once a majority holds them, so that any later majority sees them.
-    Status raise_fences(const std::vector<std::vector<std::uint64_t>>& counters,
+    // counters: server i's counter of name k at i * names + k.
+    Status raise_fences(const std::vector<std::uint64_t>& counters,
                         const std::vector<bool>& granted, const std::vector<std::uint64_t>& fences);
     std::shared_ptr<McHolding> made(const std::string& token, std::vector<std::string> keys);
-    std::vector<std::string> lock_keys() const;
 
     McStore& store_;
     const LockSpec spec_;
     std::stop_token cancel_;
     ClaimTraits traits_;
-    std::vector<McKeys> keys_;  // each name's, in the names' order
-    unsigned looks_ = 0;        // waits so far: the backoff's step
-    bool refused_ = false;      // the last attempt was refused: look before adding
+    std::vector<McKeys> keys_;         // each name's, in the names' order
+    std::vector<std::string> locks_;   // each name's lock item key, made once
+    std::vector<std::string> fences_;  // each name's fence counter key
+    unsigned looks_ = 0;               // waits so far: the backoff's step
+    bool refused_ = false;             // the last attempt was refused: look before adding
     std::map<std::string, std::shared_ptr<McHolding>> grants_;  // what each token's attempt wrote
 };
 

@@ -135,7 +135,7 @@ bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
 
 Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out) {
     out.clear();
-    std::string got;
+    out.reserve(n);
     while (out.size() < n) {
         MetaReply r;
         switch (parser_.next(r)) {
@@ -156,9 +156,9 @@ Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaRepl
         if (fd_ < 0)
             return Status::error(errc::connection_lost,
                                  fmt::format("memcached at {}: the connection is closed", where_));
-        got.clear();
-        if (Status why; !read_some(by, got, why)) return why;
-        parser_.feed(got);
+        got_.clear();
+        if (Status why; !read_some(by, got_, why)) return why;
+        parser_.feed(got_);
     }
     return {};
 }

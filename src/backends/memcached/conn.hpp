@@ -50,6 +50,7 @@ class McConn {
     bool hung_up_ = false;
     std::string where_;
     MetaParser parser_;
+    std::string got_;  // what the last read brought, kept so that a read does not allocate
 };
 
 }  // namespace deadbolt::detail

@@ -58,37 +58,50 @@ bool mine(const McHolding& h, std::string_view seen) {
 }
 
 // A compare-and-set that keeps the item for ttl_s, then a read of its new CAS (the classic
-// cas answers without it).
-McRequest cas_write(const std::string& key, std::int64_t ttl_s, std::string_view value,
-                    std::uint64_t cas) {
-    return {classic_store(key, ttl_s, value, cas) + meta_request("mg", key, "v c"), 2};
+// cas answers without it): appended to out, with the number of replies it brings.
+std::size_t cas_write(std::string& out, const std::string& key, std::int64_t ttl_s,
+                      std::string_view value, std::uint64_t cas) {
+    append_classic_store(out, key, ttl_s, value, cas);
+    append_meta(out, "mg", key, "v c");
+    return 2;
 }
 
-McRequest text(const Cell& c, McStore::Op op, std::chrono::milliseconds keep) {
+// A compare-and-delete of key by cas, appended to out: one reply.
+std::size_t cas_delete(std::string& out, const std::string& key, std::uint64_t cas) {
+    std::string flag;
+    append_flag(flag, 'C', cas);
+    append_meta(out, "md", key, flag);
+    return 1;
+}
+
+// The request of c's step appended to out (a round's requests go into one text per server):
+// the number of replies it brings.
+std::size_t text(std::string& out, const Cell& c, McStore::Op op, std::chrono::milliseconds keep) {
     const std::string& key = c.h->keys[c.k];
     auto t = ttl_seconds(keep.count());
     switch (c.step) {
         case Look::direct:
-            if (op == McStore::Op::release)
-                return {meta_request("md", key, fmt::format("C{}", c.cas)), 1};
-            return cas_write(key, t, c.h->value, c.cas);
+            if (op == McStore::Op::release) return cas_delete(out, key, c.cas);
+            return cas_write(out, key, t, c.h->value, c.cas);
         case Look::read:
-            return {meta_request("mg", key, "v c t"), 1};
+            append_meta(out, "mg", key, "v c t");
+            return 1;
         case Look::touch:
-            return {meta_request("mg", key, fmt::format("T{} v c", t)), 1};
+            append_meta(out, "mg", key, fmt::format("T{} v c", t));
+            return 1;
         case Look::write:
-            if (op == McStore::Op::extend) return cas_write(key, t, c.seen, c.cas);
+            if (op == McStore::Op::extend) return cas_write(out, key, t, c.seen, c.cas);
             if (!c.h->owner.empty()) {
                 auto r = mc_parse_reentrant(c.seen);
                 if (r && r->holds > 1)
-                    return cas_write(key, std::max<std::int64_t>(c.ttl, 1),
+                    return cas_write(out, key, std::max<std::int64_t>(c.ttl, 1),
                                      mc_reentrant_value(r->fence, r->holds - 1, r->owner), c.cas);
             }
-            return {meta_request("md", key, fmt::format("C{}", c.cas)), 1};
+            return cas_delete(out, key, c.cas);
         case Look::done:
             break;
     }
-    return {};
+    return 0;
 }
 
 void finish(Cell& c, Verdict::Is is) {
@@ -157,6 +170,7 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* cons
                                           Clock::time_point by) {
     const std::size_t n = nodes_->size();
     std::vector<Cell> cells;
+    cells.reserve(hs.size() * n);
     for (std::size_t hi = 0; hi < hs.size(); ++hi)
         for (std::size_t node = 0; node < n; ++node)
             for (std::size_t k = 0; k < hs[hi]->keys.size(); ++k) {
@@ -170,40 +184,42 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* cons
                                                                                 : Look::read;
                 cells.push_back(std::move(c));
             }
+    // What each cell sent this pass: its replies come in the order of the cells per server.
+    std::vector<std::size_t> asked(cells.size());
+    std::vector<std::size_t> at(n);
     for (int pass = 0; pass < 8; ++pass) {
         std::vector<McRequest> reqs(n);
-        std::vector<std::vector<std::size_t>> order(n), counts(n);
+        bool any = false;
         for (std::size_t i = 0; i < cells.size(); ++i) {
             auto& c = cells[i];
+            asked[i] = 0;
             if (c.step == Look::done) continue;
-            auto req = text(c, op, keeps.empty() ? std::chrono::milliseconds(0) : keeps[c.hi]);
-            reqs[c.node].text += req.text;
-            reqs[c.node].errors_are_replies = true;
-            reqs[c.node].replies += req.replies;
-            order[c.node].push_back(i);
-            counts[c.node].push_back(req.replies);
+            auto& req = reqs[c.node];
+            asked[i] =
+                text(req.text, c, op, keeps.empty() ? std::chrono::milliseconds(0) : keeps[c.hi]);
+            req.errors_are_replies = true;
+            req.replies += asked[i];
+            any = true;
         }
-        bool any = false;
-        for (const auto& o : order) any = any || !o.empty();
         if (!any) break;
         auto answers = nodes_->round(reqs, by);
-        for (std::size_t node = 0; node < n; ++node) {
-            std::size_t at = 0;
-            for (std::size_t j = 0; j < order[node].size(); ++j) {
-                auto& c = cells[order[node][j]];
-                if (!answers[node].status.ok()) {
-                    c.why = answers[node].status;
-                    finish(c, Verdict::Is::unknown);
-                } else {
-                    advance(c, op,
-                            std::span<const MetaReply>(answers[node].replies)
-                                .subspan(at, counts[node][j]));
-                }
-                at += counts[node][j];
+        std::fill(at.begin(), at.end(), 0);
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+            auto& c = cells[i];
+            if (asked[i] == 0) continue;
+            if (!answers[c.node].status.ok()) {
+                c.why = answers[c.node].status;
+                finish(c, Verdict::Is::unknown);
+            } else {
+                advance(c, op,
+                        std::span<const MetaReply>(answers[c.node].replies)
+                            .subspan(at[c.node], asked[i]));
             }
+            at[c.node] += asked[i];
         }
     }
     std::vector<Verdict> out;
+    out.reserve(hs.size());
     for (std::size_t hi = 0; hi < hs.size(); ++hi) {
         int yes = 0, no = 0;
         Status why;

@@ -7,8 +7,13 @@
 namespace deadbolt::detail {
 
 std::optional<std::string_view> MetaReply::flag(char f) const {
-    for (const auto& t : flags)
-        if (!t.empty() && t[0] == f) return std::string_view(t).substr(1);
+    std::string_view rest = flags;
+    while (!rest.empty()) {
+        const auto sp = std::min(rest.find(' '), rest.size());
+        const auto t = rest.substr(0, sp);
+        if (!t.empty() && t[0] == f) return t.substr(1);
+        rest.remove_prefix(std::min(sp + 1, rest.size()));
+    }
     return std::nullopt;
 }
 
@@ -82,7 +87,11 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
         r.value = buf_.substr(body, size);
         body += size + 2;
     }
-    for (auto w = word(); !w.empty(); w = word()) r.flags.emplace_back(w);
+    // The flags stay one text (a list of them was two allocations per reply).
+    while (i < line.size() && line[i] == ' ') ++i;
+    auto rest = line.substr(i);
+    while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+    r.flags = std::string(rest);
     at_ = body;
     if (at_ > 65536 && at_ * 2 > buf_.size()) {  // keep the buffer from growing forever
         buf_.erase(0, at_);
@@ -134,35 +143,55 @@ std::optional<std::string> unbase64(std::string_view text) {
     return out;
 }
 
-std::string meta_request(std::string_view cm, std::string_view key, std::string_view flags) {
-    std::string out;
-    out.reserve(cm.size() + key.size() + flags.size() + 4);
+namespace {
+
+void append_number(std::string& out, auto n) {
+    char buf[24];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, n).ptr);
+}
+
+}  // namespace
+
+void append_meta(std::string& out, std::string_view cm, std::string_view key,
+                 std::string_view flags) {
     out.append(cm).append(" ").append(key);
     if (!flags.empty()) out.append(" ").append(flags);
     out += "\r\n";
+}
+
+void append_flag(std::string& out, char f, std::uint64_t n) {
+    out += f;
+    append_number(out, n);
+}
+
+std::string meta_request(std::string_view cm, std::string_view key, std::string_view flags) {
+    std::string out;
+    out.reserve(cm.size() + key.size() + flags.size() + 4);
+    append_meta(out, cm, key, flags);
     return out;
 }
 
 std::string classic_store(const std::string& key, std::int64_t ttl_s, std::string_view value,
                           std::uint64_t cas) {
-    // "add <key> 0 <ttl> <bytes>[ <cas>]\r\n<value>\r\n", appended in place (fmt here was a
-    // twentieth of a cycle's instructions).
-    auto number = [](std::string& out, auto n) {
-        char buf[24];
-        out.append(buf, std::to_chars(buf, buf + sizeof buf, n).ptr);
-    };
     std::string out;
     out.reserve(key.size() + value.size() + 64);
+    append_classic_store(out, key, ttl_s, value, cas);
+    return out;
+}
+
+void append_classic_store(std::string& out, std::string_view key, std::int64_t ttl_s,
+                          std::string_view value, std::uint64_t cas) {
+    // "add <key> 0 <ttl> <bytes>[ <cas>]\r\n<value>\r\n", appended in place (fmt here was a
+    // twentieth of a cycle's instructions).
     out.append(cas == 0 ? "add " : "cas ").append(key).append(" 0 ");
-    number(out, ttl_s);
+    append_number(out, ttl_s);
     out += ' ';
-    number(out, value.size());
+    append_number(out, value.size());
     if (cas != 0) {
         out += ' ';
-        number(out, cas);
+        append_number(out, cas);
     }
     out.append("\r\n").append(value).append("\r\n");
-    return out;
 }
 
 std::int64_t ttl_seconds(std::int64_t keep_ms) {

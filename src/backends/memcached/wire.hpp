@@ -18,8 +18,8 @@ namespace deadbolt::detail {
 /// the rest in `value`, its flags, and a VA's data.
 struct MetaReply {
     std::string code;
-    std::vector<std::string> flags;  // as returned: the flag letter, then its token
-    std::string value;               // VA: the data block; an error line: its message
+    std::string flags;  // as returned, space-separated: each a flag letter, then its token
+    std::string value;  // VA: the data block; an error line: its message
 
     /// The token of flag f ('c': the CAS, 't': the TTL left), when the reply carries it.
     std::optional<std::string_view> flag(char f) const;
@@ -52,6 +52,11 @@ std::optional<std::string> unbase64(std::string_view text);
 /// A meta request line for command cm ("mg", "md", "ma", "mn") on key with flags
 /// (space-separated).
 std::string meta_request(std::string_view cm, std::string_view key, std::string_view flags);
+/// meta_request appended to out: a round's requests are written into one buffer.
+void append_meta(std::string& out, std::string_view cm, std::string_view key,
+                 std::string_view flags);
+/// A flag letter and a number ("C123", "J7") appended to out, for append_meta's flags.
+void append_flag(std::string& out, char f, std::uint64_t n);
 /// A store in the classic protocol: `add` (cas 0) or `cas` of value under key for ttl_s
 /// seconds. Why not the meta set: memcached's `ms` deletes the item under its key when it
 /// cannot get memory for the new one, whatever its mode or CAS (proto_text.c, "Avoid stale
@@ -59,6 +64,9 @@ std::string meta_request(std::string_view cm, std::string_view key, std::string_
 /// and `cas` leave it. Replies: STORED, NOT_STORED (add), EXISTS or NOT_FOUND (cas).
 std::string classic_store(const std::string& key, std::int64_t ttl_s, std::string_view value,
                           std::uint64_t cas = 0);
+/// classic_store appended to out.
+void append_classic_store(std::string& out, std::string_view key, std::int64_t ttl_s,
+                          std::string_view value, std::uint64_t cas = 0);
 
 /// A TTL of a holding kept for keep: whole seconds, rounded up, plus one for the clock's
 /// second boundary (the server may end an item up to a second early), so that the server
