@@ -3,13 +3,37 @@
 #include <algorithm>
 
 namespace deadbolt::detail {
+namespace {
+// Spare nodes kept: about the names a process's threads hold at once.
+constexpr std::size_t kSpareLines = 16;
+}  // namespace
+
+LocalQueue::Line& LocalQueue::line_for(const std::string& key) {
+    if (auto it = lines_.find(key); it != lines_.end()) return it->second;
+    if (spare_.empty()) return lines_[key];
+    auto node = std::move(spare_.back());
+    spare_.pop_back();
+    node.key() = key;  // reuses the string's room
+    return lines_.insert(std::move(node)).position->second;
+}
+
+void LocalQueue::drop(Lines::iterator it) {
+    if (spare_.size() >= kSpareLines) {
+        lines_.erase(it);
+        return;
+    }
+    auto node = lines_.extract(it);
+    node.mapped().busy = false;
+    node.mapped().waiting.clear();
+    spare_.push_back(std::move(node));
+}
 
 LocalQueue::Result LocalQueue::enter(const std::string& key,
                                      std::optional<Clock::time_point> deadline,
                                      const std::stop_token& cancel,
                                      const std::function<void()>& on_wait) {
     std::unique_lock lk(m_);
-    Line& line = lines_[key];
+    Line& line = line_for(key);
     if (!line.busy && line.waiting.empty()) {
         line.busy = true;
         return Result::entered;
@@ -30,7 +54,7 @@ LocalQueue::Result LocalQueue::enter(const std::string& key,
         return Result::entered;
     }
     std::erase(line.waiting, id);
-    if (!line.busy && line.waiting.empty()) lines_.erase(key);
+    if (!line.busy && line.waiting.empty()) drop(lines_.find(key));
     cv_.notify_all();  // the next in line may now be at the front
     return cancel.stop_requested() ? Result::cancelled : Result::timed_out;
 }
@@ -41,7 +65,7 @@ void LocalQueue::leave(const std::string& key) {
     if (it == lines_.end()) return;
     it->second.busy = false;
     if (it->second.waiting.empty())
-        lines_.erase(it);
+        drop(it);
     else
         cv_.notify_all();
 }

@@ -34,9 +34,18 @@ class LocalQueue {
         // empty deque allocates twice. Lines are short; taking the front moves the few left.
         std::vector<std::uint64_t> waiting;
     };
+    using Lines = std::map<std::string, Line>;
+    // key's line, made from a spare node when there is one.
+    Line& line_for(const std::string& key);
+    // Drops a line nobody is in; its node is kept for the next one.
+    void drop(Lines::iterator it);
+
     std::mutex m_;
     std::condition_variable_any cv_;
-    std::map<std::string, Line> lines_;
+    Lines lines_;
+    // Nodes of dropped lines: an uncontended turn makes a line and drops it again, and a
+    // node with its key's string cost two allocations per turn.
+    std::vector<Lines::node_type> spare_;
     std::uint64_t next_id_ = 0;
 };
 

@@ -35,7 +35,16 @@ void Renewer::start_locked() {
 void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
     std::lock_guard lk(m_);
     start_locked();
-    Entry& e = leases_[lease.get()];
+    Leases::iterator it = leases_.find(lease.get());
+    if (it == leases_.end() && !spare_leases_.empty()) {
+        auto node = std::move(spare_leases_.back());
+        spare_leases_.pop_back();
+        node.key() = lease.get();
+        it = leases_.insert(std::move(node)).position;
+    } else if (it == leases_.end()) {
+        it = leases_.try_emplace(lease.get()).first;
+    }
+    Entry& e = it->second;
     e.lease = lease;
     e.at = schedule_.end();
     e.hold_until = lease->options.max_hold.count() > 0
@@ -50,8 +59,7 @@ void Renewer::remove(const LeaseState* lease) {
     std::lock_guard lk(m_);
     auto it = leases_.find(lease);
     if (it == leases_.end()) return;
-    if (it->second.at != schedule_.end()) schedule_.erase(it->second.at);
-    leases_.erase(it);
+    forget_locked(it);
 }
 
 void Renewer::add_cleanup(std::shared_ptr<const Holding> h, Clock::time_point give_up,
@@ -158,12 +166,47 @@ void Renewer::stop() {
         if (c.settled) c.settled(Verdict::Is::unknown);
 }
 
+namespace {
+// Spare nodes kept: about the leases a client adds and drops at once.
+constexpr std::size_t kSpareNodes = 16;
+}  // namespace
+
 void Renewer::schedule_locked(Entry& e, Clock::time_point at) {
-    if (e.at != schedule_.end()) schedule_.erase(e.at);
-    e.at = schedule_.emplace(at, e.lease.get());
+    Schedule::node_type node;
+    if (e.at != schedule_.end()) {
+        node = schedule_.extract(e.at);
+    } else if (!spare_places_.empty()) {
+        node = std::move(spare_places_.back());
+        spare_places_.pop_back();
+    }
+    if (node.empty()) {
+        e.at = schedule_.emplace(at, e.lease.get());
+    } else {
+        node.key() = at;
+        node.mapped() = e.lease.get();
+        e.at = schedule_.insert(std::move(node));
+    }
     // Wake the thread only if it would sleep past this: a wake-up per acquire would cost a
     // context switch on the hot path.
     if (at < sleeping_until_) cv_.notify_all();
+}
+
+void Renewer::unschedule_locked(Entry& e) {
+    if (e.at == schedule_.end()) return;
+    auto node = schedule_.extract(e.at);
+    e.at = schedule_.end();
+    if (spare_places_.size() < kSpareNodes) spare_places_.push_back(std::move(node));
+}
+
+void Renewer::forget_locked(Leases::iterator it) {
+    unschedule_locked(it->second);
+    if (spare_leases_.size() >= kSpareNodes) {
+        leases_.erase(it);
+        return;
+    }
+    auto node = leases_.extract(it);
+    node.mapped().lease.reset();
+    spare_leases_.push_back(std::move(node));
 }
 
 void Renewer::run() {
@@ -209,14 +252,13 @@ void Renewer::run() {
                 window_set = true;
             }
             if (at > window) break;
-            schedule_.erase(schedule_.begin());
-            e.at = schedule_.end();
+            unschedule_locked(e);
             auto& lease = e.lease;
             if (lease->released || lease->lost) {
-                leases_.erase(it);
+                forget_locked(it);
             } else if (now >= lease->valid_until()) {
                 expired.push_back(lease);
-                leases_.erase(it);
+                forget_locked(it);
             } else if (lease->options.auto_renew && now < e.hold_until) {
                 renew_batch.push_back(lease);  // rescheduled by renew()
             } else {
@@ -267,7 +309,7 @@ void Renewer::renew(std::vector<std::shared_ptr<LeaseState>>& batch) {
                     told.emplace_back(l, Status{});
                 } else if (v.is == Verdict::Is::no) {
                     refused.push_back(l);
-                    leases_.erase(it);
+                    forget_locked(it);
                 } else {
                     // Transport or server trouble, or a yes too late: try again soon, but never
                     // past validity.

@@ -67,15 +67,25 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     void run();
     void verify(const std::vector<Store::Concerns>& which) noexcept;
     void run_cleanups(std::unique_lock<std::mutex>& lk);
+    using Leases = std::map<const LeaseState*, Entry>;
+    // Puts e in schedule_ at `at` (moving its node there if it has one).
     void schedule_locked(Entry& e, Clock::time_point at);
+    // Takes e out of schedule_; its node is kept for the next.
+    void unschedule_locked(Entry& e);
+    // Drops a lease (and its place in schedule_); its node is kept for the next.
+    void forget_locked(Leases::iterator it);
     void renew(std::vector<std::shared_ptr<LeaseState>>& batch);
 
     std::shared_ptr<Store> store_;
     LeaseClock clock_;
     std::mutex m_;
     std::condition_variable cv_;
-    std::map<const LeaseState*, Entry> leases_;
+    Leases leases_;
     Schedule schedule_;  // next renewal or expiry check of each lease
+    // Nodes of dropped leases and of their places: every acquisition adds a lease and every
+    // release drops it, and the two nodes were two allocations per turn.
+    std::vector<Leases::node_type> spare_leases_;
+    std::vector<Schedule::node_type> spare_places_;
     std::vector<Cleanup> cleanups_;
     std::vector<Store::Concerns> doubts_;  // doubt() calls the thread has yet to act on
     Clock::time_point sleeping_until_ = Clock::time_point::min();  // the thread's next wake-up

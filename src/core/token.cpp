@@ -81,9 +81,14 @@ void append_random_hex(std::string& out) {
     thread_local RandomPool pool;
     const unsigned char* bytes = pool.take(kRandomHex / 2);
     static constexpr char kHex[] = "0123456789abcdef";
+    // Written into room made once: a += per digit checked the capacity 64 times (half the
+    // token's instructions).
+    const std::size_t at = out.size();
+    out.resize(at + kRandomHex);
+    char* p = out.data() + at;
     for (std::size_t i = 0; i < kRandomHex / 2; ++i) {
-        out += kHex[bytes[i] >> 4];
-        out += kHex[bytes[i] & 15];
+        *p++ = kHex[bytes[i] >> 4];
+        *p++ = kHex[bytes[i] & 15];
     }
 }
 
