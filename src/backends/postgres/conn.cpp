@@ -165,10 +165,11 @@ void PgConn::close() noexcept {
 Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
                    int wake_fd) {
     out.clear();
+    out.reserve(4);  // a try runs up to three statements: one allocation, not three
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to PostgreSQL at {} is closed", where_));
-    std::string text(sql);
+    text_.assign(sql);  // libpq reads a C string; the room stays for the next statement
     bool sent = false;
     auto broke = [&](std::string what) {
         auto msg = trimmed(PQerrorMessage(c_));
@@ -188,7 +189,7 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
     if (ended_while_idle())
         return Status::error(errc::connection_lost,
                              fmt::format("PostgreSQL at {} ended the session", where_));
-    if (!PQsendQuery(c_, text.c_str())) return broke("lost the connection to");
+    if (!PQsendQuery(c_, text_.c_str())) return broke("lost the connection to");
     sent = true;
     for (int f; (f = PQflush(c_)) != 0;) {
         if (f < 0) return broke("lost the connection to");
@@ -205,8 +206,10 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         auto status = PQresultStatus(r);
         if (status == PGRES_TUPLES_OK) {
             SqlRows rows;
+            rows.rows.reserve(static_cast<std::size_t>(PQntuples(r)));
             for (int i = 0; i < PQntuples(r); ++i) {
                 auto& row = rows.rows.emplace_back();
+                row.reserve(static_cast<std::size_t>(PQnfields(r)));
                 for (int j = 0; j < PQnfields(r); ++j)
                     row.push_back(PQgetisnull(r, i, j)
                                       ? std::nullopt

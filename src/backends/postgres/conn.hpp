@@ -38,6 +38,7 @@ class PgConn final : public SqlSession {
     PgConn() = default;
     pg_conn* c_ = nullptr;
     std::string where_;  // host:port/db, for messages
+    std::string text_;   // the statement as a C string (used, as c_ is, by one caller at a time)
 };
 
 /// The errc for a server error's SQLSTATE.
