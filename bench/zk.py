@@ -3,6 +3,10 @@
 run on one three-server ensemble (Debian's zookeeper, default tick, fsync on):
 
   raw C client   one ephemeral sequential create and its delete per cycle (the limit)
+  raw, deadbolt's requests
+                 the same client sending what deadbolt's Mutex sends per cycle (the create
+                 with its listing pipelined, an exists-watch on the granted node that hears a
+                 loss, the delete): what those requests cost the servers, apart from the library
   deadbolt       Client::connect("zk://...")
   Kazoo          Debian python3-kazoo's Lock (what Python services use)
 
@@ -13,12 +17,16 @@ pings included). Medians of --reps repetitions with min..max, ratios to the raw 
 Writes results.json and table.md under --out.
 
     bench/zk.py [--out bench/results/zk] [--reps 3] [--smoke]
+    bench/zk.py --requests [--reps 3]   what each of deadbolt's requests costs (Z2, 16 threads):
+                                        its requests sent raw, then without the listing or the
+                                        watch; writes requests.md under --out
 """
 import argparse
 import datetime
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +39,7 @@ from etcd import contend_row, cpu_s  # noqa: E402
 from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
 PY = ["/usr/bin/python3", os.path.join(HERE, "peers", "kazoo_lock.py")]
-RAW, OURS, PEER = "raw C client", "deadbolt", "Kazoo"
+RAW, RAWS, OURS, PEER = "raw C client", "raw, deadbolt's requests", "deadbolt", "Kazoo"
 CLI = os.path.join(os.path.dirname(os.path.dirname(DRIVER)), "deadbolt")
 JAVA = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar",
         "org.apache.zookeeper.server.quorum.QuorumPeerMain"]
@@ -102,6 +110,7 @@ class Ensemble:
 
 def driver(contender, scenario, opts):
     argv = {RAW: [DRIVER, scenario, "--contender", "raw-zk"],
+            RAWS: [DRIVER, scenario, "--contender", "raw-zk", "--statements", "1"],
             OURS: [DRIVER, scenario, "--contender", "deadbolt"],
             PEER: [*PY, scenario]}[contender]
     return [*argv, *[str(o) for o in opts]]
@@ -153,7 +162,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results", "zk"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--requests", action="store_true")
     a = ap.parse_args()
+    if a.requests:
+        return requests_cost(a)
     reps = 1 if a.smoke else a.reps
     cycle_s, contend_s, threads, wait_s = (0.5, 2, 4, 2) if a.smoke else (5, 10, 16, 10)
     if not os.access(DRIVER, os.X_OK):
@@ -173,7 +185,7 @@ def main():
 
         for _ in range(reps):
             for scenario, n in (("Z1_latency", 1), ("Z2_throughput", threads)):
-                for c in (RAW, OURS, PEER):
+                for c in (RAW, RAWS, OURS, PEER):
                     r = run(c, "cycle", ["--zk", zk.hosts, "--threads", n, "--seconds", cycle_s, "--key", fresh()])
                     if "version" in r:
                         results["versions"][c] = r["version"]
@@ -205,15 +217,46 @@ def main():
         raise SystemExit("bench: " + "; ".join(bad))
 
 
+def requests_cost(a):
+    """Z2 for the raw client with deadbolt's requests, whole and with one left out."""
+    variants = ((RAW, []), (RAWS, []), (RAWS + " but the watch", ["--leave-out", "watch"]),
+                (RAWS + " but the listing", ["--leave-out", "list"]))
+    by = {}
+    zk = Ensemble()
+    try:
+        for rep in range(a.reps):
+            for i, (name, extra) in enumerate(variants):
+                base = RAW if name == RAW else RAWS
+                by.setdefault(name, []).append(run(base, "cycle", ["--zk", zk.hosts, "--threads", 16, "--seconds",
+                                                                   5, "--key", f"q{rep}-{i}", *extra]))
+    finally:
+        zk.stop()
+    out = [f"What each of deadbolt's requests costs the ensemble (`python3 bench/zk.py --requests --reps "
+           f"{a.reps}`, {datetime.date.today()}): three servers on one machine, 16 threads, medians (min..max).\n"]
+    out += ["| requests per cycle | cycles/s | vs raw | p50 µs | client CPU µs/cycle |", "|---|---:|---:|---:|---:|"]
+    for name, _ in variants:
+        rows = by[name]
+        cpu = statistics.median(1e6 * r["cpu_s"] / r["cycles"] for r in rows)
+        out.append(f"| {name} | {stats.cell(rows, 'cycles_per_s')} | {stats.ratio(rows, by[RAW], 'cycles_per_s')} | "
+                   f"{stats.cell(rows, 'p50_us')} | {cpu:.0f} |")
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "requests.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("\n".join(out))
+
+
 def table(results):
     sc = results["scenarios"]
 
     out = [f"ZooKeeper {results['versions'].get('zookeeper', '?')}, 3 servers on one machine "
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
-    out += stats.cycles_table("Z1 uncontended, one thread** (lock + unlock on its own name)",
-                              sc["Z1_latency"], RAW)
-    out += stats.cycles_table("Z2 uncontended throughput** (threads in flight, each on its own name)",
-                              sc["Z2_throughput"], RAW)
+    for scenario, title in (("Z1_latency", "Z1 uncontended, one thread** (lock + unlock on its own name)"),
+                            ("Z2_throughput", "Z2 uncontended throughput** (threads in flight, each on its own "
+                                              "name)")):
+        out += stats.cycles_table(title, sc[scenario], RAW)
+        if RAWS in sc[scenario]:
+            out.append(f"\ndeadbolt against its own requests sent raw (what the library adds): "
+                       f"{stats.ratio(sc[scenario][OURS], sc[scenario][RAWS], 'cycles_per_s')}")
     out += stats.contended_table("Z3 contended** (8 processes, one name, a read-modify-write inside)",
                                  sc["Z3_contended"])
     out += ["\n**Z4 waiting cost** (10 processes wait behind a Kazoo holder; packets every server "

@@ -63,6 +63,8 @@ Args parse(int argc, char** argv) {
             a.metrics = v == "1";
         else if (k == "--statements")
             a.statements = v == "1";
+        else if (k == "--leave-out")
+            a.leave_out = v;
         else
             throw std::invalid_argument("unknown option " + k);
     }

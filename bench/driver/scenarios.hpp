@@ -11,7 +11,8 @@ int cycle(const Args& a);
 /// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle.
 int cycle_raw_etcd(const Args& a);
 /// The same against ZooKeeper (--zk) through its C client with no library logic: one
-/// ephemeral sequential create and its delete per cycle.
+/// ephemeral sequential create and its delete per cycle. With --statements 1, the requests
+/// deadbolt's Mutex sends instead (create and list, watch, delete).
 int cycle_raw_zk(const Args& a);
 /// The same against PostgreSQL (--url) through libpq with no library logic:
 /// pg_try_advisory_lock and pg_advisory_unlock, one round trip each, a session per thread.
