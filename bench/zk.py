@@ -5,7 +5,7 @@ run on one three-server ensemble (Debian's zookeeper, default tick, fsync on):
   raw C client   one ephemeral sequential create and its delete per cycle (the limit)
   raw, deadbolt's requests
                  the same client sending what deadbolt's Mutex sends per cycle (the create
-                 with its listing pipelined, an exists-watch on the granted node that hears a
+                 with its listing pipelined, a get with a watch on the granted node that hears a
                  loss, the delete): what those requests cost the servers, apart from the library
   deadbolt       Client::connect("zk://...")
   Kazoo          Debian python3-kazoo's Lock (what Python services use)

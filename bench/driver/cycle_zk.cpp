@@ -1,7 +1,7 @@
 // Scenarios 1-2 against ZooKeeper with no library logic: one session through the C client
 // and, per cycle, one ephemeral sequential create and its delete (the least a lock on
 // ZooKeeper can cost). With --statements 1, the requests deadbolt's Mutex sends instead: the
-// create with its holder data and the line's listing pipelined behind it, an exists-watch on
+// create with its holder data and the line's listing pipelined behind it, a get with a watch on
 // the granted node (what hears a loss), then the delete; so the gap between the two is what
 // those requests cost the servers, and the gap to deadbolt what its own logic costs.
 #include <zookeeper/zookeeper.h>
@@ -68,7 +68,8 @@ void on_listed(int rc, const String_vector* /*kids*/, const void* d) {
 
 void on_nothing(zhandle_t* /*zh*/, int /*type*/, int /*state*/, const char* /*path*/,
                 void* /*ctx*/) {}
-void on_stat(int /*rc*/, const Stat* /*st*/, const void* /*d*/) {}
+void on_data(int /*rc*/, const char* /*value*/, int /*len*/, const Stat* /*st*/,
+             const void* /*d*/) {}
 
 /// deadbolt's requests for one uncontended cycle, as the C client sends them; --leave-out
 /// list|watch drops one, to measure what each costs the servers.
@@ -82,8 +83,7 @@ void deadbolt_cycle(zhandle_t* zh, const std::string& dir, const std::string& pr
          "create");
     if (list) must(zoo_aget_children(zh, dir.c_str(), 0, on_listed, &p), "list");
     must(p.wait(), "create and list");
-    if (watch)
-        must(zoo_awexists(zh, p.made.c_str(), on_nothing, nullptr, on_stat, nullptr), "watch");
+    if (watch) must(zoo_awget(zh, p.made.c_str(), on_nothing, nullptr, on_data, nullptr), "watch");
     must(zoo_delete(zh, p.made.c_str(), -1), "delete");
 }
 
