@@ -72,21 +72,26 @@ void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
 }
 
 void SessionWatch::unwatch(const SqlSession& s) noexcept {
-    std::lock_guard lock(m_);
-    // By its socket: a release pays one lookup, not a walk over every holding.
-    if (auto it = watched_.find(s.socket()); it != watched_.end()) {
-        if (it->second.lock().get() == &s) {
-            ::epoll_ctl(epoll_, EPOLL_CTL_DEL, it->first, nullptr);
+    int fd = -1;
+    {
+        std::lock_guard lock(m_);
+        // By its socket: a release pays one lookup, not a walk over every holding.
+        if (auto it = watched_.find(s.socket());
+            it != watched_.end() && it->second.lock().get() == &s) {
+            fd = it->first;
             watched_.erase(it);
-            return;
+        } else {
+            // Closed already (its socket left the epoll set with it): forget its entry, and
+            // those of sessions gone meanwhile.
+            std::erase_if(watched_, [&](const auto& w) {
+                auto p = w.second.lock();
+                return !p || p.get() == &s;
+            });
         }
     }
-    // Closed already (its socket left the epoll set with it): forget its entry, and those of
-    // sessions gone meanwhile.
-    std::erase_if(watched_, [&](const auto& w) {
-        auto p = w.second.lock();
-        return !p || p.get() == &s;
-    });
+    // Outside m_, as in watch(): once s left watched_ the loop no longer touches it, so only
+    // our caller, who is still using it, could close it, and fd stays its socket until then.
+    if (fd >= 0) ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
 }
 
 void SessionWatch::loop() {
