@@ -46,7 +46,7 @@ std::unique_ptr<Claim> SqlStore::open(const LockSpec& spec, std::stop_token canc
 
 Status SqlStore::borrow(std::shared_ptr<SqlSession>& out) {
     {
-        std::lock_guard lock(m_);
+        std::lock_guard lock(pool_m_);
         auto now = Clock::now();
         while (!idle_.empty()) {
             auto s = std::move(idle_.back());
@@ -64,7 +64,7 @@ Status SqlStore::borrow(std::shared_ptr<SqlSession>& out) {
 
 void SqlStore::give_back(std::shared_ptr<SqlSession> s) noexcept {
     if (!s || !s->alive()) return;
-    std::lock_guard lock(m_);
+    std::lock_guard lock(pool_m_);
     if (idle_.size() < kPooled) idle_.push_back(std::move(s));
 }
 
@@ -101,7 +101,7 @@ std::string SqlStore::naming(const std::vector<std::string>& names,
                              std::vector<std::string>& fresh) {
     fresh.clear();
     {
-        std::lock_guard lock(m_);
+        std::lock_guard lock(names_m_);
         auto now = Clock::now();
         for (const auto& n : names)
             if (auto it = named_.find(n); it == named_.end() || now - it->second >= kNameTrust)
@@ -114,7 +114,7 @@ std::string SqlStore::naming(const std::vector<std::string>& names,
 }
 
 void SqlStore::noted(const std::vector<std::string>& fresh, Clock::time_point sent) {
-    std::lock_guard lock(m_);
+    std::lock_guard lock(names_m_);
     // A record is trusted from when it was sent: the server marked it seen after that.
     for (const auto& n : fresh)
         if (auto [it, made] = named_.try_emplace(n, sent); !made && it->second < sent)
@@ -130,7 +130,7 @@ void SqlStore::noted(const std::vector<std::string>& fresh, Clock::time_point se
 void SqlStore::maybe_prune() noexcept {
     try {
         {
-            std::lock_guard lock(m_);
+            std::lock_guard lock(names_m_);
             auto now = Clock::now();
             if (now < next_prune_) return;
             next_prune_ = now + kNameTrust;

@@ -136,8 +136,11 @@ class SqlStore : public Store {
     ClientImpl& client_;
     const std::unique_ptr<const SqlDialect> dialect_;
     const Opener opener_;
-    std::mutex m_;
+    // Two locks, each taken twice per acquire+release by every thread of the process: one
+    // would make them queue on each other twice as often.
+    std::mutex pool_m_;
     std::vector<std::shared_ptr<SqlSession>> idle_;
+    std::mutex names_m_;
     std::unordered_map<std::string, Clock::time_point> named_;  // name: when recorded
     Clock::time_point swept_{};                                 // named_'s last sweep
     Clock::time_point next_prune_{};
