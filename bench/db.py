@@ -262,13 +262,7 @@ def table(results):
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
     for name, sc in results["engines"].items():
         out.append(f"\n## {name}\n")
-        for scenario, title in (("D1_latency", "D1 uncontended, one thread** (lock + unlock on its own name)"),
-                                ("D2_throughput", "D2 uncontended throughput** (threads in flight, each on its own "
-                                                  "name)")):
-            out += stats.cycles_table(title, sc[scenario], RAW)
-            if RAWS in sc[scenario]:
-                out.append(f"\ndeadbolt against its own statements sent raw (what the library adds): "
-                           f"{stats.ratio(sc[scenario][OURS], sc[scenario][RAWS], 'cycles_per_s')}")
+        out += stats.uncontended_tables("D", sc, RAW, RAWS, OURS, "statements")
         out += stats.contended_table("D3 contended** (8 processes, one name, a read-modify-write inside)",
                                      sc["D3_contended"])
         out += ["\n**D4 waiting cost** (10 processes wait behind a held lock; statements the server ran in "

@@ -89,6 +89,21 @@ def cycles_table(title, by_contender, base):
     return out
 
 
+def uncontended_tables(prefix, sc, raw, own, ours, what):
+    """The markdown of the two uncontended scenarios (prefix "D" or "Z": {prefix}1_latency and
+    {prefix}2_throughput in sc), each with deadbolt's ratio to its own `what` sent raw (the own
+    contender) where that was measured: what the library adds to its requests."""
+    out = []
+    for scenario, title in ((f"{prefix}1_latency", f"{prefix}1 uncontended, one thread** (lock + unlock on its own name)"),
+                            (f"{prefix}2_throughput", f"{prefix}2 uncontended throughput** (threads in flight, each on "
+                                                      "its own name)")):
+        out += cycles_table(title, sc[scenario], raw)
+        if own in sc[scenario]:
+            out.append(f"\ndeadbolt against its own {what} sent raw (what the library adds): "
+                       f"{ratio(sc[scenario][ours], sc[scenario][own], 'cycles_per_s')}")
+    return out
+
+
 def contended_table(title, by_contender):
     """The markdown of one contended scenario (rows of contended()); a contender that could
     not run says why."""

@@ -250,13 +250,7 @@ def table(results):
 
     out = [f"ZooKeeper {results['versions'].get('zookeeper', '?')}, 3 servers on one machine "
            f"({results['machine']['cpus']} CPUs), {results['reps']} reps, medians (min..max)\n"]
-    for scenario, title in (("Z1_latency", "Z1 uncontended, one thread** (lock + unlock on its own name)"),
-                            ("Z2_throughput", "Z2 uncontended throughput** (threads in flight, each on its own "
-                                              "name)")):
-        out += stats.cycles_table(title, sc[scenario], RAW)
-        if RAWS in sc[scenario]:
-            out.append(f"\ndeadbolt against its own requests sent raw (what the library adds): "
-                       f"{stats.ratio(sc[scenario][OURS], sc[scenario][RAWS], 'cycles_per_s')}")
+    out += stats.uncontended_tables("Z", sc, RAW, RAWS, OURS, "requests")
     out += stats.contended_table("Z3 contended** (8 processes, one name, a read-modify-write inside)",
                                  sc["Z3_contended"])
     out += ["\n**Z4 waiting cost** (10 processes wait behind a Kazoo holder; packets every server "
