@@ -109,6 +109,18 @@ TEST(MyAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     EXPECT_EQ(b.force_unlock("admin:never"), "free");
 }
 
+TEST(MyAdmin, ALaterHoldingOfAPooledSessionIsHeardEndedAtOnceToo) {
+    // The watch keeps a session's socket from its first holding until the session ends: the
+    // holdings that reuse it from the pool are heard at once as well (renewals are 10 s away).
+    auto& db = MariaDbServer::shared();
+    auto a = Client::connect(db.url()), b = Client::connect(db.url());
+    for (int i = 0; i < 3; ++i) a.acquire("admin:later", {.ttl = 30s}).release();
+    auto held = a.acquire("admin:later", {.ttl = 30s});
+    EXPECT_EQ(b.force_unlock("admin:later"), "mutex");
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 5s))
+        << "a holding on a pooled session heard of its end only at its renewal";
+}
+
 TEST(MyAdmin, StatusShowsTheHoldersPidFenceAndHowTheHoldingEndsAndNamesAForeignHolder) {
     auto& db = MariaDbServer::shared();
     auto a = Client::connect(db.url()), b = Client::connect(db.url());

@@ -170,6 +170,18 @@ TEST(PgAdmin, StatusListAndForceUnlockSeeTheServersLocks) {
     EXPECT_EQ(b.force_unlock("admin:never"), "free");
 }
 
+TEST(PgAdmin, ALaterHoldingOfAPooledSessionIsHeardEndedAtOnceToo) {
+    // The watch keeps a session's socket from its first holding until the session ends: the
+    // holdings that reuse it from the pool are heard at once as well (renewals are 10 s away).
+    auto& pg = PgServer::shared();
+    auto a = Client::connect(pg.url()), b = Client::connect(pg.url());
+    for (int i = 0; i < 3; ++i) a.acquire("admin:later", {.ttl = 30s}).release();
+    auto held = a.acquire("admin:later", {.ttl = 30s});
+    EXPECT_EQ(b.force_unlock("admin:later"), "mutex");
+    EXPECT_TRUE(eventually([&] { return held.stop_token().stop_requested(); }, 5s))
+        << "a holding on a pooled session heard of its end only at its renewal";
+}
+
 TEST(PgAdmin, AnExtendRightAfterTheSessionWasEndedReportsTheLossAtOnce) {
     // The termination races the statement (pg_terminate_backend returns before the backend is
     // gone), which then reads as an unknown outcome; but the session, and the lock with it,

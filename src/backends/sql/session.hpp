@@ -62,6 +62,11 @@ class SqlSession {
     /// last used: a pooled session idle past it is dead.
     std::chrono::milliseconds idle_timeout{0};
     Clock::time_point last_used{};
+    /// Whether the session holds a lock now, for the watch: its end is then a loss to tell.
+    /// Set under m; cleared by a release before it takes m.
+    std::atomic<bool> holds{false};
+    /// Whether its socket is in the watch's set (from its first holding to its end). Under m.
+    bool watched = false;
 
   protected:
     /// The connection's socket while it is open; -1 once closed (alive() and socket()).

@@ -14,12 +14,14 @@
 namespace deadbolt::detail {
 namespace {
 
-// A socket readable because of a running statement's answer: looked at again after this.
+// A socket whose server ended it while a statement ran: looked at again after this.
 constexpr auto kBusy = std::chrono::milliseconds(20);
+// The server's end of the connection, not its answers (a hang-up and an error always wake).
+constexpr std::uint32_t kEnded = EPOLLRDHUP | EPOLLONESHOT;
 
 void arm(int epoll, int fd, int op) noexcept {
     epoll_event e{};
-    e.events = EPOLLIN | EPOLLONESHOT;
+    e.events = kEnded;
     e.data.fd = fd;
     ::epoll_ctl(epoll, op, fd, &e);  // a socket closed meanwhile left the set by itself
 }
@@ -54,6 +56,8 @@ void SessionWatch::stop() noexcept {
 }
 
 void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
+    s->holds = true;
+    if (s->watched) return;  // its socket stays in the set until it closes
     int fd = s->socket();
     {
         std::lock_guard lock(m_);
@@ -61,37 +65,18 @@ void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
         watched_[fd] = s;
         if (!thread_.running()) thread_ = Background([this] { loop(); });
     }
-    // Outside m_, which every grant and release of the process takes (threads queued on it
-    // were the SQL engines' main contention). The session is open while its grant is being
-    // handed over, so fd is still its socket; the loop finds it in watched_ already.
+    s->watched = true;
+    // Outside m_: the session is open (its m is held), so fd is still its socket; the loop
+    // finds it in watched_ already. A socket the server ended before this is told at once.
     epoll_event e{};
-    e.events = EPOLLIN | EPOLLONESHOT;
+    e.events = kEnded;
     e.data.fd = fd;
     if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &e) != 0 && errno == EEXIST)
         arm(epoll_, fd, EPOLL_CTL_MOD);
 }
 
-void SessionWatch::unwatch(const SqlSession& s) noexcept {
-    int fd = -1;
-    {
-        std::lock_guard lock(m_);
-        // By its socket: a release pays one lookup, not a walk over every holding.
-        if (auto it = watched_.find(s.socket());
-            it != watched_.end() && it->second.lock().get() == &s) {
-            fd = it->first;
-            watched_.erase(it);
-        } else {
-            // Closed already (its socket left the epoll set with it): forget its entry, and
-            // those of sessions gone meanwhile.
-            std::erase_if(watched_, [&](const auto& w) {
-                auto p = w.second.lock();
-                return !p || p.get() == &s;
-            });
-        }
-    }
-    // Outside m_, as in watch(): once s left watched_ the loop no longer touches it, so only
-    // our caller, who is still using it, could close it, and fd stays its socket until then.
-    if (fd >= 0) ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+void SessionWatch::unwatch(SqlSession& s) noexcept {
+    s.holds = false;
 }
 
 void SessionWatch::loop() {
@@ -131,7 +116,7 @@ void SessionWatch::loop() {
                 busy[fd] = now + kBusy;
             } else if (s->ended_while_idle()) {
                 watched_.erase(w);
-                ended = true;
+                ended = ended || s->holds;
             } else {
                 arm(epoll_, fd, EPOLL_CTL_MOD);
             }

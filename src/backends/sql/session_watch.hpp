@@ -1,10 +1,12 @@
 // SessionWatch: hears at once when the server ends a session that holds a lock while it is
 // idle (an operator's pg_terminate_backend or KILL, a cut link, a restart), instead of at the
-// holder's next renewal. One thread per client waits on an epoll set of the holdings' idle
-// sockets; callers add and remove theirs directly (epoll_ctl), so an acquisition or release
-// wakes nobody. A socket that speaks while nobody runs a statement on it was ended by the
-// server; one that speaks because a statement is running (its answer) is looked at again a
-// moment later (one-shot events, re-armed).
+// holder's next renewal. One thread per client waits on an epoll set of the sessions' sockets.
+// A socket joins the set at its session's first holding and stays until it closes, and only
+// the server's end of the connection (EPOLLRDHUP, a hang-up, an error) wakes the thread, not
+// an answer: a holding and a release set one flag on the session and make no system call.
+// A session that ended while a statement runs on it is looked at again a moment later
+// (one-shot events, re-armed); one that ended holding nothing (a pooled one past its idle
+// timeout) is closed, and no holder is told.
 #pragma once
 
 #include <functional>
@@ -26,11 +28,13 @@ class SessionWatch {
     SessionWatch(const SessionWatch&) = delete;
     SessionWatch& operator=(const SessionWatch&) = delete;
 
-    /// Watches s from now until unwatch(s), its end, or stop(). Without the kernel's epoll,
-    /// nothing is watched: renewals find a lost session, as before.
+    /// Watches s, which holds a lock from now (call with s->m held), until unwatch(s), its
+    /// end, or stop(). Without the kernel's epoll, nothing is watched: renewals find a lost
+    /// session, as before.
     void watch(const std::shared_ptr<SqlSession>& s);
-    /// Stops watching s (before a statement that ends its holding). Never throws.
-    void unwatch(const SqlSession& s) noexcept;
+    /// s holds nothing from now (before a statement that ends its holding): its end is no
+    /// loss. Never throws.
+    static void unwatch(SqlSession& s) noexcept;
     /// Ends the watch's thread; later watch() calls do nothing. Never throws.
     void stop() noexcept;
 
@@ -41,7 +45,8 @@ class SessionWatch {
     int epoll_ = -1;
     int wake_ = -1;  // an eventfd in the epoll set: stop
     std::mutex m_;
-    std::map<int, std::weak_ptr<SqlSession>> watched_;  // by socket
+    // By socket; a closed session's entry stays until its number is reused.
+    std::map<int, std::weak_ptr<SqlSession>> watched_;
     bool stopped_ = false;
     Background thread_;
 };

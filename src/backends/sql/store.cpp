@@ -184,7 +184,7 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         }
         const auto* held = dynamic_cast<const SqlHolding*>(h);
         auto s = held ? held->take() : nullptr;
-        if (s) watch_.unwatch(*s);
+        if (s) SessionWatch::unwatch(*s);
         // Asked again after a release that got no answer: that session is closed here, but
         // the server may not know yet, and only another session can end it now.
         if (held && !s && held->orphan() != 0) {
