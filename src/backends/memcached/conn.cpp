@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace deadbolt::detail {
 namespace {
@@ -108,17 +109,19 @@ Status McConn::send(std::string_view bytes, Clock::time_point by) {
     return {};
 }
 
-bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
+bool McConn::read_some(Clock::time_point by, std::string& into, Status& why, bool wait_first) {
     char buf[16384];
+    // Waiting first saves the read that would find nothing; a deadline it passed is told below.
+    bool late = wait_first && !ready(fd_, POLLIN, by);
     for (;;) {
-        ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        ssize_t n = late ? -1 : ::recv(fd_, buf, sizeof buf, 0);
         if (n > 0) {
             into.append(buf, static_cast<std::size_t>(n));
             return true;
         }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (ready(fd_, POLLIN, by)) continue;
+        if (n < 0 && !late && errno == EINTR) continue;
+        if (late || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
+            if (!late && ready(fd_, POLLIN, by)) continue;
             why = Status::error(errc::unknown_outcome,
                                 fmt::format("memcached at {} did not answer in time", where_));
         } else {
@@ -133,7 +136,8 @@ bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
     }
 }
 
-Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out) {
+Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out,
+                       bool just_sent) {
     out.clear();
     out.reserve(n);
     while (out.size() < n) {
@@ -157,7 +161,7 @@ Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaRepl
             return Status::error(errc::connection_lost,
                                  fmt::format("memcached at {}: the connection is closed", where_));
         got_.clear();
-        if (Status why; !read_some(by, got_, why)) return why;
+        if (Status why; !read_some(by, got_, why, std::exchange(just_sent, false))) return why;
         parser_.feed(got_);
     }
     return {};

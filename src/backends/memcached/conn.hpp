@@ -28,7 +28,10 @@ class McConn {
     Status send(std::string_view bytes, Clock::time_point by);
     /// Reads n replies by by (unknown_outcome when they did not all come: the requests were
     /// sent; protocol_error when the server speaks something else). A failure closes it.
-    Status receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out);
+    /// just_sent: the requests went out a moment ago, so nothing can be there yet: it waits
+    /// before it reads, not after a read that found nothing (a system call per round trip).
+    Status receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out,
+                   bool just_sent = false);
     /// `stats <what>` as name/value pairs (what empty: the general stats).
     Status stats(std::string_view what, Clock::time_point by,
                  std::vector<std::pair<std::string, std::string>>& out);
@@ -42,8 +45,9 @@ class McConn {
 
   private:
     McConn(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
-    // Reads what is there, waiting until by: false (and closed) at the deadline or an error.
-    bool read_some(Clock::time_point by, std::string& into, Status& why);
+    // Reads what is there, waiting until by (first, when wait_first): false (and closed) at
+    // the deadline or an error.
+    bool read_some(Clock::time_point by, std::string& into, Status& why, bool wait_first = false);
     void close() noexcept;
 
     int fd_ = -1;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace deadbolt::detail {
 namespace {
 // Idle connections kept per server: enough for the threads that use it at once.
@@ -57,12 +59,15 @@ std::vector<McAnswer> McNodes::round(const std::vector<McRequest>& requests, Clo
         }
         out[i].status = conns[i]->send(requests[i].text, by);
     }
+    // The first answer read cannot be there yet; the others have most likely come meanwhile.
+    bool first = true;
     for (std::size_t i = 0; i < conns.size(); ++i) {
         if (!conns[i] || !out[i].status.ok()) {
             if (conns[i]) give_back(*servers_[i], std::move(conns[i]));
             continue;
         }
-        out[i].status = conns[i]->receive(requests[i].replies, by, out[i].replies);
+        out[i].status =
+            conns[i]->receive(requests[i].replies, by, out[i].replies, std::exchange(first, false));
         give_back(*servers_[i], std::move(conns[i]));
         if (!out[i].status.ok() || requests[i].errors_are_replies) continue;
         for (const auto& r : out[i].replies)
