@@ -43,8 +43,12 @@ LIMIT, OURS = "raw hiredis", "deadbolt"
 ASYNC = "deadbolt async"
 # Scenario 3n: raw hiredis that waits for the release's message instead of polling.
 NOTIFIED = "raw hiredis notified"
+# Scenario 1: raw hiredis's scripts, each reply waited for as deadbolt's blocking connection
+# waits (ppoll on the socket and a wake-up eventfd, then recv), not by one blocking read.
+POLLED = "raw, deadbolt's waits"
 DRIVERS = {**CONTENDERS, ASYNC: ([DRIVER], ["--contender", "deadbolt-async"]),
-           NOTIFIED: ([DRIVER], ["--contender", "raw-notify"])}
+           NOTIFIED: ([DRIVER], ["--contender", "raw-notify"]),
+           POLLED: ([DRIVER], ["--contender", "raw-polled"])}
 # Scenario 3p: deadbolt's primitives, each by 8 processes on one name.
 PRIMITIVES = {
     "Mutex": "mutex",
@@ -247,12 +251,12 @@ def main():
             return f"b{key}"
 
         # 1. Uncontended latency: one thread, client on CPU 0 and on CPU 1.
-        s1 = {c: {0: [], 1: []} for c in [*CONTENDERS, ASYNC, "redis-benchmark"]}
+        s1 = {c: {0: [], 1: []} for c in [*CONTENDERS, ASYNC, POLLED, "redis-benchmark"]}
         if 1 in only:
             sc["1_latency"] = s1
         for _ in range(reps if 1 in only else 0):
             for cpu in (0, 1):
-                for c in [*CONTENDERS, ASYNC]:
+                for c in [*CONTENDERS, ASYNC, POLLED]:
                     r = run(c, "cycle", ["--port", srv.port, "--threads", 1, "--seconds", cycle_s, "--key", fresh()], cpu)
                     if "version" in r:
                         results["versions"][c.split()[0]] = r["version"] + (f", ioredis {r['ioredis']}" if "ioredis" in r else "")

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
         Args a = parse(argc, argv);
         if (a.scenario == "cycle" && a.contender == "deadbolt-async") return cycle_async(a);
         if (a.scenario == "cycle" && a.contender == "loop-blocking") return cycle_loop_blocking(a);
+        if (a.scenario == "cycle" && a.contender == "raw-polled") return cycle_polled(a);
 #ifdef DEADBOLT_BENCH_ETCD
         if (a.scenario == "cycle" && a.contender == "raw-etcd") return cycle_raw_etcd(a);
 #endif

@@ -8,6 +8,8 @@ namespace deadbolt::bench {
 /// 1-2: --threads T cycle acquire+release on their own keys until the deadline.
 /// deadbolt shares one Client (its pipelining); raw gives each thread its own connection.
 int cycle(const Args& a);
+/// Scenario 1's raw contender that waits for each reply as deadbolt's blocking connection does.
+int cycle_polled(const Args& a);
 /// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle.
 int cycle_raw_etcd(const Args& a);
 /// The same against ZooKeeper (--zk) through its C client with no library logic: one

@@ -1,0 +1,109 @@
+// Scenario 1's raw contender with deadbolt's system calls: the same two scripts as raw
+// hiredis, but each reply is waited for the way deadbolt's blocking connection waits (a
+// non-blocking socket, then ppoll on it and on a wake-up eventfd, then recv), instead of one
+// blocking read. What this costs over raw hiredis is the price of that design (a deadline, a
+// cancel and other threads' requests on the same connection), told apart from the library's
+// own logic.
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/redis/scripts.hpp"
+#include "scenarios.hpp"
+
+namespace deadbolt::bench {
+namespace {
+
+class Polled {
+  public:
+    explicit Polled(int port) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        sockaddr_in at{};
+        at.sin_family = AF_INET;
+        at.sin_port = htons(static_cast<std::uint16_t>(port));
+        at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int one = 1;
+        ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (::connect(fd_, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 &&
+            errno != EINPROGRESS)
+            throw std::runtime_error("bench: cannot connect to redis-server");
+        pollfd p{fd_, POLLOUT, 0};
+        ::poll(&p, 1, 5000);
+        reader_ = redisReaderCreate();
+    }
+    ~Polled() {
+        redisReaderFree(reader_);
+        ::close(fd_);
+        ::close(wake_);
+    }
+    Polled(const Polled&) = delete;
+    Polled& operator=(const Polled&) = delete;
+
+    void cmd(const std::vector<std::string>& args) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lens;
+        for (const auto& a : args) argv.push_back(a.c_str()), lens.push_back(a.size());
+        char* out = nullptr;
+        long long n =
+            redisFormatCommandArgv(&out, static_cast<int>(args.size()), argv.data(), lens.data());
+        if (::send(fd_, out, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n)
+            throw std::runtime_error("bench: a short send");
+        redisFreeCommand(out);
+        void* reply = nullptr;
+        std::array<char, 16384> buf{};
+        while (reply == nullptr) {
+            std::array<pollfd, 2> p{{{fd_, POLLIN, 0}, {wake_, POLLIN, 0}}};
+            timespec ts{.tv_sec = 2, .tv_nsec = 0};
+            if (::ppoll(p.data(), p.size(), &ts, nullptr) <= 0)
+                throw std::runtime_error("bench: no reply");
+            ssize_t got = ::recv(fd_, buf.data(), buf.size(), 0);
+            if (got <= 0) throw std::runtime_error("bench: the connection closed");
+            redisReaderFeed(reader_, buf.data(), static_cast<std::size_t>(got));
+            if (redisReaderGetReply(reader_, &reply) != REDIS_OK)
+                throw std::runtime_error("bench: bad reply");
+        }
+        auto* r = static_cast<redisReply*>(reply);
+        bool failed = r->type == REDIS_REPLY_ERROR;
+        freeReplyObject(reply);
+        if (failed) throw std::runtime_error("bench: redis-server refused a script");
+    }
+
+  private:
+    int fd_ = -1, wake_ = -1;
+    redisReader* reader_ = nullptr;
+};
+
+}  // namespace
+
+int cycle_polled(const Args& a) {
+    run_cycles(a, [&](int t, std::vector<double>& lat) {
+        std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
+        Polled c(a.port);
+        const auto& acq = detail::acquire_script();
+        const auto& rel = detail::release_script();
+        c.cmd({"SCRIPT", "LOAD", std::string(acq.source)});
+        c.cmd({"SCRIPT", "LOAD", std::string(rel.source)});
+        std::string fence = "{" + key + "}:fence", chan = "{" + key + "}:released",
+                    line = "{" + key + "}:waiters", token = "0123456789abcdef0123456789abcdef";
+        while (now_ns() < a.until_ns) {
+            auto t0 = now_ns();
+            c.cmd({"EVALSHA", acq.sha1, "3", key, fence, line, token, "30000", "90000", chan, "",
+                   ""});
+            c.cmd({"EVALSHA", rel.sha1, "2", key, line, token, chan});
+            lat.push_back(double(now_ns() - t0) / 1000);
+        }
+    });
+    return 0;
+}
+
+}  // namespace deadbolt::bench
