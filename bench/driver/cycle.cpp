@@ -9,24 +9,24 @@
 #include "scenarios.hpp"
 
 namespace deadbolt::bench {
-namespace {
 
-// What deadbolt sends for one cycle, with no library logic around it.
-void raw_cycles(int port, const std::string& key, std::int64_t until, std::vector<double>& lat) {
-    Raw c(port);
+void script_cycles(const ScriptConn& c, const std::string& key, std::int64_t until,
+                   std::vector<double>& lat) {
     const auto& acq = detail::acquire_script();
     const auto& rel = detail::release_script();
-    c.cmd({"SCRIPT", "LOAD", std::string(acq.source)});
-    c.cmd({"SCRIPT", "LOAD", std::string(rel.source)});
+    c({"SCRIPT", "LOAD", std::string(acq.source)});
+    c({"SCRIPT", "LOAD", std::string(rel.source)});
     std::string fence = "{" + key + "}:fence", chan = "{" + key + "}:released",
                 line = "{" + key + "}:waiters", token = "0123456789abcdef0123456789abcdef";
     while (now_ns() < until) {
         auto t0 = now_ns();
-        c.cmd({"EVALSHA", acq.sha1, "3", key, fence, line, token, "30000", "90000", chan, "", ""});
-        c.cmd({"EVALSHA", rel.sha1, "2", key, line, token, chan});
+        c({"EVALSHA", acq.sha1, "3", key, fence, line, token, "30000", "90000", chan, "", ""});
+        c({"EVALSHA", rel.sha1, "2", key, line, token, chan});
         lat.push_back(double(now_ns() - t0) / 1000);
     }
 }
+
+namespace {
 
 void deadbolt_cycles(Client& client, const std::string& key, std::int64_t until,
                      std::vector<double>& lat) {
@@ -60,8 +60,10 @@ int cycle(const Args& a) {
         std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
         if (client)
             deadbolt_cycles(*client, key, a.until_ns, lat);
-        else
-            raw_cycles(a.port, key, a.until_ns, lat);
+        else {
+            Raw raw(a.port);
+            script_cycles([&](const auto& argv) { raw.cmd(argv); }, key, a.until_ns, lat);
+        }
     });
     return 0;
 }

@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/redis/scripts.hpp"
 #include "scenarios.hpp"
 
 namespace deadbolt::bench {
@@ -87,21 +86,10 @@ class Polled {
 
 int cycle_polled(const Args& a) {
     run_cycles(a, [&](int t, std::vector<double>& lat) {
-        std::string key = a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t);
         Polled c(a.port);
-        const auto& acq = detail::acquire_script();
-        const auto& rel = detail::release_script();
-        c.cmd({"SCRIPT", "LOAD", std::string(acq.source)});
-        c.cmd({"SCRIPT", "LOAD", std::string(rel.source)});
-        std::string fence = "{" + key + "}:fence", chan = "{" + key + "}:released",
-                    line = "{" + key + "}:waiters", token = "0123456789abcdef0123456789abcdef";
-        while (now_ns() < a.until_ns) {
-            auto t0 = now_ns();
-            c.cmd({"EVALSHA", acq.sha1, "3", key, fence, line, token, "30000", "90000", chan, "",
-                   ""});
-            c.cmd({"EVALSHA", rel.sha1, "2", key, line, token, chan});
-            lat.push_back(double(now_ns() - t0) / 1000);
-        }
+        script_cycles([&](const auto& argv) { c.cmd(argv); },
+                      a.key + ":" + std::to_string(a.id) + ":" + std::to_string(t), a.until_ns,
+                      lat);
     });
     return 0;
 }

@@ -1,6 +1,10 @@
 // The bench driver's scenarios (README "Measuring"): each prints one JSON object on stdout.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "common.hpp"
 
 namespace deadbolt::bench {
@@ -8,6 +12,12 @@ namespace deadbolt::bench {
 /// 1-2: --threads T cycle acquire+release on their own keys until the deadline.
 /// deadbolt shares one Client (its pipelining); raw gives each thread its own connection.
 int cycle(const Args& a);
+/// Sends one command and waits for its reply (throws on a failure).
+using ScriptConn = std::function<void(const std::vector<std::string>&)>;
+/// What deadbolt sends for one cycle with no library logic around it, cycle after cycle on
+/// key until until, each cycle's latency (µs) into lat: the raw contenders' loop.
+void script_cycles(const ScriptConn& c, const std::string& key, std::int64_t until,
+                   std::vector<double>& lat);
 /// Scenario 1's raw contender that waits for each reply as deadbolt's blocking connection does.
 int cycle_polled(const Args& a);
 /// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle.
