@@ -199,7 +199,7 @@ void RedisClaim::cancel_wait() noexcept {
 
 std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
                                              std::chrono::milliseconds keep) const {
-    auto h = RedisHolding::held(spec_, token, keep);
+    auto h = RedisHolding::held(shared_, token, keep);
     // The grant's holding, not what a failed attempt may have left to clean up.
     if (granted_) redis(c_).watch(*h);
     return h;
@@ -207,12 +207,12 @@ std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
 
 std::shared_ptr<Holding> RedisClaim::waiter(const std::string& token,
                                             std::chrono::milliseconds keep) const {
-    auto h = RedisHolding::waiting(spec_, token, keep);
+    auto h = RedisHolding::waiting(shared_, token, keep);
     if (spec_.line.empty()) return h;  // a FairMutex waiter leaves its queue
     // Never in line: nothing to leave, unless it holds others back (a writer's claim).
     if (ticket_.empty() && spec_.abandon == &leave_line_script()) return nullptr;
-    h->args = {ticket_.empty() ? std::string() : member(token)};
-    h->args.insert(h->args.end(), spec_.abandon_args.begin(), spec_.abandon_args.end());
+    h->own_args = {ticket_.empty() ? std::string() : member(token)};
+    h->own_args.insert(h->own_args.end(), spec_.abandon_args.begin(), spec_.abandon_args.end());
     return h;
 }
 

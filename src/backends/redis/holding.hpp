@@ -18,14 +18,14 @@
 namespace deadbolt::detail {
 
 struct RedisHolding final : Holding {
-    const LeaseKind* kind = nullptr;         // extends and checks it (none for a waiter's place)
-    const Script* release = nullptr;         // what releasing runs: kind's, or a waiter's abandon
-    std::vector<std::string> keys;           // KEYS of those scripts
-    std::vector<std::string> lease_keys;     // KEYS of extend and check (RedisSpec::lease_keys)
-    std::vector<std::string> lineless_keys;  // a release's fallback (RedisSpec::lineless_keys)
-    std::vector<std::string> args;           // ARGV after {token, channel, px}
+    const LeaseKind* kind = nullptr;  // extends and checks it (none for a waiter's place)
+    const Script* release = nullptr;  // what releasing runs: kind's, or a waiter's abandon
+    // The keys, arguments and channel its scripts take are its spec's, shared, not copied
+    // (four lists and the channel copied were a fifth of a Redis cycle's allocations).
+    std::shared_ptr<const RedisSpec> spec;
+    bool waiter = false;                // a waiter's place: the abandon's keys, no fallback
+    std::vector<std::string> own_args;  // a waiter's ARGV after {token, channel, px}
     std::string token;
-    std::string channel;              // where its release is announced
     std::chrono::milliseconds px{0};  // how long a release or check keeps what it touches
     std::optional<std::size_t> node;  // Redlock: on this node only (a cleanup's)
     // The keys whose keyspace events the client listens for (RedisStore::watch), while on is
@@ -37,11 +37,27 @@ struct RedisHolding final : Holding {
     std::shared_ptr<Watch> watching;
 
     /// What token holds under spec (or may hold after a lost reply).
+    static std::shared_ptr<RedisHolding> held(std::shared_ptr<const RedisSpec> spec,
+                                              std::string token, std::chrono::milliseconds px);
+    /// The same for a spec not kept elsewhere: a copy of it is kept.
     static std::shared_ptr<RedisHolding> held(const RedisSpec& spec, std::string token,
                                               std::chrono::milliseconds px);
     /// token's place as a waiter under spec, which a waiter that gives up drops.
-    static std::shared_ptr<RedisHolding> waiting(const RedisSpec& spec, std::string token,
-                                                 std::chrono::milliseconds px);
+    static std::shared_ptr<RedisHolding> waiting(std::shared_ptr<const RedisSpec> spec,
+                                                 std::string token, std::chrono::milliseconds px);
+
+    /// KEYS of its kind's scripts (a waiter's: the abandon's).
+    const std::vector<std::string>& keys() const {
+        return waiter ? spec->abandon_keys : spec->op_keys;
+    }
+    /// KEYS of extend and check (RedisSpec::lease_keys).
+    const std::vector<std::string>& lease_keys() const {
+        return spec->lease_keys.empty() ? spec->op_keys : spec->lease_keys;
+    }
+    /// ARGV after {token, channel, px}.
+    const std::vector<std::string>& args() const { return waiter ? own_args : spec->op_args; }
+    /// Where its release is announced.
+    const std::string& channel() const { return spec->channel; }
 
     /// A call of script for it, ARGV {token, channel, px_s, args...}; px_s must outlive it.
     ScriptCall call(const Script& script, const std::string& px_s) const;

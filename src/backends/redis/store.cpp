@@ -340,7 +340,7 @@ Subscriber& RedisStore::subscriber() {
 void RedisStore::doubt_key(std::string key) {
     if (!on_doubt_of) return;
     on_doubt_of([key = std::move(key)](const Holding& h) {
-        const auto& keys = as_redis(&h).keys;
+        const auto& keys = as_redis(&h).keys();
         return std::find(keys.begin(), keys.end(), key) != keys.end();
     });
 }

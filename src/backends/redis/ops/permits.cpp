@@ -11,8 +11,9 @@ namespace {
 // and returns its integer reply in n.
 Status permit_op(RedisStore& r, const std::string& name, const Script& script, std::string_view id,
                  std::chrono::milliseconds keep, long long& n) {
-    auto h = RedisHolding::held(semaphore_spec(r.client.options.key_prefix, name, {}, 1),
-                                std::string(id), keep);
+    auto h = RedisHolding::held(
+        std::make_shared<const RedisSpec>(semaphore_spec(r.client.options.key_prefix, name, {}, 1)),
+        std::string(id), keep);
     std::string px = std::to_string(keep.count());
     Reply reply;
     bool release = &script == zset_holder_kind().release;  // the one that wakes the line
