@@ -122,7 +122,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
     if (redis(c_).nodes->redlock()) {
         set_argv(token, keep);
         return redlock_async_attempt(
-            c_, spec_, call(), keep, a.sent_at,
+            c_, shared_, call(), keep, a.sent_at,
             [this, &a, &f, done = std::move(done)](Status st, AttemptOutcome out) {
                 a.status = std::move(st);
                 lined_up(out);
@@ -154,7 +154,7 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
     ScriptCall c = call();
     AttemptOutcome out;
     if (redis(c_).nodes->redlock()) {
-        a.status = redlock_attempt(c_, spec_, c, keep, a.sent_at, out);
+        a.status = redlock_attempt(c_, shared_, c, keep, a.sent_at, out);
     } else if (multi_spans_slots(c_, spec_)) {
         a.status = multi_slots_attempt(c_, spec_, c, keep, a.sent_at, out);
     } else {

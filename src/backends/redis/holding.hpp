@@ -56,8 +56,6 @@ struct RedisHolding final : Holding {
     }
     /// ARGV after {token, channel, px}.
     const std::vector<std::string>& args() const { return waiter ? own_args : spec->op_args; }
-    /// Where its release is announced.
-    const std::string& channel() const { return spec->channel; }
 
     /// A call of script for it, ARGV {token, channel, px_s, args...}; px_s must outlive it.
     ScriptCall call(const Script& script, const std::string& px_s) const;

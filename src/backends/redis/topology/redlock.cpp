@@ -29,14 +29,14 @@ std::chrono::milliseconds split_vote_delay() {
 // Gives back what the attempt may hold on `nodes` (those that granted, or whose answer is
 // unknown); a node that does not answer gets it in the background. then(true) when one did:
 // the next attempt must not share the token, or that late release could delete its grant.
-void release_on(ClientImpl& c, const RedisSpec& spec, const std::string& token,
-                std::chrono::milliseconds px, Clock::time_point give_up,
+void release_on(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
+                const std::string& token, std::chrono::milliseconds px, Clock::time_point give_up,
                 const std::vector<std::size_t>& nodes, std::function<void(bool)> then) {
     if (nodes.empty()) return then(false);
     std::shared_ptr<const RedisHolding> held = RedisHolding::held(spec, token, px);
     const std::string px_s = std::to_string(px.count());
     auto call =
-        std::make_shared<std::vector<OwnedCall>>(1, owned(held->call(*spec.kind->release, px_s)));
+        std::make_shared<std::vector<OwnedCall>>(1, owned(held->call(*held->release, px_s)));
     redis(c).nodes->async_everywhere(
         call, c.deadline(), nodes, nullptr,
         [renewer = c.renewer, held, nodes, give_up,
@@ -160,7 +160,8 @@ std::size_t raised(const std::vector<NodeReplies>& results) {
 // give-back where it failed. Each round ends as soon as a majority decides it.
 struct Attempt : std::enable_shared_from_this<Attempt> {
     ClientImpl& c;
-    const RedisSpec& spec;  // the claim's, which waits for done
+    const std::shared_ptr<const RedisSpec> shared;  // the claim's
+    const RedisSpec& spec;
     AsyncConnection::Calls call;
     std::chrono::milliseconds px;
     Clock::time_point sent_at;
@@ -169,10 +170,11 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     std::vector<NodeReplies> round1;
     std::vector<std::uint64_t> fences;
 
-    Attempt(ClientImpl& c, const RedisSpec& spec, AsyncConnection::Calls call,
+    Attempt(ClientImpl& c, std::shared_ptr<const RedisSpec> spec, AsyncConnection::Calls call,
             std::chrono::milliseconds px, Clock::time_point sent_at, RedlockDone done)
         : c(c),
-          spec(spec),
+          shared(std::move(spec)),
+          spec(*shared),
           call(std::move(call)),
           px(px),
           sent_at(sent_at),
@@ -263,7 +265,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
         // grants it saw: a release sent where the answer is unknown could take back a count
         // of the owner's other holdings if the request never ran. Such grants expire by
         // themselves.
-        release_on(c, spec, call->front().args[0], px, sent_at + px,
+        release_on(c, shared, call->front().args[0], px, sent_at + px,
                    spec.owner.empty() ? r1.maybe_ours : r1.granted,
                    [self = shared_from_this()](bool later) { self->refused(later); });
     }
@@ -332,16 +334,17 @@ Status redlock_supports(const LockSpec& spec) {
                                      spec.name, what, why, kRedlockOffers));
 }
 
-void redlock_async_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
-                           std::chrono::milliseconds px, Clock::time_point sent_at,
-                           RedlockDone done) {
+void redlock_async_attempt(ClientImpl& c, std::shared_ptr<const RedisSpec> spec,
+                           const ScriptCall& call, std::chrono::milliseconds px,
+                           Clock::time_point sent_at, RedlockDone done) {
     auto calls = std::make_shared<std::vector<OwnedCall>>(1, owned(call));
-    std::make_shared<Attempt>(c, spec, std::move(calls), px, sent_at, std::move(done))->start();
+    std::make_shared<Attempt>(c, std::move(spec), std::move(calls), px, sent_at, std::move(done))
+        ->start();
 }
 
-Status redlock_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
-                       std::chrono::milliseconds px, Clock::time_point sent_at,
-                       AttemptOutcome& out) {
+Status redlock_attempt(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
+                       const ScriptCall& call, std::chrono::milliseconds px,
+                       Clock::time_point sent_at, AttemptOutcome& out) {
     auto [st, o] =
         redis(c).nodes->loop().wait<std::pair<Status, AttemptOutcome>>([&](auto deliver) {
             redlock_async_attempt(c, spec, call, px, sent_at,

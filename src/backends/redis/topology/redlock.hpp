@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -46,14 +47,15 @@ std::string redlock_fence_px(const Nodes& nodes, const RedisSpec& spec, std::str
 /// unanswered then counts as unknown, and the fence is above every counter of the majority
 /// heard (so above every agreed fence). Runs on the client's event loop; blocks the caller
 /// until done.
-Status redlock_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
-                       std::chrono::milliseconds px, Clock::time_point sent_at,
-                       AttemptOutcome& out);
+Status redlock_attempt(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
+                       const ScriptCall& call, std::chrono::milliseconds px,
+                       Clock::time_point sent_at, AttemptOutcome& out);
 
 using RedlockDone = std::function<void(Status, AttemptOutcome)>;
-/// redlock_attempt on the loop, without blocking: done once, there. spec must outlive it.
-void redlock_async_attempt(ClientImpl& c, const RedisSpec& spec, const ScriptCall& call,
-                           std::chrono::milliseconds px, Clock::time_point sent_at,
-                           RedlockDone done);
+/// redlock_attempt on the loop, without blocking: done once, there. It keeps spec (the give-back
+/// of a failed attempt's holdings shares it).
+void redlock_async_attempt(ClientImpl& c, std::shared_ptr<const RedisSpec> spec,
+                           const ScriptCall& call, std::chrono::milliseconds px,
+                           Clock::time_point sent_at, RedlockDone done);
 
 }  // namespace deadbolt::detail
