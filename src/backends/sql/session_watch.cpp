@@ -19,11 +19,12 @@ constexpr auto kBusy = std::chrono::milliseconds(20);
 // The server's end of the connection, not its answers (a hang-up and an error always wake).
 constexpr std::uint32_t kEnded = EPOLLRDHUP | EPOLLONESHOT;
 
-void arm(int epoll, int fd, int op) noexcept {
+// False when epoll_ctl failed (errno says why): a socket closed meanwhile left the set by itself.
+bool arm(int epoll, int fd, int op) noexcept {
     epoll_event e{};
     e.events = kEnded;
     e.data.fd = fd;
-    ::epoll_ctl(epoll, op, fd, &e);  // a socket closed meanwhile left the set by itself
+    return ::epoll_ctl(epoll, op, fd, &e) == 0;
 }
 
 }  // namespace
@@ -68,11 +69,7 @@ void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
     s->watched = true;
     // Outside m_: the session is open (its m is held), so fd is still its socket; the loop
     // finds it in watched_ already. A socket the server ended before this is told at once.
-    epoll_event e{};
-    e.events = kEnded;
-    e.data.fd = fd;
-    if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &e) != 0 && errno == EEXIST)
-        arm(epoll_, fd, EPOLL_CTL_MOD);
+    if (!arm(epoll_, fd, EPOLL_CTL_ADD) && errno == EEXIST) arm(epoll_, fd, EPOLL_CTL_MOD);
 }
 
 void SessionWatch::unwatch(SqlSession& s) noexcept {
