@@ -111,29 +111,29 @@ Status McConn::send(std::string_view bytes, Clock::time_point by) {
 
 bool McConn::read_some(Clock::time_point by, std::string& into, Status& why, bool wait_first) {
     char buf[16384];
-    // Waiting first saves the read that would find nothing; a deadline it passed is told below.
-    bool late = wait_first && !ready(fd_, POLLIN, by);
-    for (;;) {
-        ssize_t n = late ? -1 : ::recv(fd_, buf, sizeof buf, 0);
+    // Waiting first saves the read that would find nothing.
+    for (bool answered = !wait_first || ready(fd_, POLLIN, by); answered;) {
+        ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
         if (n > 0) {
             into.append(buf, static_cast<std::size_t>(n));
             return true;
         }
-        if (n < 0 && !late && errno == EINTR) continue;
-        if (late || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
-            if (!late && ready(fd_, POLLIN, by)) continue;
-            why = Status::error(errc::unknown_outcome,
-                                fmt::format("memcached at {} did not answer in time", where_));
-        } else {
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
             hung_up_ = true;
             why = Status::error(errc::unknown_outcome,
                                 fmt::format("memcached at {} closed the connection before "
                                             "answering (did it restart?)",
                                             where_));
+            close();
+            return false;
         }
-        close();
-        return false;
+        answered = ready(fd_, POLLIN, by);
     }
+    why = Status::error(errc::unknown_outcome,
+                        fmt::format("memcached at {} did not answer in time", where_));
+    close();
+    return false;
 }
 
 Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out,
