@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -165,8 +167,20 @@ void run_cycles(const Args& a, const std::function<void(int t, std::vector<doubl
     double cpu0 = cpu_seconds();
     std::vector<std::thread> ts;
     ts.reserve(a.threads);
-    for (int t = 0; t < a.threads; ++t) ts.emplace_back([&, t] { loop(t, lat[t]); });
+    // A loop's failure (a server that is not there) is main's to report, not std::terminate's.
+    std::mutex m;
+    std::exception_ptr failed;
+    for (int t = 0; t < a.threads; ++t)
+        ts.emplace_back([&, t] {
+            try {
+                loop(t, lat[t]);
+            } catch (...) {
+                std::lock_guard lock(m);
+                if (!failed) failed = std::current_exception();
+            }
+        });
     for (auto& t : ts) t.join();
+    if (failed) std::rethrow_exception(failed);
     print_cycles(lat, start, cpu0);
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,17 +35,23 @@ class Polled {
         at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         int one = 1;
         ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (::connect(fd_, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 &&
-            errno != EINPROGRESS)
-            throw std::runtime_error("bench: cannot connect to redis-server");
+        int err = fd_ < 0 || wake_ < 0 ? errno : 0;
+        if (err == 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0)
+            err = errno == EINPROGRESS ? 0 : errno;
         pollfd p{fd_, POLLOUT, 0};
-        ::poll(&p, 1, 5000);
+        socklen_t len = sizeof err;
+        if (err == 0 && ::poll(&p, 1, 5000) != 1) err = ETIMEDOUT;
+        if (err == 0) ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+            close_all();
+            throw std::runtime_error("bench: cannot connect to redis-server at 127.0.0.1:" +
+                                     std::to_string(port) + ": " + std::strerror(err));
+        }
         reader_ = redisReaderCreate();
     }
     ~Polled() {
         redisReaderFree(reader_);
-        ::close(fd_);
-        ::close(wake_);
+        close_all();
     }
     Polled(const Polled&) = delete;
     Polled& operator=(const Polled&) = delete;
@@ -78,6 +86,11 @@ class Polled {
     }
 
   private:
+    void close_all() noexcept {
+        if (fd_ >= 0) ::close(fd_);
+        if (wake_ >= 0) ::close(wake_);
+    }
+
     int fd_ = -1, wake_ = -1;
     redisReader* reader_ = nullptr;
 };
