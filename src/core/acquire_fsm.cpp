@@ -90,8 +90,10 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
     // A failed attempt may have left its release to the background (a node that did not
     // answer): the next attempt must not share its token, or that release would delete the
     // next grant. A writer's claim names the old token: drop it, the next attempt claims
-    // afresh.
-    if (a.status.ok() && a.cleanup_pending && !rules_.fixed_owner) {
+    // afresh. So too when the attempt failed with an error: a Redlock round that too few
+    // nodes answered (no_quorum) still sent its give-back, and a torture run caught the
+    // retry's grant deleted by it while its caller held on.
+    if (a.cleanup_pending && !rules_.fixed_owner) {
         if (rules_.abandons && rules_.waiter_names_token)
             s.abandon = Step::Cleanup{true, give_up(now)};
         s.new_token = true;

@@ -329,6 +329,22 @@ TEST(AcquireFsm, ACleanupLeftPendingGetsANewTokenAndAFreshClaim) {
     EXPECT_EQ(s.next, Next::subscribe);
 }
 
+TEST(AcquireFsm, ACleanupLeftPendingByAFailedAttemptGetsANewTokenToo) {
+    // A Redlock round that too few nodes answered fails with no_quorum, and its give-back to
+    // the silent nodes goes on in the background: the retry must not reuse the token.
+    AcquireFsm m(rules(1s), t0);
+    m.start(t0);
+    auto a = failed(errc::no_quorum, t0);
+    a.cleanup_pending = true;
+    auto s = m.attempted(a, t0);
+    EXPECT_EQ(s.next, Next::sleep) << "no_quorum is ridden out until the deadline";
+    EXPECT_TRUE(s.new_token);
+    AcquireFsm plain(rules(1s), t0);
+    plain.start(t0);
+    EXPECT_FALSE(plain.attempted(failed(errc::no_quorum, t0), t0).new_token)
+        << "nothing left behind: the token may stay";
+}
+
 TEST(AcquireFsm, UnreplicatedGrantIsReleasedAtOnceAndReported) {
     AcquireFsm m(rules(), t0);
     m.start(t0);
