@@ -142,7 +142,9 @@ TEST(Cluster, AMasterKilledMidHoldReportsLostWhatItsReplicaLacks) {
         for (;;) {
             std::error_code ec;
             auto l = waiter_client.acquire(kept, {}, how, ec);
-            if (ec && deadbolt::is_retryable(ec) && ec != make_error_code(errc::not_acquired)) {
+            // Past the deadline a retryable error ends the wait too: the loop must not spin.
+            if (ec && deadbolt::is_retryable(ec) && ec != make_error_code(errc::not_acquired) &&
+                Clock::now() < *how.deadline) {
                 waiter_errors += ec.message() + "; ";
                 continue;
             }
