@@ -150,8 +150,12 @@ void Connection::retarget(const std::string& host, std::uint16_t port) {
 
 void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
     for (;;) {
+        int fd = -1;
         {
-            std::lock_guard lk(m_);
+            // One critical section per turn: a lone caller's round trip takes the lock here
+            // and in read_direct, and no more.
+            std::unique_lock lk(m_);
+            if (mine->done) return;
             if (target_) {
                 ep_.host = std::move(target_->first);
                 ep_.port = target_->second;
@@ -162,30 +166,23 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
                                         "the primary moved (failover) while the request was "
                                         "in flight, so it may have been executed"));
             }
-        }
-        {
-            std::lock_guard lk(m_);
             in_reactor_ = false;
             drop_if_hung_up_locked();
-        }
-        if (!connected_) {
-            Status st = connect(deadline);
-            std::lock_guard lk(m_);
-            if (!st.ok()) {
-                // Nothing of ours was sent: every queued caller learns why.
-                for (auto& q : queued_) {
-                    q->status = st;
-                    q->done = true;
-                    q->cv.notify_one();
+            if (!connected_) {
+                lk.unlock();  // connecting may sleep between tries
+                Status st = connect(deadline);
+                lk.lock();
+                if (!st.ok()) {
+                    // Nothing of ours was sent: every queued caller learns why.
+                    for (auto& q : queued_) {
+                        q->status = st;
+                        q->done = true;
+                        q->cv.notify_one();
+                    }
+                    queued_.clear();
+                    return;
                 }
-                queued_.clear();
-                return;
             }
-        }
-        int fd = -1;
-        {
-            std::lock_guard lk(m_);
-            if (mine->done) return;
             wake_posted_ = false;
             flush_locked(true);
             if (!writing_ && !reading_ && !inflight_.empty() && wake_fd_ >= 0)
@@ -195,7 +192,7 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
             if (in_reactor_ && !reading_ && !inflight_.empty()) start_read();
         }
         if (fd >= 0) {
-            read_direct(fd, deadline);
+            if (read_direct(fd, deadline, *mine)) return;
         } else {
             if (io_.stopped()) io_.restart();
             io_.run_one_until(deadline);
@@ -317,7 +314,7 @@ void Connection::on_read(std::size_t n) {
     if (consume_locked(n) && !inflight_.empty()) start_read();
 }
 
-void Connection::read_direct(int fd, Clock::time_point deadline) {
+bool Connection::read_direct(int fd, Clock::time_point deadline, const Batch& mine) {
     auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
     timespec ts{.tv_sec = secs.count(), .tv_nsec = std::chrono::nanoseconds(left - secs).count()};
@@ -333,13 +330,18 @@ void Connection::read_direct(int fd, Clock::time_point deadline) {
     if (send_error_) {
         auto failed = *send_error_;
         send_error_.reset();
-        return send_failed(failed);
+        send_failed(failed);
+        return mine.done;
     }
-    if (r <= 0 || p[0].revents == 0) return;  // a wake-up, the deadline or a signal
+    if (r <= 0 || p[0].revents == 0) return mine.done;  // a wake-up, the deadline or a signal
     std::error_code ec;
     std::size_t n = transport_.try_read(asio::buffer(rbuf_), ec);
-    if (ec) return reset(closed_before_reply(ep_, ec));
+    if (ec) {
+        reset(closed_before_reply(ep_, ec));
+        return mine.done;
+    }
     if (n > 0) consume_locked(n);
+    return mine.done;
 }
 
 bool Connection::consume_locked(std::size_t n) {

@@ -68,8 +68,9 @@ class Connection {
     void send_failed(const std::error_code& ec);
     void start_read();
     void on_read(std::size_t n);
-    // The leader's wait for a reply on a plain socket (fd), until a reply, a wake-up or deadline.
-    void read_direct(int fd, Clock::time_point deadline);
+    // The leader's wait for a reply on a plain socket (fd), until a reply, a wake-up or
+    // deadline: true when mine is done (the leader's turn is over).
+    bool read_direct(int fd, Clock::time_point deadline, const Batch& mine);
     bool consume_locked(std::size_t n);  // parses n bytes of rbuf_; false when it reset
     void wake_locked();
     void poke() noexcept;           // wakes read_direct's wait
