@@ -1,13 +1,18 @@
 // Redlock over real independent redis-servers: majority, release everywhere, the two-round
 // fence, renewal by majority, and the node sets it refuses.
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <regex>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
@@ -398,6 +403,51 @@ TEST(Redlock, ANodeThatAnswersAfterItsTimeoutIsOutvotedThenCleanedUp) {
         for (auto& s : c.nodes) keys += static_cast<int>(s->raw().cmd({"EXISTS", "job2"}).integer);
         return keys == 0;
     }));
+}
+
+// An attempt that too few nodes answer fails with no_quorum, and its give-back to the silent
+// nodes is left to the background: the retry must take a new token, or that give-back deletes
+// the retry's grant while its caller holds on (a torture run caught it). Node 0 answers every
+// attempt, and MONITOR shows the token each one set there.
+TEST(Redlock, ARetryAfterAGiveBackLeftPendingTakesANewToken) {
+    Cluster c(3);
+    TcpProxy slow1(c[1].port()), slow2(c[2].port());
+    std::string url = "redlock://127.0.0.1:" + std::to_string(c[0].port()) +
+                      ",127.0.0.1:" + std::to_string(slow1.port()) +
+                      ",127.0.0.1:" + std::to_string(slow2.port()) + "?command_timeout=200ms";
+    auto client = deadbolt::Client::connect(url);
+    deadbolt::MutexOptions o;
+    o.ttl = 2s;                 // per-node timeout 200 ms
+    client.acquire("warm", o);  // scripts loaded and sessions open everywhere
+    redisContext* monitor = redisConnect("127.0.0.1", c[0].port());
+    ASSERT_TRUE(monitor != nullptr && monitor->err == 0);
+    freeReplyObject(redisCommand(monitor, "MONITOR"));
+    slow1.stall_replies(true);
+    slow2.stall_replies(true);
+    deadbolt::AcquireOptions how;
+    how.deadline = Clock::now() + 1500ms;
+    std::error_code ec;
+    auto lease = client.acquire("job", o, how, ec);
+    EXPECT_EQ(ec, make_error_code(errc::no_quorum));
+    c[0].raw().cmd({"ECHO", "end-of-attempts"});
+    const std::regex set_by(R"re(\[0 lua\] "SET" "job" "([^"]+)" "NX")re");
+    std::vector<std::string> tokens;
+    for (bool end = false; !end;) {
+        void* r = nullptr;
+        ASSERT_EQ(redisGetReply(monitor, &r), REDIS_OK);
+        const auto* reply = static_cast<redisReply*>(r);
+        std::string line(reply->str, reply->len);
+        freeReplyObject(r);
+        std::smatch m;
+        if (std::regex_search(line, m, set_by)) tokens.push_back(m[1]);
+        end = line.find("\"end-of-attempts\"") != std::string::npos;
+    }
+    redisFree(monitor);
+    slow1.stall_replies(false);
+    slow2.stall_replies(false);
+    ASSERT_GE(tokens.size(), 2u) << "fewer than two attempts reached node 0";
+    EXPECT_EQ(std::set<std::string>(tokens.begin(), tokens.end()).size(), tokens.size())
+        << "a retry took the token of an attempt whose give-back was still pending";
 }
 
 TEST(Redlock, ANodeKilledWhileHeldCostsOneVote) {
