@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "acquire_options.hpp"
+#include "backends/redis/scripts.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "eventually.hpp"
 #include "redlock_nodes.hpp"
@@ -47,6 +48,49 @@ TEST(RedlockPrimitives, ReentrantMutexReentersWithItsFenceAndExcludesOtherOwners
     EXPECT_EQ(c.answering({"TYPE", "job"}, "none"), 2);
     ASSERT_TRUE(mb.try_lock());
     EXPECT_GT(mb.lease().fence(), fence);
+    mb.unlock();
+}
+
+TEST(RedlockPrimitives, AReentrantGiveBackLeftLateSparesTheOwnersNextGrant) {
+    // A failed attempt's give-back that a node answers late (in the background) carries the
+    // highest fence that attempt could have left there. By then the owner (whose token never
+    // changes) may hold the name again there, with a higher fence: the give-back must leave
+    // that alone, where the plain release would delete it.
+    RedlockNodes c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto m = a.reentrant_mutex("job");
+    m.lock();
+    const std::string stale = c[0].raw().cmd({"HGET", "job", ""}).str;
+    m.unlock();
+    m.lock();  // the owner's next grant
+    const std::string now = c[0].raw().cmd({"HGET", "job", ""}).str;
+    ASSERT_GT(std::stoull(now), std::stoull(stale));
+    const auto& give_back = *deadbolt::detail::reentrant_kind().give_back;
+    auto late = [&](const std::string& bound) {
+        return c[0]
+            .raw()
+            .cmd({"EVAL", give_back.source, "2", "job", "job-line", m.owner(), "", "30000", bound})
+            .integer;
+    };
+    EXPECT_EQ(late(stale), 0);
+    EXPECT_EQ(c[0].raw().cmd({"HGET", "job", m.owner()}).str, "1") << "the late give-back took it";
+    EXPECT_EQ(late(now), 1);  // bounded by its own fence, it gives back
+    EXPECT_EQ(c[0].raw().cmd({"EXISTS", "job"}).integer, 0);
+}
+
+TEST(RedlockPrimitives, AFailedReentrantAttemptGivesBackWhatItWasGranted) {
+    // Nodes 1 and 2 refuse (another owner holds there), node 0 grants: the attempt fails and
+    // gives back node 0's grant, bounded by the fence that grant carried.
+    RedlockNodes c(3);
+    auto a = deadbolt::Client::connect(c.url());
+    auto b = deadbolt::Client::connect(c.url());
+    auto mb = b.reentrant_mutex("job");
+    mb.lock();
+    c[0].raw().cmd({"DEL", "job"});
+    auto ma = a.reentrant_mutex("job");
+    EXPECT_FALSE(ma.try_lock());
+    EXPECT_EQ(c[0].raw().cmd({"EXISTS", "job"}).integer, 0) << "the failed attempt kept node 0";
+    EXPECT_EQ(c.answering({"HGET", "job", mb.owner()}, "1"), 2);
     mb.unlock();
 }
 

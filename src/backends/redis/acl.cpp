@@ -17,6 +17,7 @@ constexpr std::string_view kClientCommands[] = {
 
 void add_kind(std::vector<const Script*>& v, const LeaseKind& k) {
     v.insert(v.end(), {k.extend, k.release, k.check});
+    if (k.give_back) v.push_back(k.give_back);
 }
 
 }  // namespace

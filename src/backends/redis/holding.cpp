@@ -34,6 +34,7 @@ ScriptCall RedisHolding::call(const Script& script, const std::string& px_s) con
     const auto& a = args();
     ScriptCall c{&script, {k.begin(), k.end()}, {token, spec->channel, px_s}};
     c.args.insert(c.args.end(), a.begin(), a.end());
+    if (&script == release && !fence_at_most.empty()) c.args.push_back(fence_at_most);
     if (&script == release && !waiter)
         c.fallback_keys.assign(spec->lineless_keys.begin(), spec->lineless_keys.end());
     return c;

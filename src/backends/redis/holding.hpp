@@ -28,6 +28,9 @@ struct RedisHolding final : Holding {
     std::string token;
     std::chrono::milliseconds px{0};  // how long a release or check keeps what it touches
     std::optional<std::size_t> node;  // Redlock: on this node only (a cleanup's)
+    // A fixed owner's give-back (release is its kind's give_back): the highest fence it may
+    // take back, passed as the last ARGV.
+    std::string fence_at_most;
     // The keys whose keyspace events the client listens for (RedisStore::watch), while on is
     // set; shared by copies, so they are given up once.
     struct Watch {

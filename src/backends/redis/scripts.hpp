@@ -50,6 +50,10 @@ struct LeaseKind {
     /// How Redlock's fence round recognises the holding: "token" (a string key holding the
     /// token), "owner" (a reentrant hash field) or "leader" (an election hash's leader).
     std::string_view held_as = "token";
+    /// What a failed Redlock attempt of a fixed owner gives back with (its token cannot
+    /// change, so a late release must not take the owner's next grant): the release, but only
+    /// of a holding whose fence is at most the last ARGV. Null: the kind's release.
+    const Script* give_back = nullptr;
 };
 
 // Acquire scripts all take ARGV = {token, px, fence_px, args...} and return {1, fence} when

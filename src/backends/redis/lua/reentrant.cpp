@@ -45,6 +45,26 @@ redis.call('DEL', KEYS[1])
 return 1 + woken
 )lua";
 
+// A failed Redlock attempt's give-back, which may run late (a node that did not answer gets it
+// in the background): it releases only a holding whose fence is at most the last ARGV, the
+// highest the attempt could have left there. The owner's next grant on that node (a leftover
+// replaced, or the key made anew) draws a higher fence from the node's counter, so the late
+// give-back cannot take it back, where the plain release would delete it.
+constexpr std::string_view kGiveBack = R"lua(
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then return 0 end
+local f = tonumber(redis.call('HGET', KEYS[1], '') or '')
+if not f or f > tonumber(ARGV[#ARGV]) then return 0 end
+local n = redis.call('HGET', KEYS[1], ARGV[1])
+if not n then return 0 end
+if tonumber(n) > 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+  return 1
+end
+local woken = wake(KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[1])
+return 1 + woken
+)lua";
+
 constexpr std::string_view kExtend = R"lua(
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 extend_to(KEYS[1], ARGV[3])
@@ -65,7 +85,8 @@ const LeaseKind& reentrant_kind() {
     static const Script release = make_script("reentrant_release", with_line(kRelease));
     static const Script extend = make_script("reentrant_extend", with_helpers(kExtend));
     static const Script check = make_script("reentrant_check", std::string(kCheck));
-    static const LeaseKind k{&extend, &release, &check, true, "owner"};
+    static const Script give_back = make_script("reentrant_give_back", with_line(kGiveBack));
+    static const LeaseKind k{&extend, &release, &check, true, "owner", &give_back};
     return k;
 }
 

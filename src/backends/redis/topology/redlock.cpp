@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 #include "backends/redis/holding.hpp"
@@ -29,11 +30,18 @@ std::chrono::milliseconds split_vote_delay() {
 // Gives back what the attempt may hold on `nodes` (those that granted, or whose answer is
 // unknown); a node that does not answer gets it in the background. then(true) when one did:
 // the next attempt must not share the token, or that late release could delete its grant.
+// fence_at_most > 0: the kind's give_back, which spares a holding with a higher fence.
 void release_on(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
                 const std::string& token, std::chrono::milliseconds px, Clock::time_point give_up,
-                const std::vector<std::size_t>& nodes, std::function<void(bool)> then) {
+                const std::vector<std::size_t>& nodes, std::function<void(bool)> then,
+                std::uint64_t fence_at_most = 0) {
     if (nodes.empty()) return then(false);
-    std::shared_ptr<const RedisHolding> held = RedisHolding::held(spec, token, px);
+    std::shared_ptr<RedisHolding> bounded = RedisHolding::held(spec, token, px);
+    if (fence_at_most > 0) {
+        bounded->release = spec->kind->give_back;
+        bounded->fence_at_most = std::to_string(fence_at_most);
+    }
+    std::shared_ptr<const RedisHolding> held = std::move(bounded);
     const std::string px_s = std::to_string(px.count());
     auto call =
         std::make_shared<std::vector<OwnedCall>>(1, owned(held->call(*held->release, px_s)));
@@ -68,6 +76,7 @@ struct Round1 {
     std::vector<std::chrono::milliseconds> refusals;
     std::size_t answered = 0;
     std::vector<std::size_t> maybe_ours;  // granted, or the answer is unknown: release there
+    std::vector<std::uint64_t> fence_of;  // per node: the fence its grant carried (0: none)
     Status hard;                          // an answer no retry can change (a wrong-typed key)
     std::string ticket;                   // a refusal's place in line (any node's will do)
 };
@@ -75,6 +84,7 @@ struct Round1 {
 Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, bool fenced) {
     Round1 r;
     r.counters.resize(locks);
+    r.fence_of.resize(replies.size());
     for (std::size_t i = 0; i < replies.size(); ++i) {
         if (!replies[i].status.ok()) {
             r.maybe_ours.push_back(i);
@@ -96,6 +106,7 @@ Round1 tally_round1(const std::vector<NodeReplies>& replies, std::size_t locks, 
         }
         r.granted.push_back(i);
         r.maybe_ours.push_back(i);
+        r.fence_of[i] = o.fence;
         if (o.fences.empty()) o.fences.push_back(o.fence);
         for (std::size_t k = 0; k < locks && k < o.fences.size(); ++k)
             r.counters[k].push_back(o.fences[k]);
@@ -261,13 +272,38 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
 
     void give_up() {
         // A node that refused holds nothing of ours: under contention most attempts end here,
-        // and they cost no second round. A fixed owner (ReentrantMutex) gives back only the
-        // grants it saw: a release sent where the answer is unknown could take back a count
-        // of the owner's other holdings if the request never ran. Such grants expire by
-        // themselves.
-        release_on(c, shared, call->front().args[0], px, sent_at + px,
-                   spec.owner.empty() ? r1.maybe_ours : r1.granted,
+        // and they cost no second round.
+        if (!spec.owner.empty()) return give_back_owned();
+        release_on(c, shared, call->front().args[0], px, sent_at + px, r1.maybe_ours,
                    [self = shared_from_this()](bool later) { self->refused(later); });
+    }
+
+    // A fixed owner (ReentrantMutex) gives back only the grants it saw: a release sent where
+    // the answer is unknown could take back a count of the owner's other holdings if the
+    // request never ran (such grants expire by themselves). Its token cannot change, so a
+    // give-back left to the background must spare the owner's next grant there: each node's
+    // is bounded by the highest fence this attempt could have left on it (its grant's, or
+    // the fence round's), and a later grant there draws a higher one.
+    void give_back_owned() {
+        if (!spec.kind->give_back)  // an election's candidate: the plain release
+            return release_on(c, shared, call->front().args[0], px, sent_at + px, r1.granted,
+                              [self = shared_from_this()](bool later) { self->refused(later); });
+        if (r1.granted.empty()) return refused(false);
+        struct Join {
+            std::atomic<std::size_t> left;
+            std::atomic<bool> later{false};
+        };
+        auto join = std::make_shared<Join>();
+        join->left = r1.granted.size();
+        std::uint64_t raised = fences.empty() ? 0 : *std::max_element(fences.begin(), fences.end());
+        for (auto node : r1.granted)
+            release_on(
+                c, shared, call->front().args[0], px, sent_at + px, {node},
+                [self = shared_from_this(), join](bool later) {
+                    if (later) join->later = true;
+                    if (--join->left == 0) self->refused(join->later);
+                },
+                std::max(r1.fence_of[node], raised));
     }
 
     void refused(bool cleanup_pending) {
