@@ -50,19 +50,10 @@ return 1 + woken
 // highest the attempt could have left there. The owner's next grant on that node (a leftover
 // replaced, or the key made anew) draws a higher fence from the node's counter, so the late
 // give-back cannot take it back, where the plain release would delete it.
-constexpr std::string_view kGiveBack = R"lua(
+constexpr std::string_view kBelowBound = R"lua(
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then return 0 end
 local f = tonumber(redis.call('HGET', KEYS[1], '') or '')
 if not f or f > tonumber(ARGV[#ARGV]) then return 0 end
-local n = redis.call('HGET', KEYS[1], ARGV[1])
-if not n then return 0 end
-if tonumber(n) > 1 then
-  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-  return 1
-end
-local woken = wake(KEYS[2], ARGV[2])
-redis.call('DEL', KEYS[1])
-return 1 + woken
 )lua";
 
 constexpr std::string_view kExtend = R"lua(
@@ -85,7 +76,8 @@ const LeaseKind& reentrant_kind() {
     static const Script release = make_script("reentrant_release", with_line(kRelease));
     static const Script extend = make_script("reentrant_extend", with_helpers(kExtend));
     static const Script check = make_script("reentrant_check", std::string(kCheck));
-    static const Script give_back = make_script("reentrant_give_back", with_line(kGiveBack));
+    static const Script give_back = make_script(
+        "reentrant_give_back", with_line(std::string(kBelowBound) + std::string(kRelease)));
     static const LeaseKind k{&extend, &release, &check, true, "owner", &give_back};
     return k;
 }
