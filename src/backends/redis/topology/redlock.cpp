@@ -285,7 +285,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     // is bounded by the highest fence this attempt could have left on it (its grant's, or
     // the fence round's), and a later grant there draws a higher one.
     void give_back_owned() {
-        if (!spec.kind->give_back)  // an election's candidate: the plain release
+        if (!spec.kind->give_back)  // a kind with no bounded give-back: its plain release
             return release_on(c, shared, call->front().args[0], px, sent_at + px, r1.granted,
                               [self = shared_from_this()](bool later) { self->refused(later); });
         if (r1.granted.empty()) return refused(false);
