@@ -141,20 +141,23 @@ Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaRepl
     out.clear();
     out.reserve(n);
     while (out.size() < n) {
-        MetaReply r;
+        MetaReply& r = out.emplace_back();  // parsed in place
         switch (parser_.next(r)) {
             case MetaParser::Result::reply:
-                out.push_back(std::move(r));
                 continue;
-            case MetaParser::Result::garbage:
+            case MetaParser::Result::garbage: {
+                auto seen = std::move(r.value);
+                out.pop_back();
                 close();
                 return Status::error(
                     errc::protocol_error,
                     fmt::format("the server at {} does not speak memcached's meta protocol "
                                 "(it sent '{}'): check the URL's port, and that it runs "
                                 "memcached 1.6 or later",
-                                where_, r.value));
+                                where_, seen));
+            }
             case MetaParser::Result::need_more:
+                out.pop_back();
                 break;
         }
         if (fd_ < 0)

@@ -41,15 +41,20 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
         }
         return Result::need_more;
     }
-    std::string_view line(buf_.data() + at_, eol - at_);
-    MetaReply r;
-    for (auto code : {"ERROR", "CLIENT_ERROR", "SERVER_ERROR"}) {
-        std::string_view c(code);
+    // Written into out in place, its strings keeping their room: a reply's temporaries
+    // (three strings made, moved and freed) were a tenth of a memcached cycle.
+    const std::string_view line(buf_.data() + at_, eol - at_);
+    auto garbage = [&out, &line] {
+        out.value.assign(line.substr(0, 64));
+        return Result::garbage;
+    };
+    for (std::string_view c : {std::string_view("ERROR"), std::string_view("CLIENT_ERROR"),
+                               std::string_view("SERVER_ERROR")}) {
         if (line == c || (line.starts_with(c) && line.size() > c.size() && line[c.size()] == ' ')) {
-            r.code = code;
-            r.value = std::string(line.substr(std::min(line.size(), c.size() + 1)));
-            at_ = eol + 2;
-            out = std::move(r);
+            out.code.assign(c);
+            out.flags.clear();
+            out.value.assign(line.substr(std::min(line.size(), c.size() + 1)));
+            consumed(eol + 2);
             return Result::reply;
         }
     }
@@ -66,39 +71,36 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
     const std::string_view code = word();
     static constexpr std::string_view kCodes[] = {
         "HD", "VA", "EN", "NS", "EX", "NF", "MN", "STORED", "EXISTS", "NOT_STORED", "NOT_FOUND"};
-    if (std::find(std::begin(kCodes), std::end(kCodes), code) == std::end(kCodes)) {
-        out.value = std::string(line.substr(0, 64));
-        return Result::garbage;
-    }
-    r.code = std::string(code);
+    if (std::find(std::begin(kCodes), std::end(kCodes), code) == std::end(kCodes)) return garbage();
     std::size_t body = eol + 2;
+    std::string_view data;
     if (code == "VA") {
         const std::string_view n = word();
         std::size_t size = 0;
-        if (n.empty() || std::from_chars(n.data(), n.data() + n.size(), size).ec != std::errc{}) {
-            out.value = std::string(line.substr(0, 64));
-            return Result::garbage;
-        }
+        if (n.empty() || std::from_chars(n.data(), n.data() + n.size(), size).ec != std::errc{})
+            return garbage();
         if (buf_.size() < body + size + 2) return Result::need_more;
-        if (buf_.compare(body + size, 2, "\r\n") != 0) {
-            out.value = std::string(line.substr(0, 64));
-            return Result::garbage;
-        }
-        r.value = buf_.substr(body, size);
+        if (buf_.compare(body + size, 2, "\r\n") != 0) return garbage();
+        data = std::string_view(buf_).substr(body, size);
         body += size + 2;
     }
     // The flags stay one text (a list of them was two allocations per reply).
     while (i < line.size() && line[i] == ' ') ++i;
     auto rest = line.substr(i);
     while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
-    r.flags = std::string(rest);
-    at_ = body;
+    out.code.assign(code);
+    out.flags.assign(rest);
+    out.value.assign(data);
+    consumed(body);
+    return Result::reply;
+}
+
+void MetaParser::consumed(std::size_t to) {
+    at_ = to;
     if (at_ > 65536 && at_ * 2 > buf_.size()) {  // keep the buffer from growing forever
         buf_.erase(0, at_);
         at_ = 0;
     }
-    out = std::move(r);
-    return Result::reply;
 }
 
 namespace {

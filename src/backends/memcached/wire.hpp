@@ -34,11 +34,14 @@ class MetaParser {
   public:
     enum class Result : unsigned char { reply, need_more, garbage };
     void feed(std::string_view bytes) { buf_.append(bytes); }
-    /// The next whole reply into out; garbage when the bytes are not the meta protocol (what
-    /// was seen is in out.value).
+    /// The next whole reply into out (every field written; nothing on need_more); garbage
+    /// when the bytes are not the meta protocol (what was seen is in out.value).
     Result next(MetaReply& out);
 
   private:
+    // The bytes before `to` are read: they go once they are most of the buffer.
+    void consumed(std::size_t to);
+
     std::string buf_;
     std::size_t at_ = 0;
 };
