@@ -129,9 +129,12 @@ Step AcquireFsm::attempted(const Attempted& a, Clock::time_point now) {
         if (a.replied_at >= valid_until) {
             // The reply came too late to leave any validity (a stalled link): nobody may act
             // on this grant, so free it in the background and try afresh with a new token (the
-            // cleanup must not delete our next acquisition). Its fence is unused.
-            s.release = Step::Cleanup{false, give_up(a.sent_at)};
+            // cleanup must not delete our next acquisition). Its fence is unused. A fixed
+            // owner's token cannot change, so such a release could take back its next grant:
+            // its grant is left to the retry (which takes a leftover of the owner's over) or
+            // to expire.
             if (!rules_.fixed_owner) {
+                s.release = Step::Cleanup{false, give_up(a.sent_at)};
                 s.new_token = true;
                 if (rules_.wakes_by_token && subscribed_) s.unsubscribe = true, subscribed_ = false;
             }

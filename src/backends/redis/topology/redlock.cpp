@@ -158,13 +158,14 @@ OwnedCall raise_call(const RedisSpec& spec, const OwnedCall& call, const Round1&
     return raise;
 }
 
+// Whether a node took the fence round: its counter is then at least the raised fence.
+bool took_raise(const NodeReplies& r) {
+    return r.arrived && r.status.ok() && r.replies.front().type == Reply::Type::integer &&
+           r.replies.front().integer == 1;
+}
+
 std::size_t raised(const std::vector<NodeReplies>& results) {
-    std::size_t n = 0;
-    for (const auto& r : results)
-        if (r.arrived && r.status.ok() && r.replies.front().type == Reply::Type::integer &&
-            r.replies.front().integer == 1)
-            ++n;
-    return n;
+    return static_cast<std::size_t>(std::count_if(results.begin(), results.end(), took_raise));
 }
 
 // One attempt, on the loop: round 1 everywhere, the fence round where it was granted, and the
@@ -180,6 +181,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     Round1 r1;
     std::vector<NodeReplies> round1;
     std::vector<std::uint64_t> fences;
+    std::vector<bool> raise_took;  // per node: it took the fence round
 
     Attempt(ClientImpl& c, std::shared_ptr<const RedisSpec> spec, AsyncConnection::Calls call,
             std::chrono::milliseconds px, Clock::time_point sent_at, RedlockDone done)
@@ -240,6 +242,9 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
                 return yes >= q || in - yes > asked - q;
             },
             [self = shared_from_this()](const std::vector<NodeReplies>& results) {
+                self->raise_took.assign(self->nodes().size(), false);
+                for (std::size_t k = 0; k < results.size(); ++k)
+                    self->raise_took[self->r1.granted[k]] = took_raise(results[k]);
                 if (raised(results) < self->quorum() || self->c.now() >= self->valid_until())
                     return self->give_up();
                 self->granted();
@@ -282,8 +287,10 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
     // the answer is unknown could take back a count of the owner's other holdings if the
     // request never ran (such grants expire by themselves). Its token cannot change, so a
     // give-back left to the background must spare the owner's next grant there: each node's
-    // is bounded by the highest fence this attempt could have left on it (its grant's, or
-    // the fence round's), and a later grant there draws a higher one.
+    // is bounded by the fence its grant carried, or the fence round's where the node took
+    // that round (its counter is then at least as high); a later grant there draws a higher
+    // one from the counter. A node whose fence round ran unheard holds a fence above its
+    // bound: the give-back leaves that grant to expire.
     void give_back_owned() {
         if (!spec.kind->give_back)  // a kind with no bounded give-back: its plain release
             return release_on(c, shared, call->front().args[0], px, sent_at + px, r1.granted,
@@ -295,7 +302,12 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
         };
         auto join = std::make_shared<Join>();
         join->left = r1.granted.size();
-        std::uint64_t raised = fences.empty() ? 0 : *std::max_element(fences.begin(), fences.end());
+        const std::uint64_t agreed =
+            fences.empty() ? 0 : *std::max_element(fences.begin(), fences.end());
+        auto bound = [&](std::size_t node) {
+            bool took = node < raise_took.size() && raise_took[node];
+            return took ? std::max(r1.fence_of[node], agreed) : r1.fence_of[node];
+        };
         for (auto node : r1.granted)
             release_on(
                 c, shared, call->front().args[0], px, sent_at + px, {node},
@@ -303,7 +315,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
                     if (later) join->later = true;
                     if (--join->left == 0) self->refused(join->later);
                 },
-                std::max(r1.fence_of[node], raised));
+                bound(node));
     }
 
     void refused(bool cleanup_pending) {
