@@ -5,10 +5,14 @@
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
 #include "redis_server.hpp"
+#include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
+using deadbolt::test::eventually;
 using deadbolt::test::RedisServer;
+using deadbolt::test::TcpProxy;
 
 template class std::unique_lock<deadbolt::ReentrantMutex>;
 static_assert(noexcept(std::declval<deadbolt::ReentrantMutex&>().unlock()));
@@ -31,6 +35,38 @@ TEST(ReentrantMutex, OwnerReentersAndTheCountLivesOnTheServer) {
     m.lock();
     EXPECT_GT(m.lease().fence(), fence);
     m.unlock();
+}
+
+TEST(ReentrantMutex, AReleaseSentAgainLateSparesTheOwnersNextHolding) {
+    // An owner's token is the same from one holding to the next. A release whose answer is
+    // lost is sent again from the background until one is heard; each one runs on the
+    // server. One that runs after the owner took the name afresh must leave that alone.
+    RedisServer srv;
+    TcpProxy slow(srv.port());
+    auto a = deadbolt::Client::connect("redis://127.0.0.1:" + std::to_string(slow.port()) +
+                                       "?command_timeout=200ms");
+    auto b = deadbolt::Client::connect(srv.url());
+    auto ma = a.reentrant_mutex("re", {}, "one-owner");
+    auto mb = b.reentrant_mutex("re", {}, "one-owner");
+    auto raw = srv.raw();
+    ma.lock();
+    ma.unlock();  // the server knows the release's script now: no answer of NOSCRIPT to wait for
+    ma.lock();
+    slow.stall_replies(true);
+    ma.unlock();  // it ran; its answer is held back: the release goes on in the background
+    ASSERT_EQ(raw.cmd({"EXISTS", "re"}).integer, 0);
+    mb.lock();  // the same owner, afresh, on another client
+    const auto fence = mb.lease().fence();
+    const auto before = raw.calls("evalsha") + raw.calls("eval");
+    slow.stall_replies(false);  // the release is sent again now, and answered
+    EXPECT_TRUE(eventually([&] { return raw.calls("evalsha") + raw.calls("eval") > before; },
+                           5s))
+        << "the background release was not sent again";
+    EXPECT_EQ(raw.cmd({"HGET", "re", "one-owner"}).str, "1")
+        << "a release sent again late took the owner's next holding";
+    EXPECT_EQ(raw.cmd({"HGET", "re", ""}).str, std::to_string(fence));
+    mb.unlock();
+    EXPECT_EQ(raw.cmd({"EXISTS", "re"}).integer, 0);
 }
 
 TEST(ReentrantMutex, AnotherThreadIsAnotherOwner) {

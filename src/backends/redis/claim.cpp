@@ -127,6 +127,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
                 a.status = std::move(st);
                 lined_up(out);
                 report(std::move(out), a, f);
+                if (a.acquired) fence_ = f.fence;
                 done();
             });
     }
@@ -144,6 +145,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
                                                        : parse_acquire(r, out, spec_.fenced);
                              lined_up(out);
                              report(std::move(out), a, f);
+                             if (a.acquired) fence_ = f.fence;
                              done();
                          });
 }
@@ -164,6 +166,7 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
     }
     lined_up(out);
     report(std::move(out), a, f);
+    if (a.acquired) fence_ = f.fence;
 }
 
 Status RedisClaim::confirm() {
@@ -202,6 +205,13 @@ std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
     auto h = RedisHolding::held(shared_, token, keep);
     // The grant's holding, not what a failed attempt may have left to clean up.
     if (granted_) redis(c_).watch(*h);
+    // A fixed owner's token stays the same from one holding to the next, so a release
+    // answered too late and sent again from the background must not take the owner's next
+    // grant: it releases only up to its own grant's fence (a new grant draws a higher one).
+    if (granted_ && fence_ > 0 && !shared_->owner.empty() && shared_->kind->give_back) {
+        h->release = shared_->kind->give_back;
+        h->fence_at_most = std::to_string(fence_);
+    }
     return h;
 }
 

@@ -2,6 +2,7 @@
 // over a cluster's slots (a MultiLock) or on every Redlock node, and pub/sub to wake on.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,9 @@ class RedisClaim final : public Claim {
     // Only a waiter that listens lines up: a release would otherwise tell nobody, and a
     // try-lock (which never arms) would leave a place behind.
     bool armed_ = false;
-    std::string ticket_;    // its place in line, once it lined up; kept for every later attempt
-    bool granted_ = false;  // confirm() passed: the next holding() is the grant's
+    std::string ticket_;       // its place in line, once it lined up; kept for every later attempt
+    bool granted_ = false;     // confirm() passed: the next holding() is the grant's
+    std::uint64_t fence_ = 0;  // the last grant's fence
 };
 
 }  // namespace deadbolt::detail

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 
 #include "backends/redis/holding.hpp"
 #include "backends/redis/scripts.hpp"
@@ -30,16 +31,16 @@ std::chrono::milliseconds split_vote_delay() {
 // Gives back what the attempt may hold on `nodes` (those that granted, or whose answer is
 // unknown); a node that does not answer gets it in the background. then(true) when one did:
 // the next attempt must not share the token, or that late release could delete its grant.
-// fence_at_most > 0: the kind's give_back, which spares a holding with a higher fence.
+// With fence_at_most: the kind's give_back, which spares a holding with a higher fence.
 void release_on(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
                 const std::string& token, std::chrono::milliseconds px, Clock::time_point give_up,
                 const std::vector<std::size_t>& nodes, std::function<void(bool)> then,
-                std::uint64_t fence_at_most = 0) {
+                std::optional<std::uint64_t> fence_at_most = std::nullopt) {
     if (nodes.empty()) return then(false);
     std::shared_ptr<RedisHolding> bounded = RedisHolding::held(spec, token, px);
-    if (fence_at_most > 0) {
+    if (fence_at_most) {
         bounded->release = spec->kind->give_back;
-        bounded->fence_at_most = std::to_string(fence_at_most);
+        bounded->fence_at_most = std::to_string(*fence_at_most);
     }
     std::shared_ptr<const RedisHolding> held = std::move(bounded);
     const std::string px_s = std::to_string(px.count());
