@@ -121,6 +121,23 @@ TEST(MemorySpace, ALostReleaseReplyIsUnknownYetTheLockIsFree) {
     EXPECT_TRUE(b.mutex("job").try_lock()) << "the release was carried out";
 }
 
+TEST(MemorySpace, AReentrantReleaseRetriedLateSparesTheOwnersNextHolding) {
+    // An owner's token is the same from one holding to the next: a release whose answers are
+    // lost is carried out again from the background, after the owner took the name afresh.
+    Space space(space_name());
+    auto a = connect(), b = connect();
+    auto ma = a.reentrant_mutex("job", {}, "one-owner");
+    auto mb = b.reentrant_mutex("job", {}, "one-owner");
+    ma.lock();
+    space.lose_replies(3, Call::release);  // the release and its next two tries: done, unheard
+    ma.unlock();
+    mb.lock();
+    std::this_thread::sleep_for(500ms);  // the retries come at once, then every 20 ms..1 s
+    EXPECT_TRUE(mb.lease().is_current()) << "a release retried late took the owner's next holding";
+    EXPECT_EQ(a.status("job").holders, 1);
+    mb.unlock();
+}
+
 TEST(MemorySpace, LostRepliesCountOnlyTheirKind) {
     Space space(space_name());
     auto a = connect();

@@ -46,6 +46,28 @@ TEST(PgFaults, AHolderCutOffPastItsTtlLosesTheLockToAWaiterAndItsFencedWriteIsRe
     EXPECT_EQ(other.fenced_get("faults:cut-off:data").value, "new");
 }
 
+TEST(PgFaults, AReentrantReleaseSentAgainLateSparesTheOwnersNextHolding) {
+    // An owner's token is the same from one holding to the next. A release whose answer is
+    // held back is sent again from the background; one that runs after the owner took the
+    // name afresh (a new row, a new fence) must leave that alone.
+    auto& pg = PgServer::shared();
+    TcpProxy slow(pg.port());
+    auto a = Client::connect(pg.url_via(slow.port(), "?command_timeout=300ms"));
+    auto b = Client::connect(pg.url());
+    const std::string name = "faults:reentrant-late-release";
+    auto ma = a.reentrant_mutex(name, {}, "one-owner");
+    auto mb = b.reentrant_mutex(name, {}, "one-owner");
+    ma.lock();
+    slow.stall_replies(true);
+    ma.unlock();  // it ran; its answer is held back: the release goes on in the background
+    mb.lock();    // the same owner afresh, on another client
+    slow.stall_replies(false);
+    std::this_thread::sleep_for(2s);  // the background release is sent again: 20 ms..1 s apart
+    EXPECT_TRUE(mb.lease().is_current())
+        << "a release sent again late took the owner's next holding";
+    mb.unlock();
+}
+
 TEST(PgFaults, ARestartedServerEndsEveryHoldingAndTheClientCarriesOn) {
     PgServer pg;  // of its own: it is restarted
     auto c = Client::connect(pg.url());

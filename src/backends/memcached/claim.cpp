@@ -273,6 +273,7 @@ void McClaim::reenter(const std::string& token, std::chrono::milliseconds keep, 
             auto held = now.code == "VA" ? mc_parse_reentrant(now.value) : std::nullopt;
             if (held && held->owner == token)
                 h->set_cas(0, 0, static_cast<std::uint64_t>(now.number('c').value_or(0)));
+            h->set_fence(fence);
             a.acquired = true;
             f.fence = fence;
             return;

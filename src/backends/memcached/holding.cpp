@@ -54,7 +54,8 @@ struct Cell {
 bool mine(const McHolding& h, std::string_view seen) {
     if (h.owner.empty()) return seen == h.value;
     auto r = mc_parse_reentrant(seen);
-    return r && r->owner == h.owner;
+    const auto fence = h.fence();
+    return r && r->owner == h.owner && (fence == 0 || r->fence == fence);
 }
 
 // A compare-and-set that keeps the item for ttl_s, then a read of its new CAS (the classic

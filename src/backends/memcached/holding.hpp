@@ -32,10 +32,23 @@ struct McHolding final : Holding {
         std::lock_guard lock(m_);
         cas_[node * keys.size() + k] = c;
     }
+    /// A reentrant holding's fence (0: none known): its release, extend and check touch only
+    /// the owner's value with this fence. The owner is the same from one holding to the next,
+    /// so a release answered too late and sent again must not take the owner's next holding,
+    /// which carries a new fence.
+    std::uint64_t fence() const {
+        std::lock_guard lock(m_);
+        return fence_;
+    }
+    void set_fence(std::uint64_t f) const {
+        std::lock_guard lock(m_);
+        fence_ = f;
+    }
 
   private:
     mutable std::mutex m_;
     mutable std::vector<std::uint64_t> cas_;
+    mutable std::uint64_t fence_ = 0;
 };
 
 /// A reentrant holding's text: "<fence> <holds> <owner>".

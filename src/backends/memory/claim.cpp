@@ -25,6 +25,7 @@ void MemoryClaim::attempt(const std::string& token, std::chrono::milliseconds ke
     MemorySpace::Turn t(store_.space(), store_.deadline(), memory::Call::acquire);
     if (a.status = t.status(); !a.status.ok()) return;
     decide(t, token, keep, a, f);
+    if (a.acquired && spec_.shape == Shape::reentrant) granted_fence_ = f.fence;
     seen_ = t.generation();
     looked_ = true;
     if (a.status = t.answer(); !a.status.ok()) {  // done, but the caller does not learn it
@@ -111,6 +112,7 @@ std::shared_ptr<Holding> MemoryClaim::holding(const std::string& token,
     h->keys = keys_;
     h->token = token;
     h->shape = spec_.shape;
+    h->fence = granted_fence_;
     return h;
 }
 

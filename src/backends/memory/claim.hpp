@@ -51,6 +51,7 @@ class MemoryClaim final : public Claim {
     std::uint64_t seen_ = 0;         // the space's generation the last look saw
     bool looked_ = false;
     std::uint64_t waker_ = 0;
+    std::uint64_t granted_fence_ = 0;  // a reentrant grant's: its holding's release spares others
 };
 
 }  // namespace deadbolt::detail

@@ -1,6 +1,7 @@
 // What a memory holding is: the token a claim's grant (or waiter) holds under its names.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct MemHolding final : Holding {
     std::string token;
     Shape shape = Shape::exclusive;
     bool waiter = false;  // a FairMutex's place in line or an RWLock writer's claim
+    // A reentrant holding's fence: its release takes a hold off only where the owner's hold
+    // carries it (the owner is the same from one holding to the next, and a release answered
+    // too late and sent again must not take the next one). 0: any.
+    std::uint64_t fence = 0;
 };
 
 }  // namespace deadbolt::detail

@@ -31,7 +31,7 @@ bool drop(MemState& st, const MemHolding& h, Clock::time_point now) {
             continue;
         }
         MemHold* mine = l->holder(h.token);
-        if (mine == nullptr) {
+        if (mine == nullptr || (h.fence != 0 && mine->fence != h.fence)) {
             whole = false;
             continue;
         }

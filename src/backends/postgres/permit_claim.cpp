@@ -103,6 +103,7 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     if (!row.null(0, 0)) {
         a.acquired = true;
         f.fence = std::stoull(row.at(0, 0));
+        if (permits_ == 0) granted_fence_ = f.fence;
         lock.unlock();
         drop_session();
         return;
@@ -132,7 +133,9 @@ void PgPermitClaim::wait(Clock::time_point until) {
 
 std::shared_ptr<Holding> PgPermitClaim::holding(const std::string& token,
                                                 std::chrono::milliseconds /*keep*/) const {
-    return std::make_shared<SqlRow>(key_, token);
+    auto row = std::make_shared<SqlRow>(key_, token);
+    row->fence = granted_fence_;
+    return row;
 }
 
 }  // namespace deadbolt::detail

@@ -10,6 +10,7 @@
 // owner's release), and the last release deletes the row.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -61,6 +62,7 @@ class PgPermitClaim final : public Claim {
     std::shared_ptr<PgConn> session_;  // the one the attempts and waits run on
     bool at_gate_ = false;             // the session holds the gate
     bool listening_ = false;           // ... and listens for releases
+    std::uint64_t granted_fence_ = 0;  // a ReentrantMutex's grant: its holding's row
     CancelFd wake_;
 };
 

@@ -3,6 +3,8 @@
 // statement on a pooled session; a release notifies the gate's holder, which waits for it.
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "backends/postgres/keys.hpp"
 #include "backends/postgres/permit_claim.hpp"
 #include "backends/postgres/store.hpp"
@@ -23,8 +25,17 @@ std::string extension(const std::string& schema, const std::string& key, std::st
         schema, keep.count(), live_row(key, id));
 }
 
-std::string releasing(const std::string& schema, const std::string& key, std::string_view id) {
-    return fmt::format("SELECT {}.release_permit({}, {})::int", schema, key, bytea_literal(id));
+std::string releasing(const std::string& schema, const std::string& key, std::string_view id,
+                      std::uint64_t fence = 0) {
+    if (fence == 0)
+        return fmt::format("SELECT {}.release_permit({}, {})::int", schema, key, bytea_literal(id));
+    // Only the grant's own row (a ReentrantMutex's, by its fence): locked first, so that the
+    // owner's fresh holding cannot replace it between the look and the release.
+    return fmt::format(
+        "WITH mine AS (SELECT 1 FROM {0}.permits WHERE key = {1} AND id = {2} AND fence = {3} "
+        "FOR UPDATE) SELECT CASE WHEN EXISTS (SELECT 1 FROM mine) THEN "
+        "{0}.release_permit({1}, {2})::int ELSE 0 END",
+        schema, key, bytea_literal(id), fence);
 }
 
 }  // namespace
@@ -43,7 +54,7 @@ Verdict PgStore::on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds k
             sql = extension(schema_, row.key, row.id, keep);
             break;
         case RowOp::release:
-            sql = releasing(schema_, row.key, row.id);
+            sql = releasing(schema_, row.key, row.id, row.fence);
             break;
         case RowOp::check:
             sql = fmt::format("SELECT count(*) FROM {}.permits WHERE {}", schema_,

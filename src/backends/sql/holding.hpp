@@ -71,6 +71,10 @@ struct SqlRow final : Holding {
     SqlRow(std::string k, std::string i) : key(std::move(k)), id(std::move(i)) {}
     const std::string key;  // the lock's key, as the dialect writes it
     const std::string id;   // the row's own: the holder's token
+    // A ReentrantMutex row's grant (0: any row of id). Its owner is the same from one holding
+    // to the next, so a release answered too late and sent again must touch only this grant's
+    // row, not the owner's next one (a new row, a new fence).
+    std::uint64_t fence = 0;
 };
 
 }  // namespace deadbolt::detail
