@@ -114,6 +114,16 @@ class Terminal {
         close(fd_);
     }
     void type(const std::string& keys) { (void)!write(fd_, keys.data(), keys.size()); }
+    // The name of the program whose group the terminal has in its foreground ("" if none):
+    // a Ctrl-Z typed before the command took the terminal would stop `run` alone, or nothing.
+    std::string foreground() const {
+        pid_t group = tcgetpgrp(fd_);
+        if (group <= 0) return {};
+        std::ifstream comm("/proc/" + std::to_string(group) + "/comm");
+        std::string name;
+        std::getline(comm, name);
+        return name;
+    }
     // Whether text appears on the screen (after what earlier calls consumed) within 30 s (a
     // bound, not a wait: under the sanitizers' load a resumed `run` once took over 10 s).
     bool shows(const std::string& text) {
@@ -148,6 +158,7 @@ TEST(CliProcess, CtrlZSuspendsRunWithItsCommandAndFgResumesBoth) {
     ASSERT_TRUE(t.shows("$ "));
     t.type(std::string(DEADBOLT_CLI) + " run jobs -- sleep 30\n");
     ASSERT_TRUE(eventually([&] { return srv.raw().cmd({"EXISTS", "jobs"}).integer == 1; }));
+    ASSERT_TRUE(eventually([&] { return t.foreground() == "sleep"; })) << t.foreground();
     t.type("\x1a");  // Ctrl-Z
     EXPECT_TRUE(t.shows("Stopped")) << t.screen();
     t.type("echo prompt-$((6*7))\n");
@@ -168,6 +179,7 @@ TEST(CliProcess, ALeaseLostWhileSuspendedIsALossAfterFg) {
     ASSERT_TRUE(t.shows("$ "));
     t.type(std::string(DEADBOLT_CLI) + " run --ttl 1s jobs -- sleep 30\n");
     ASSERT_TRUE(eventually([&] { return srv.raw().cmd({"EXISTS", "jobs"}).integer == 1; }));
+    ASSERT_TRUE(eventually([&] { return t.foreground() == "sleep"; })) << t.foreground();
     t.type("\x1a");
     ASSERT_TRUE(t.shows("Stopped")) << t.screen();
     // Suspended, run renews nothing: the key expires.
