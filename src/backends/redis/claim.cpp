@@ -125,9 +125,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
             c_, shared_, call(), keep, a.sent_at,
             [this, &a, &f, done = std::move(done)](Status st, AttemptOutcome out) {
                 a.status = std::move(st);
-                lined_up(out);
-                report(std::move(out), a, f);
-                if (a.acquired) fence_ = f.fence;
+                reported(std::move(out), a, f);
                 done();
             });
     }
@@ -143,9 +141,7 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
                              a.status = !st.ok()       ? st
                                         : r.is_error() ? from_server_error(r.str)
                                                        : parse_acquire(r, out, spec_.fenced);
-                             lined_up(out);
-                             report(std::move(out), a, f);
-                             if (a.acquired) fence_ = f.fence;
+                             reported(std::move(out), a, f);
                              done();
                          });
 }
@@ -164,6 +160,10 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
         a.status = redis(c_).server->eval(c, reply, c_.deadline());
         if (a.status.ok()) a.status = parse_acquire(reply, out, spec_.fenced);
     }
+    reported(std::move(out), a, f);
+}
+
+void RedisClaim::reported(AttemptOutcome out, Attempted& a, Fences& f) {
     lined_up(out);
     report(std::move(out), a, f);
     if (a.acquired) fence_ = f.fence;
@@ -208,10 +208,8 @@ std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
     // A fixed owner's token stays the same from one holding to the next, so a release
     // answered too late and sent again from the background must not take the owner's next
     // grant: it releases only up to its own grant's fence (a new grant draws a higher one).
-    if (granted_ && fence_ > 0 && !shared_->owner.empty() && shared_->kind->give_back) {
-        h->release = shared_->kind->give_back;
-        h->fence_at_most = std::to_string(fence_);
-    }
+    if (granted_ && fence_ > 0 && !shared_->owner.empty() && shared_->kind->give_back)
+        h->release_up_to(fence_);
     return h;
 }
 

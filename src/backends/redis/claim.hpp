@@ -47,6 +47,8 @@ class RedisClaim final : public Claim {
     std::string member(const std::string& token) const;
     // An attempt's outcome: its ticket is this claim's place in the line from now on.
     void lined_up(const AttemptOutcome& out);
+    // An attempt's outcome told to the machine (report), with its place in line and its fence.
+    void reported(AttemptOutcome out, Attempted& a, Fences& f);
 
     ClientImpl& c_;
     std::shared_ptr<const RedisSpec> shared_;  // a Mutex's is shared with the next claims of

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,12 @@ struct RedisHolding final : Holding {
     ScriptCall call(const Script& script, const std::string& px_s) const;
     /// The same for its kind's extend or check, whose KEYS leave the lines out.
     ScriptCall lease_call(const Script& script, const std::string& px_s) const;
+    /// Makes its release its kind's give_back, which takes back only a holding whose fence is
+    /// at most fence (a fixed owner's: a later holding of the same owner has a higher one).
+    void release_up_to(std::uint64_t fence) {
+        release = kind->give_back;
+        fence_at_most = std::to_string(fence);
+    }
     /// The keys whose loss is the holding's: the name's key (each name's, for a MultiLock), or
     /// the readers' set for a reader.
     std::vector<std::string_view> main_keys() const;

@@ -37,12 +37,8 @@ void release_on(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
                 const std::vector<std::size_t>& nodes, std::function<void(bool)> then,
                 std::optional<std::uint64_t> fence_at_most = std::nullopt) {
     if (nodes.empty()) return then(false);
-    std::shared_ptr<RedisHolding> bounded = RedisHolding::held(spec, token, px);
-    if (fence_at_most) {
-        bounded->release = spec->kind->give_back;
-        bounded->fence_at_most = std::to_string(*fence_at_most);
-    }
-    std::shared_ptr<const RedisHolding> held = std::move(bounded);
+    std::shared_ptr<RedisHolding> held = RedisHolding::held(spec, token, px);
+    if (fence_at_most) held->release_up_to(*fence_at_most);
     const std::string px_s = std::to_string(px.count());
     auto call =
         std::make_shared<std::vector<OwnedCall>>(1, owned(held->call(*held->release, px_s)));
