@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""User-space instructions per uncontended lock cycle, deadbolt against each engine's raw client.
+"""User-space instructions, and instruction-cache misses, per uncontended lock cycle: deadbolt
+against each engine's raw client.
 
     python3 bench/instructions.py [--engines redis,memcached,postgres,mariadb] [--out FILE]
 
 Time on these machines is noisy; instruction counts are not. Each contender's one-thread cycle
-runs under valgrind's callgrind twice, for a short and a longer time; the difference in
-instructions over the difference in cycles is the cost of one acquire+release, with the fixed
-cost of starting (dynamic linking, connecting) cancelled out. System calls and the kernel's
-work are not counted: bench/cpu_budget.py has the whole client CPU. Needs valgrind.
+runs under valgrind's cachegrind twice, for a short and a longer time; the difference in counts
+over the difference in cycles is the cost of one acquire+release, with the fixed cost of
+starting (dynamic linking, connecting) cancelled out. The misses come from cachegrind's model of
+this machine's first-level caches: equal instruction counts can still take twice the time when
+one side's code does not fit the instruction cache. System calls and the kernel's work are not
+counted: bench/cpu_budget.py has the whole client CPU. Needs valgrind.
 """
 import argparse
 import json
@@ -28,22 +31,27 @@ SHORT_S, LONG_S = 2, 6
 
 
 def counted(argv):
-    """(instructions, cycles) of one run of the driver under callgrind."""
+    """({event: count}, cycles) of one run of the driver under cachegrind."""
     with tempfile.TemporaryDirectory() as d:
-        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/out", *argv],
+        r = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes",
+                            f"--cachegrind-out-file={d}/out", *argv],
                            capture_output=True, text=True, timeout=600)
-    m = re.search(r"Collected : (\d+)", r.stderr)
-    if r.returncode != 0 or not m:
-        raise SystemExit(f"bench: {' '.join(argv)} failed under callgrind: {r.stderr[-800:]}")
-    return int(m.group(1)), json.loads(r.stdout.strip().splitlines()[-1])["cycles"]
+        text = open(f"{d}/out").read() if r.returncode == 0 and os.path.exists(f"{d}/out") else ""
+    events = re.search(r"^events: (.*)$", text, re.M)
+    summary = re.search(r"^summary: (.*)$", text, re.M)
+    if not events or not summary:
+        raise SystemExit(f"bench: {' '.join(argv)} failed under cachegrind: {r.stderr[-800:]}")
+    counts = dict(zip(events.group(1).split(), map(int, summary.group(1).split())))
+    return counts, json.loads(r.stdout.strip().splitlines()[-1])["cycles"]
 
 
 def per_cycle(argv):
-    """Instructions of one cycle: the longer run's extra instructions over its extra cycles."""
+    """(instructions, instruction-cache misses) of one cycle: the longer run's extra over its
+    extra cycles."""
     def timed(s):
         return counted([*argv, "--threads", "1", "--seconds", str(s), "--key", "ir:" + uuid.uuid4().hex[:12]])
-    (i1, c1), (i2, c2) = timed(SHORT_S), timed(LONG_S)
-    return (i2 - i1) / max(c2 - c1, 1)
+    (e1, c1), (e2, c2) = timed(SHORT_S), timed(LONG_S)
+    return tuple((e2[k] - e1[k]) / max(c2 - c1, 1) for k in ("Ir", "I1mr"))
 
 
 def engines(which):
@@ -80,15 +88,20 @@ def main():
             server.stop()
         ours = got.pop("deadbolt")
         for c, raw in got.items():
-            rows.append(f"| {engine} | {c} | {raw:,.0f} | {ours:,.0f} | {ours / raw:.2f}x |")
+            rows.append(f"| {engine} | {c} | {raw[0]:,.0f} | {ours[0]:,.0f} | {ours[0] / raw[0]:.2f}x "
+                        f"| {max(raw[1], 0):,.0f} | {max(ours[1], 0):,.0f} |")
             print(rows[-1], flush=True)
     text = "\n".join([
-        "User-space instructions per uncontended acquire+release cycle (one thread), deadbolt against the "
-        "engine's raw client, counted by callgrind (`python3 bench/instructions.py`): the longer run's extra "
-        f"instructions over its extra cycles ({LONG_S} s against {SHORT_S} s under valgrind), so starting "
-        "costs cancel out. The kernel's share is not counted (`bench/cpu_budget.py` has the whole client CPU).",
-        "", "| engine | raw client | raw instructions/cycle | deadbolt instructions/cycle | deadbolt / raw |",
-        "|---|---|---:|---:|---:|", *rows, ""])
+        "User-space instructions and instruction-cache misses per uncontended acquire+release cycle (one "
+        "thread), deadbolt against the engine's raw client, counted by cachegrind "
+        "(`python3 bench/instructions.py`): the longer run's extra counts over its extra cycles "
+        f"({LONG_S} s against {SHORT_S} s under valgrind), so starting costs cancel out. The misses are "
+        "cachegrind's model of this machine's first-level instruction cache: a cycle whose code does not "
+        "fit it runs its instructions at a lower rate. The kernel's share is not counted "
+        "(`bench/cpu_budget.py` has the whole client CPU).",
+        "", "| engine | raw client | raw instructions/cycle | deadbolt instructions/cycle | deadbolt / raw "
+        "| raw I-cache misses/cycle | deadbolt I-cache misses/cycle |",
+        "|---|---|---:|---:|---:|---:|---:|", *rows, ""])
     with open(args.out, "w") as f:
         f.write(text)
     print(f"wrote {args.out}")
