@@ -96,7 +96,7 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
     };
     Fences fences;
     for (Step step = fsm.start(Clock::now());;) {
-        if (step.release) cleanup(claim->holding(token, px), *step.release);
+        if (step.release) cleanup(claim->holding(token, px, 0), *step.release);
         if (step.abandon)
             if (auto w = claim->waiter(token, px)) cleanup(std::move(w), *step.abandon);
         if (step.new_token) token = random_token();

@@ -65,7 +65,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
 
     void step(Step s) {
         for (;;) {
-            if (s.release) cleanup(claim_->holding(token_, px_), *s.release);
+            if (s.release) cleanup(claim_->holding(token_, px_, 0), *s.release);
             if (s.abandon)
                 if (auto w = claim_->waiter(token_, px_)) cleanup(std::move(w), *s.abandon);
             if (s.new_token) token_ = random_token();

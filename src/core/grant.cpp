@@ -55,7 +55,7 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->client = client;
     s->name = spec.name;
     s->primitive = primitive_of(spec.shape);
-    s->holding = claim.holding(token, px);
+    s->holding = claim.holding(token, px, fences.fence);
     s->handoff_key = t.handoff_key;
     s->hands_off = t.hands_off;
     if (in_local_queue) s->local_line = t.local_line;

@@ -97,8 +97,11 @@ class Claim : public Waker {
     /// The last grant is replicated as the options ask; ok when nothing is asked.
     virtual Status confirm() = 0;
     /// What token holds, or may hold after a lost reply: what extend, release and check use.
+    /// fence: the grant's (Fences::fence), 0 when none was heard; a fixed owner's release is
+    /// bounded by it, since its token is the same in the owner's next holding.
     virtual std::shared_ptr<Holding> holding(const std::string& token,
-                                             std::chrono::milliseconds keep) const = 0;
+                                             std::chrono::milliseconds keep,
+                                             std::uint64_t fence) const = 0;
     /// token's state as a waiter, to drop when it gives up (traits().abandons); null when
     /// this claim left none (it never waited where the engine keeps waiters).
     virtual std::shared_ptr<Holding> waiter(const std::string& token,

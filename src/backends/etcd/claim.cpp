@@ -328,7 +328,8 @@ std::shared_ptr<Holding> EtcdClaim::waiter(const std::string& token,
 }
 
 std::shared_ptr<Holding> EtcdClaim::holding(const std::string& token,
-                                            std::chrono::milliseconds keep) const {
+                                            std::chrono::milliseconds keep,
+                                            std::uint64_t /*fence*/) const {
     auto h = waiter(token, keep);
     auto* e = static_cast<EtcdHolding*>(h.get());
     if (e->rev > 0) store_.watch_own(*e);

@@ -147,7 +147,8 @@ void FileClaim::attempt(const std::string& token, std::chrono::milliseconds /*ke
 }
 
 std::shared_ptr<Holding> FileClaim::holding(const std::string& token,
-                                            std::chrono::milliseconds /*keep*/) const {
+                                            std::chrono::milliseconds /*keep*/,
+                                            std::uint64_t /*fence*/) const {
     if (auto it = grants_.find(token); it != grants_.end()) return it->second;
     return std::make_shared<FileHolding>();  // holds nothing: its release is a no-op
 }

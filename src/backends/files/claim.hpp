@@ -28,8 +28,8 @@ class FileClaim final : public Claim {
     void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
                  Fences& f) override;
     Status confirm() override { return {}; }
-    std::shared_ptr<Holding> holding(const std::string& token,
-                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> holding(const std::string& token, std::chrono::milliseconds keep,
+                                     std::uint64_t fence) const override;
     std::shared_ptr<Holding> waiter(const std::string& /*token*/,
                                     std::chrono::milliseconds /*keep*/) const override {
         return nullptr;  // a waiter leaves nothing behind

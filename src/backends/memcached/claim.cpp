@@ -321,7 +321,8 @@ void McClaim::take_permit(const std::string& token, std::chrono::milliseconds ke
 }
 
 std::shared_ptr<Holding> McClaim::holding(const std::string& token,
-                                          std::chrono::milliseconds /*keep*/) const {
+                                          std::chrono::milliseconds /*keep*/,
+                                          std::uint64_t /*fence*/) const {
     if (auto it = grants_.find(token); it != grants_.end()) return it->second;
     bool reentrant = spec_.shape == Shape::reentrant;
     return std::make_shared<McHolding>(locks_, reentrant ? "" : token, reentrant ? token : "",

@@ -25,7 +25,6 @@ void MemoryClaim::attempt(const std::string& token, std::chrono::milliseconds ke
     MemorySpace::Turn t(store_.space(), store_.deadline(), memory::Call::acquire);
     if (a.status = t.status(); !a.status.ok()) return;
     decide(t, token, keep, a, f);
-    if (a.acquired && spec_.shape == Shape::reentrant) granted_fence_ = f.fence;
     seen_ = t.generation();
     looked_ = true;
     if (a.status = t.answer(); !a.status.ok()) {  // done, but the caller does not learn it
@@ -107,19 +106,20 @@ void MemoryClaim::decide(MemorySpace::Turn& t, const std::string& token,
 }
 
 std::shared_ptr<Holding> MemoryClaim::holding(const std::string& token,
-                                              std::chrono::milliseconds /*keep*/) const {
+                                              std::chrono::milliseconds /*keep*/,
+                                              std::uint64_t fence) const {
     auto h = std::make_shared<MemHolding>();
     h->keys = keys_;
     h->token = token;
     h->shape = spec_.shape;
-    h->fence = granted_fence_;
+    if (spec_.shape == Shape::reentrant) h->fence = fence;  // its release spares the next
     return h;
 }
 
 std::shared_ptr<Holding> MemoryClaim::waiter(const std::string& token,
                                              std::chrono::milliseconds keep) const {
     if (!traits_.abandons) return nullptr;
-    auto h = std::static_pointer_cast<MemHolding>(holding(token, keep));
+    auto h = std::static_pointer_cast<MemHolding>(holding(token, keep, 0));
     h->waiter = true;
     return h;
 }

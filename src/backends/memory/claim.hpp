@@ -26,8 +26,8 @@ class MemoryClaim final : public Claim {
     void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
                  Fences& f) override;
     Status confirm() override { return {}; }
-    std::shared_ptr<Holding> holding(const std::string& token,
-                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> holding(const std::string& token, std::chrono::milliseconds keep,
+                                     std::uint64_t fence) const override;
     std::shared_ptr<Holding> waiter(const std::string& token,
                                     std::chrono::milliseconds keep) const override;
 
@@ -51,7 +51,6 @@ class MemoryClaim final : public Claim {
     std::uint64_t seen_ = 0;         // the space's generation the last look saw
     bool looked_ = false;
     std::uint64_t waker_ = 0;
-    std::uint64_t granted_fence_ = 0;  // a reentrant grant's: its holding's release spares others
 };
 
 }  // namespace deadbolt::detail

@@ -103,7 +103,6 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     if (!row.null(0, 0)) {
         a.acquired = true;
         f.fence = std::stoull(row.at(0, 0));
-        if (permits_ == 0) granted_fence_ = f.fence;
         lock.unlock();
         drop_session();
         return;
@@ -132,9 +131,10 @@ void PgPermitClaim::wait(Clock::time_point until) {
 }
 
 std::shared_ptr<Holding> PgPermitClaim::holding(const std::string& token,
-                                                std::chrono::milliseconds /*keep*/) const {
+                                                std::chrono::milliseconds /*keep*/,
+                                                std::uint64_t fence) const {
     auto row = std::make_shared<SqlRow>(key_, token);
-    row->fence = granted_fence_;
+    if (permits_ == 0) row->fence = fence;  // a ReentrantMutex's: its release spares the next
     return row;
 }
 

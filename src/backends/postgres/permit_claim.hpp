@@ -35,11 +35,11 @@ class PgPermitClaim final : public Claim {
     void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
                  Fences& f) override;
     Status confirm() override { return {}; }
-    std::shared_ptr<Holding> holding(const std::string& token,
-                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> holding(const std::string& token, std::chrono::milliseconds keep,
+                                     std::uint64_t fence) const override;
     std::shared_ptr<Holding> waiter(const std::string& token,
                                     std::chrono::milliseconds keep) const override {
-        return holding(token, keep);
+        return holding(token, keep, 0);
     }
 
     // The wake-ups are the wait at the gate and, past it, the LISTEN an attempt sets up.
@@ -62,7 +62,6 @@ class PgPermitClaim final : public Claim {
     std::shared_ptr<PgConn> session_;  // the one the attempts and waits run on
     bool at_gate_ = false;             // the session holds the gate
     bool listening_ = false;           // ... and listens for releases
-    std::uint64_t granted_fence_ = 0;  // a ReentrantMutex's grant: its holding's row
     CancelFd wake_;
 };
 

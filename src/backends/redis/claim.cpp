@@ -166,7 +166,6 @@ void RedisClaim::attempt(const std::string& token, std::chrono::milliseconds kee
 void RedisClaim::reported(AttemptOutcome out, Attempted& a, Fences& f) {
     lined_up(out);
     report(std::move(out), a, f);
-    if (a.acquired) fence_ = f.fence;
 }
 
 Status RedisClaim::confirm() {
@@ -201,15 +200,16 @@ void RedisClaim::cancel_wait() noexcept {
 }
 
 std::shared_ptr<Holding> RedisClaim::holding(const std::string& token,
-                                             std::chrono::milliseconds keep) const {
+                                             std::chrono::milliseconds keep,
+                                             std::uint64_t fence) const {
     auto h = RedisHolding::held(shared_, token, keep);
     // The grant's holding, not what a failed attempt may have left to clean up.
     if (granted_) redis(c_).watch(*h);
     // A fixed owner's token stays the same from one holding to the next, so a release
     // answered too late and sent again from the background must not take the owner's next
     // grant: it releases only up to its own grant's fence (a new grant draws a higher one).
-    if (granted_ && fence_ > 0 && !shared_->owner.empty() && shared_->kind->give_back)
-        h->release_up_to(fence_);
+    if (granted_ && fence > 0 && !shared_->owner.empty() && shared_->kind->give_back)
+        h->release_up_to(fence);
     return h;
 }
 

@@ -23,8 +23,8 @@ class RedisClaim final : public Claim {
     void attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
                  Fences& f) override;
     Status confirm() override;
-    std::shared_ptr<Holding> holding(const std::string& token,
-                                     std::chrono::milliseconds keep) const override;
+    std::shared_ptr<Holding> holding(const std::string& token, std::chrono::milliseconds keep,
+                                     std::uint64_t fence) const override;
     std::shared_ptr<Holding> waiter(const std::string& token,
                                     std::chrono::milliseconds keep) const override;
 
@@ -47,7 +47,7 @@ class RedisClaim final : public Claim {
     std::string member(const std::string& token) const;
     // An attempt's outcome: its ticket is this claim's place in the line from now on.
     void lined_up(const AttemptOutcome& out);
-    // An attempt's outcome told to the machine (report), with its place in line and its fence.
+    // An attempt's outcome told to the machine (report), with its place in line.
     void reported(AttemptOutcome out, Attempted& a, Fences& f);
 
     ClientImpl& c_;
@@ -62,9 +62,8 @@ class RedisClaim final : public Claim {
     // Only a waiter that listens lines up: a release would otherwise tell nobody, and a
     // try-lock (which never arms) would leave a place behind.
     bool armed_ = false;
-    std::string ticket_;       // its place in line, once it lined up; kept for every later attempt
-    bool granted_ = false;     // confirm() passed: the next holding() is the grant's
-    std::uint64_t fence_ = 0;  // the last grant's fence
+    std::string ticket_;    // its place in line, once it lined up; kept for every later attempt
+    bool granted_ = false;  // confirm() passed: the next holding() is the grant's
 };
 
 }  // namespace deadbolt::detail

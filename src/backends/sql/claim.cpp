@@ -108,14 +108,15 @@ void SqlClaim::wait(Clock::time_point until) {
 }
 
 std::shared_ptr<Holding> SqlClaim::holding(const std::string& token,
-                                           std::chrono::milliseconds /*keep*/) const {
+                                           std::chrono::milliseconds /*keep*/,
+                                           std::uint64_t /*fence*/) const {
     if (auto it = places_.find(token); it != places_.end()) return it->second;
     return std::make_shared<SqlHolding>(nullptr, keys_, shared_);
 }
 
 std::shared_ptr<Holding> SqlClaim::waiter(const std::string& token,
                                           std::chrono::milliseconds keep) const {
-    return holding(token, keep);
+    return holding(token, keep, 0);
 }
 
 }  // namespace deadbolt::detail

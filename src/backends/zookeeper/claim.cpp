@@ -187,7 +187,8 @@ void ZkClaim::wait(Clock::time_point until) {
 }
 
 std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,
-                                          std::chrono::milliseconds /*keep*/) const {
+                                          std::chrono::milliseconds /*keep*/,
+                                          std::uint64_t /*fence*/) const {
     auto it = places_.find(token);
     auto h = holding_of(it != places_.end() ? it->second : Place{}, dir_);
     if (it != places_.end()) {
@@ -199,7 +200,7 @@ std::shared_ptr<Holding> ZkClaim::holding(const std::string& token,
 
 std::shared_ptr<Holding> ZkClaim::waiter(const std::string& token,
                                          std::chrono::milliseconds keep) const {
-    return holding(token, keep);
+    return holding(token, keep, 0);
 }
 
 }  // namespace deadbolt::detail

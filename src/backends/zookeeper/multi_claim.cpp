@@ -57,10 +57,11 @@ void ZkMultiClaim::disarm() noexcept {
 }
 
 std::shared_ptr<Holding> ZkMultiClaim::holding(const std::string& token,
-                                               std::chrono::milliseconds keep) const {
+                                               std::chrono::milliseconds keep,
+                                               std::uint64_t /*fence*/) const {
     auto all = std::make_shared<ZkHolding>();
     for (const auto& part : parts_)
-        all->parts.push_back(std::static_pointer_cast<ZkHolding>(part->holding(token, keep)));
+        all->parts.push_back(std::static_pointer_cast<ZkHolding>(part->holding(token, keep, 0)));
     return all;
 }
 

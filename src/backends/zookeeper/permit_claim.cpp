@@ -48,7 +48,7 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
     if (!l.session) {
         // On the gate's session (a lease outlives no gate it passed) and with its guid, so
         // that `status` tells the lease of the gate's holder, which waits, from those held.
-        auto gate = std::static_pointer_cast<ZkHolding>(gate_->holding(token, {}));
+        auto gate = std::static_pointer_cast<ZkHolding>(gate_->holding(token, {}, 0));
         l.session = gate->session;
         l.guid = gate->guid.empty() ? new_guid() : gate->guid;
         if (!l.session)
@@ -85,7 +85,7 @@ Status ZkPermitClaim::count(Lease& l, const std::string& token, Attempted& a, Fe
             return {};
         }
         if (!l.gate_gone) {  // the next waiter's turn at the gate
-            auto gate = gate_->holding(token, std::chrono::milliseconds(0));
+            auto gate = gate_->holding(token, std::chrono::milliseconds(0), 0);
             const Holding* one = gate.get();
             auto v = store_.release({&one, 1}, by).front();
             if (v.is == Verdict::Is::unknown) return v.status;  // our cleanup deletes it
@@ -146,13 +146,14 @@ void ZkPermitClaim::wait(Clock::time_point until) {
 }
 
 std::shared_ptr<Holding> ZkPermitClaim::holding(const std::string& token,
-                                                std::chrono::milliseconds keep) const {
+                                                std::chrono::milliseconds keep,
+                                                std::uint64_t /*fence*/) const {
     auto it = by_token_.find(token);
     auto lease = holding_of(it != by_token_.end() ? it->second : Lease{}, leases_);
     if (it != by_token_.end() && it->second.gate_gone) return lease;
     // Not granted yet: our place at the gate goes with it.
     auto both = std::make_shared<ZkHolding>();
-    both->parts = {lease, std::static_pointer_cast<ZkHolding>(gate_->holding(token, keep))};
+    both->parts = {lease, std::static_pointer_cast<ZkHolding>(gate_->holding(token, keep, 0))};
     return both;
 }
 
