@@ -124,15 +124,15 @@ TEST(McWire, WhatIsNotTheMetaProtocolIsGarbageNotAReply) {
     EXPECT_EQ(p.next(r), MetaParser::Result::need_more);
 }
 
-TEST(McWire, Base64RoundTripsAndTtlsRoundUpWithASecondToSpare) {
+TEST(McWire, Base64RoundTripsAndTtlsRoundUpWithTwoSecondsToSpare) {
     for (const std::string& s :
          std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\0\xff\x80", 3)})
         EXPECT_EQ(unbase64(base64(s)), s);
     EXPECT_EQ(base64("foob"), "Zm9vYg==");
     EXPECT_FALSE(unbase64("Zm9v!g=="));
-    EXPECT_EQ(ttl_seconds(2000), 3);
-    EXPECT_EQ(ttl_seconds(2001), 4);
-    EXPECT_EQ(ttl_seconds(30000), 31);
+    EXPECT_EQ(ttl_seconds(2000), 4);
+    EXPECT_EQ(ttl_seconds(2001), 5);
+    EXPECT_EQ(ttl_seconds(30000), 32);
 }
 
 }  // namespace

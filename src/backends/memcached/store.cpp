@@ -56,7 +56,7 @@ Status McStore::supports(const LockSpec& spec) const {
         return Status::error(
             errc::invalid_argument,
             fmt::format("a TTL of {} ms is too short for memcached: it keeps TTLs in whole "
-                        "seconds, ended up to a second early, so a shorter one may end at once; "
+                        "seconds, ended up to two seconds early, so a shorter one may end at once; "
                         "ask for 2 s or more",
                         spec.options.ttl.count()));
     return keeps(spec.shape);

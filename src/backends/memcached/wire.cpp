@@ -197,7 +197,7 @@ void append_classic_store(std::string& out, std::string_view key, std::int64_t t
 }
 
 std::int64_t ttl_seconds(std::int64_t keep_ms) {
-    return (keep_ms + 999) / 1000 + 1;
+    return (keep_ms + 999) / 1000 + 2;
 }
 
 }  // namespace deadbolt::detail

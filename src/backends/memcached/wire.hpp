@@ -71,9 +71,11 @@ std::string classic_store(const std::string& key, std::int64_t ttl_s, std::strin
 void append_classic_store(std::string& out, std::string_view key, std::int64_t ttl_s,
                           std::string_view value, std::uint64_t cas = 0);
 
-/// A TTL of a holding kept for keep: whole seconds, rounded up, plus one for the clock's
-/// second boundary (the server may end an item up to a second early), so that the server
-/// never drops it before keep has passed.
+/// A TTL of a holding kept for keep: whole seconds, rounded up, plus two, so that the server
+/// never drops it before keep has passed. memcached's clock is whole seconds, raised by a timer
+/// that re-arms itself a second after each tick; when a tick's phase drifts across a second
+/// boundary the clock skips a second, so an item stored just before can be almost two seconds
+/// older than the clock says (memcached.c, clock_handler and realtime).
 std::int64_t ttl_seconds(std::int64_t keep_ms);
 
 }  // namespace deadbolt::detail
