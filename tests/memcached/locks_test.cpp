@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
@@ -27,8 +28,8 @@ McServer& shared() {
     return s;
 }
 
-long long stat(const McServer& s, const std::string& name) {
-    auto text = s.raw("stats\r\n");
+long long stat(const McServer& s, const std::string& name, int timeout_ms = 300) {
+    auto text = s.raw("stats\r\n", timeout_ms);
     auto at = text.find("STAT " + name + " ");
     if (at == std::string::npos) return -1;
     at += 6 + name.size();
@@ -135,6 +136,69 @@ TEST(McLocks, APausedServerPastTheTtlCostsTheHolderItsLease) {
     EXPECT_TRUE(held.lost());
     auto b = Client::connect(s.url());
     EXPECT_GT(b.acquire("paused", {}, {.deadline = Clock::now() + 5s}).fence(), held.fence());
+}
+
+// memcached's clock is whole seconds of CLOCK_MONOTONIC (steady_clock here), raised by a timer
+// that re-arms itself a second after each tick. The fraction of a second at which its ticks
+// come, from the moment its `stats` time changes (to a few milliseconds).
+double tick_phase(const McServer& s) {
+    auto before = stat(s, "time", 3);
+    for (auto asked = Clock::now();; asked = Clock::now()) {
+        if (stat(s, "time", 3) == before) continue;
+        auto ns = asked.time_since_epoch() % std::chrono::seconds(1);
+        return std::chrono::duration<double>(ns).count();
+    }
+}
+
+TEST(McLocks, ALeaseOutlivesAPauseThatMakesTheServersClockSkipASecond) {
+    // A tick held back past a second boundary (here by a pause; on a loaded machine by the
+    // scheduler) jumps the server's clock by two, so an item stored just before it is older
+    // than the clock says. A lease stored with one spare second then ended about 1 - phase
+    // early, and a second client took the lock while its holder still counted it valid.
+    using Secs = std::chrono::duration<double>;
+    auto at = [](double secs) {
+        return Clock::time_point(std::chrono::duration_cast<Clock::duration>(Secs(secs)));
+    };
+    McServer s;
+    double phase = tick_phase(s);
+    double late = 0;  // how long after its start a server ticks first, as last seen
+    for (int i = 0; i < 8 && (phase < 0.25 || phase > 0.75); ++i) {  // keeps the pause short
+        // Its first tick is at its start: restarted at the right time, it ticks mid-second.
+        s.stop();
+        double from = 0.5 - late;
+        std::this_thread::sleep_until(
+            at(std::floor(Secs(Clock::now().time_since_epoch()).count()) + 1 + from));
+        s.start();
+        phase = tick_phase(s);
+        late = phase - from - std::floor(phase - from);
+    }
+    ASSERT_TRUE(phase >= 0.25 && phase <= 0.75) << "no server ticked mid-second; phase " << phase;
+    auto a = Client::connect(s.url()), b = Client::connect(s.url());
+    deadbolt::Lease held;
+    for (int tries = 0; tries < 10 && !held.valid(); ++tries) {
+        // The next tick: the next whole second plus the phase.
+        auto now = Secs(Clock::now().time_since_epoch()).count();
+        auto tick = std::floor(now) + phase + (now - std::floor(now) > phase - 0.06 ? 1 : 0);
+        std::this_thread::sleep_until(at(tick - 0.04));
+        auto lease = a.acquire("skip", {.ttl = 2s, .auto_renew = false});
+        if (Clock::now() > at(tick - 0.005)) {  // too slow to be sure it came before the tick
+            lease.release();
+            continue;
+        }
+        s.pause();
+        std::this_thread::sleep_until(at(std::floor(tick) + 1.05));
+        s.resume();
+        held = std::move(lease);
+    }
+    ASSERT_TRUE(held.valid()) << "no acquisition landed just before a tick in ten tries";
+    std::error_code ec;
+    while (held.valid()) {
+        auto taken = b.acquire("skip", {.ttl = 2s}, {.deadline = Clock::now()}, ec);
+        ASSERT_FALSE(taken.valid() && Clock::now() < held.valid_until())
+            << "the server dropped the lease early: a second holder while the first is valid";
+        std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(b.acquire("skip", {.ttl = 2s}, {.deadline = Clock::now() + 10s}).valid());
 }
 
 TEST(McLocks, ACutConnectionIsNotALossAndAStalledOneIsOnceTheTtlPasses) {
