@@ -3,10 +3,12 @@
 // with backoff, as lock waiters do.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "backends/memcached/claim.hpp"
 #include "backends/memcached/store.hpp"
+#include "backends/memcached/wire.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -29,9 +31,11 @@ Status not_a_latch(const std::string& name) {
 
 Status McStore::latch_set(const std::string& name, std::int64_t count,
                           std::chrono::milliseconds ttl, bool& set) {
-    auto r = nodes_->one(
-        0, {classic_store(keys(name).lock(), ttl_seconds(ttl.count()), std::to_string(count)), 1},
-        deadline());
+    // Capped at memcached's longest relative TTL (a longer one is read as a date, long past,
+    // and would open the latch at once): a 30-day latch opens up to 2 s early.
+    const auto t = std::min(ttl_seconds(ttl.count()), kLongestRelativeTtlS);
+    auto r =
+        nodes_->one(0, {classic_store(keys(name).lock(), t, std::to_string(count)), 1}, deadline());
     if (!r.status.ok()) return r.status;
     set = r.replies.front().code == "STORED";
     return {};

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "backends/memcached/store.hpp"
+#include "backends/memcached/wire.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -83,8 +84,11 @@ Status McStore::rate_take(const std::string& name, const RateLimit& limit, std::
         std::string value =
             fmt::format("{} {} {} {} {}", limit.rate, limit.per.count(), limit.burst, left, now);
         auto cas = fresh ? 0 : static_cast<std::uint64_t>(r.number('c').value_or(0));
-        auto wrote =
-            nodes_->one(0, {classic_store(k, ttl_seconds(full_in), value, cas), 1}, deadline());
+        // The TTL only drops a bucket once it is full again; one that takes longer than
+        // memcached's longest TTL to refill is kept without one (a longer TTL is read as a date).
+        auto ttl = ttl_seconds(full_in);
+        auto wrote = nodes_->one(
+            0, {classic_store(k, ttl > kLongestRelativeTtlS ? 0 : ttl, value, cas), 1}, deadline());
         if (!wrote.status.ok()) return wrote.status;
         if (wrote.replies.front().code == "STORED") return {};
         // Another client took from it meanwhile: look again.

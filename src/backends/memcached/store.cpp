@@ -2,16 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "backends/memcached/claim.hpp"
 #include "backends/memcached/keys.hpp"
+#include "backends/memcached/wire.hpp"
 #include "core/quorum.hpp"
 
 namespace deadbolt::detail {
 namespace {
 
-// A relative TTL beyond 30 days is read by memcached as a Unix time (protocol.txt).
+// What ttl_seconds() turns into a relative TTL memcached reads as one (kLongestRelativeTtlS).
 constexpr std::chrono::milliseconds kLongestMcTtl =
-    std::chrono::hours(24 * 30) - std::chrono::seconds(2);
+    std::chrono::seconds(kLongestRelativeTtlS) - std::chrono::seconds(2);
 constexpr std::chrono::milliseconds kShortestMcTtl{2000};
 
 std::vector<const McHolding*> mc_holdings(std::span<const Holding* const> hs) {
@@ -19,6 +22,14 @@ std::vector<const McHolding*> mc_holdings(std::span<const Holding* const> hs) {
     out.reserve(hs.size());
     for (const auto* h : hs) out.push_back(static_cast<const McHolding*>(h));
     return out;
+}
+
+Status too_long(std::chrono::milliseconds keep, std::string_view what) {
+    return Status::error(errc::invalid_argument,
+                         fmt::format("{} of {} ms is longer than memcached keeps an item (30 days "
+                                     "less 2 s: it reads a longer TTL as a date, long past, and "
+                                     "would end the lock at once); ask for less",
+                                     what, keep.count()));
 }
 
 }  // namespace
@@ -59,6 +70,9 @@ Status McStore::supports(const LockSpec& spec) const {
                         "seconds, ended up to two seconds early, so a shorter one may end at once; "
                         "ask for 2 s or more",
                         spec.options.ttl.count()));
+    // A TTL past the longest is cut to it (fitted()); lock_delay comes on top.
+    const auto keep = std::min(spec.options.ttl, kLongestMcTtl) + spec.options.lock_delay;
+    if (keep > kLongestMcTtl) return too_long(keep, "a TTL plus lock_delay");
     return keeps(spec.shape);
 }
 
@@ -67,13 +81,25 @@ std::unique_ptr<Claim> McStore::open(const LockSpec& spec, std::stop_token cance
 }
 
 std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_point by) {
+    // An extension memcached would read as a date is refused before it is sent: the server
+    // would answer STORED and end the lock at once.
+    std::vector<Verdict> out(rs.size());
     std::vector<const McHolding*> hs;
     std::vector<std::chrono::milliseconds> keeps;
-    for (const auto& r : rs) {
-        hs.push_back(static_cast<const McHolding*>(r.holding));
-        keeps.push_back(r.keep);
+    std::vector<std::size_t> sent;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        if (rs[i].keep > kLongestMcTtl) {
+            out[i] = Verdict::unknown(too_long(rs[i].keep, "an extension (with lock_delay)"));
+            continue;
+        }
+        hs.push_back(static_cast<const McHolding*>(rs[i].holding));
+        keeps.push_back(rs[i].keep);
+        sent.push_back(i);
     }
-    return on_holdings(Op::extend, hs, keeps, by);
+    if (hs.empty()) return out;
+    auto verdicts = on_holdings(Op::extend, hs, keeps, by);
+    for (std::size_t k = 0; k < sent.size(); ++k) out[sent[k]] = std::move(verdicts[k]);
+    return out;
 }
 
 std::vector<Verdict> McStore::release(std::span<const Holding* const> hs, Clock::time_point by) {

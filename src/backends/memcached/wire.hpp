@@ -71,6 +71,10 @@ std::string classic_store(const std::string& key, std::int64_t ttl_s, std::strin
 void append_classic_store(std::string& out, std::string_view key, std::int64_t ttl_s,
                           std::string_view value, std::uint64_t cas = 0);
 
+/// The longest relative TTL, in seconds: memcached reads a longer one as a Unix time, long past,
+/// and ends the item at once while still answering STORED (protocol.txt, REALTIME_MAXDELTA).
+constexpr std::int64_t kLongestRelativeTtlS = 60LL * 60 * 24 * 30;
+
 /// A TTL of a holding kept for keep: whole seconds, rounded up, plus two, so that the server
 /// never drops it before keep has passed. memcached's clock is whole seconds, raised by a timer
 /// that re-arms itself a second after each tick; when a tick's phase drifts across a second
