@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backends/memcached/store.hpp"
+#include "backends/memcached/wire.hpp"
 
 namespace deadbolt::detail {
 namespace {
@@ -57,6 +58,7 @@ Status McStore::permit_release(const std::string& name, std::string_view id, boo
 Status McStore::permit_extend(const std::string& name, std::string_view id,
                               std::chrono::milliseconds keep, bool& extended) {
     extended = false;
+    if (keep > kLongestMcKeep) return mc_keep_too_long(keep, "a permit's extension");
     int slot = -1;
     MetaReply r;
     if (Status st = find_permit(name, id, slot, r); !st.ok() || slot < 0) return st;

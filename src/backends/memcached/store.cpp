@@ -12,9 +12,6 @@
 namespace deadbolt::detail {
 namespace {
 
-// What ttl_seconds() turns into a relative TTL memcached reads as one (kLongestRelativeTtlS).
-constexpr std::chrono::milliseconds kLongestMcTtl =
-    std::chrono::seconds(kLongestRelativeTtlS) - std::chrono::seconds(2);
 constexpr std::chrono::milliseconds kShortestMcTtl{2000};
 
 std::vector<const McHolding*> mc_holdings(std::span<const Holding* const> hs) {
@@ -24,15 +21,15 @@ std::vector<const McHolding*> mc_holdings(std::span<const Holding* const> hs) {
     return out;
 }
 
-Status too_long(std::chrono::milliseconds keep, std::string_view what) {
+}  // namespace
+
+Status mc_keep_too_long(std::chrono::milliseconds keep, std::string_view what) {
     return Status::error(errc::invalid_argument,
                          fmt::format("{} of {} ms is longer than memcached keeps an item (30 days "
                                      "less 2 s: it reads a longer TTL as a date, long past, and "
                                      "would end the lock at once); ask for less",
                                      what, keep.count()));
 }
-
-}  // namespace
 
 McStore::McStore(ClientImpl& c, std::unique_ptr<McNodes> nodes,
                  std::vector<std::int64_t> server_times)
@@ -71,8 +68,8 @@ Status McStore::supports(const LockSpec& spec) const {
                         "ask for 2 s or more",
                         spec.options.ttl.count()));
     // A TTL past the longest is cut to it (fitted()); lock_delay comes on top.
-    const auto keep = std::min(spec.options.ttl, kLongestMcTtl) + spec.options.lock_delay;
-    if (keep > kLongestMcTtl) return too_long(keep, "a TTL plus lock_delay");
+    const auto keep = std::min(spec.options.ttl, kLongestMcKeep) + spec.options.lock_delay;
+    if (keep > kLongestMcKeep) return mc_keep_too_long(keep, "a TTL plus lock_delay");
     return keeps(spec.shape);
 }
 
@@ -88,8 +85,9 @@ std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_po
     std::vector<std::chrono::milliseconds> keeps;
     std::vector<std::size_t> sent;
     for (std::size_t i = 0; i < rs.size(); ++i) {
-        if (rs[i].keep > kLongestMcTtl) {
-            out[i] = Verdict::unknown(too_long(rs[i].keep, "an extension (with lock_delay)"));
+        if (rs[i].keep > kLongestMcKeep) {
+            out[i] =
+                Verdict::unknown(mc_keep_too_long(rs[i].keep, "an extension (with lock_delay)"));
             continue;
         }
         hs.push_back(static_cast<const McHolding*>(rs[i].holding));
@@ -116,7 +114,7 @@ Clock::time_point McStore::deadline_for(std::chrono::milliseconds ttl) const {
 }
 
 std::chrono::milliseconds McStore::longest_ttl() const {
-    return kLongestMcTtl;
+    return kLongestMcKeep;
 }
 
 Status McStore::keeps(Shape shape) const {

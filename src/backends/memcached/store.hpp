@@ -94,4 +94,8 @@ class McStore final : public Store,
     Clock::time_point asked_at_;
 };
 
+/// The refusal of a keep past kLongestMcKeep (memcached would read its TTL as a date, long
+/// past, and end the item at once), saying what asked for it.
+Status mc_keep_too_long(std::chrono::milliseconds keep, std::string_view what);
+
 }  // namespace deadbolt::detail

@@ -196,8 +196,4 @@ void append_classic_store(std::string& out, std::string_view key, std::int64_t t
     out.append("\r\n").append(value).append("\r\n");
 }
 
-std::int64_t ttl_seconds(std::int64_t keep_ms) {
-    return (keep_ms + 999) / 1000 + 2;
-}
-
 }  // namespace deadbolt::detail

@@ -5,6 +5,7 @@
 // meta only).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,6 +81,14 @@ constexpr std::int64_t kLongestRelativeTtlS = 60LL * 60 * 24 * 30;
 /// that re-arms itself a second after each tick; when a tick's phase drifts across a second
 /// boundary the clock skips a second, so an item stored just before can be almost two seconds
 /// older than the clock says (memcached.c, clock_handler and realtime).
-std::int64_t ttl_seconds(std::int64_t keep_ms);
+constexpr std::int64_t ttl_seconds(std::int64_t keep_ms) {
+    return (keep_ms + 999) / 1000 + 2;
+}
+
+/// The longest keep a holding may have: its ttl_seconds() is the longest relative TTL.
+constexpr std::chrono::milliseconds kLongestMcKeep =
+    std::chrono::seconds(kLongestRelativeTtlS) - std::chrono::seconds(2);
+static_assert(ttl_seconds(kLongestMcKeep.count()) == kLongestRelativeTtlS);
+static_assert(ttl_seconds(kLongestMcKeep.count() + 1) > kLongestRelativeTtlS);
 
 }  // namespace deadbolt::detail
