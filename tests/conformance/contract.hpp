@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -27,7 +28,11 @@ class Contract : public ::testing::Test {
         return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ":" +
                what;
     }
-    Client connect(const ClientOptions& o = {}) { return Client::connect(backend.url(), o); }
+    Client connect(ClientOptions o = {}) {
+        if constexpr (requires { B::kSessionWithin; })
+            o.connect_timeout = std::max(o.connect_timeout, B::kSessionWithin);
+        return Client::connect(backend.url(), o);
+    }
     /// The shortest TTL the backend takes.
     static constexpr std::chrono::milliseconds kShort = B::kShortTtl;
 };
