@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <future>
 #include <thread>
 
 #include "deadbolt/deadbolt.hpp"
@@ -278,6 +279,29 @@ TEST(McLocks, ACutConnectionIsNotALossAndAStalledOneIsOnceTheTtlPasses) {
     proxy.stall_replies(false);
     auto b = Client::connect(s.url());
     EXPECT_GT(b.acquire("cut", {}, {.deadline = Clock::now() + 10s}).fence(), held.fence());
+}
+
+TEST(McLocks, AStalledServerEndsAnAcquisitionAtItsDeadlineAndSaysWhy) {
+    // The sockets block in the kernel for replies, bounded by their receive timeout: a server
+    // that takes the requests and never answers must still end the call, not hang it.
+    McServer s;
+    TcpProxy proxy(s.port());
+    auto a = Client::connect("memcached://127.0.0.1:" + std::to_string(proxy.port()) +
+                             "?command_timeout=300ms");
+    ASSERT_TRUE(a.acquire("stall", {}).valid());  // a connection is open and idle now
+    proxy.stall_replies(true);
+    auto call = std::async(std::launch::async, [&]() -> std::string {
+        try {
+            a.acquire("stall2", {}, {.deadline = Clock::now() + 2s});
+            return "granted";
+        } catch (const deadbolt::Error& e) {
+            return e.what();
+        }
+    });
+    const bool ended = call.wait_for(30s) == std::future_status::ready;
+    proxy.stall_replies(false);  // a hung call ends now, and fails the checks below
+    EXPECT_TRUE(ended) << "a stalled read did not end at the deadline";
+    EXPECT_NE(call.get().find("did not answer in time"), std::string::npos);
 }
 
 TEST(McLocks, AReentrantReleaseSparesTheOwnersNextHolding) {

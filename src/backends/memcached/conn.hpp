@@ -1,6 +1,7 @@
 // One TCP connection to a memcached server: requests are written whole, replies read in order
-// (pipelined), each bounded by a deadline. Blocking with poll(): a meta command is one short
-// line each way, and the engine's rounds send to every server before reading any reply.
+// (pipelined), each bounded by a deadline. A blocking socket whose reads the receive timeout
+// bounds: a meta command is one short line each way, so a round trip is a send and a read, as
+// a plain client's; the engine's rounds send to every server before reading any reply.
 #pragma once
 
 #include <memory>
@@ -28,10 +29,7 @@ class McConn {
     Status send(std::string_view bytes, Clock::time_point by);
     /// Reads n replies by by (unknown_outcome when they did not all come: the requests were
     /// sent; protocol_error when the server speaks something else). A failure closes it.
-    /// just_sent: the requests went out a moment ago, so nothing can be there yet: it waits
-    /// before it reads, not after a read that found nothing (a system call per round trip).
-    Status receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out,
-                   bool just_sent = false);
+    Status receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out);
     /// `stats <what>` as name/value pairs (what empty: the general stats).
     Status stats(std::string_view what, Clock::time_point by,
                  std::vector<std::pair<std::string, std::string>>& out);
@@ -45,13 +43,15 @@ class McConn {
 
   private:
     McConn(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
-    // Reads what is there, waiting until by (first, when wait_first): false (and closed) at
-    // the deadline or an error.
-    bool read_some(Clock::time_point by, std::string& into, Status& why, bool wait_first = false);
+    // Reads what is there, waiting until by: false (and closed) at the deadline or an error.
+    bool read_some(Clock::time_point by, std::string& into, Status& why);
+    // The socket's receive timeout is at most left (false when it cannot be set).
+    bool bound_reads(Clock::duration left);
     void close() noexcept;
 
     int fd_ = -1;
     bool hung_up_ = false;
+    Clock::duration read_bound_{};  // the receive timeout set now (zero: none yet)
     std::string where_;
     MetaParser parser_;
     std::string got_;  // what the last read brought, kept so that a read does not allocate

@@ -59,15 +59,12 @@ std::vector<McAnswer> McNodes::round(const std::vector<McRequest>& requests, Clo
         }
         out[i].status = conns[i]->send(requests[i].text, by);
     }
-    // The first answer read cannot be there yet; the others have most likely come meanwhile.
-    bool first = true;
     for (std::size_t i = 0; i < conns.size(); ++i) {
         if (!conns[i] || !out[i].status.ok()) {
             if (conns[i]) give_back(*servers_[i], std::move(conns[i]));
             continue;
         }
-        out[i].status =
-            conns[i]->receive(requests[i].replies, by, out[i].replies, std::exchange(first, false));
+        out[i].status = conns[i]->receive(requests[i].replies, by, out[i].replies);
         give_back(*servers_[i], std::move(conns[i]));
         if (!out[i].status.ok() || requests[i].errors_are_replies) continue;
         for (const auto& r : out[i].replies)
