@@ -7,7 +7,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -115,21 +114,9 @@ Status McConn::send(std::string_view bytes, Clock::time_point by) {
     return {};
 }
 
-bool McConn::bound_reads(Clock::duration left) {
-    if (read_bound_ > Clock::duration::zero() && read_bound_ <= left) return true;
-    // Half of what is left: the next requests' deadlines are as far off as this one's, so
-    // back-to-back round trips set it once, not once each.
-    auto bound = std::max<Clock::duration>(left / 2, std::chrono::milliseconds(1));
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(bound).count();
-    timeval tv{.tv_sec = us / 1000000, .tv_usec = us % 1000000};
-    if (::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return false;
-    read_bound_ = bound;
-    return true;
-}
-
 bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
     char buf[16384];
-    for (auto left = by - Clock::now(); left > Clock::duration::zero() && bound_reads(left);
+    for (auto left = by - Clock::now(); left > Clock::duration::zero() && bound_.fit(fd_, left);
          left = by - Clock::now()) {
         ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
         if (n > 0) {

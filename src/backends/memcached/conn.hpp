@@ -1,7 +1,7 @@
 // One TCP connection to a memcached server: requests are written whole, replies read in order
-// (pipelined), each bounded by a deadline. A blocking socket whose reads the receive timeout
-// bounds: a meta command is one short line each way, so a round trip is a send and a read, as
-// a plain client's; the engine's rounds send to every server before reading any reply.
+// (pipelined), each bounded by a deadline. A blocking socket (core/read_bound.hpp): a meta
+// command is one short line each way, so a round trip is a send and a read, as a plain
+// client's; the engine's rounds send to every server before reading any reply.
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/memcached/wire.hpp"
+#include "core/read_bound.hpp"
 #include "core/status.hpp"
 #include "core/url_text.hpp"
 #include "core/validity.hpp"
@@ -45,13 +46,11 @@ class McConn {
     McConn(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
     // Reads what is there, waiting until by: false (and closed) at the deadline or an error.
     bool read_some(Clock::time_point by, std::string& into, Status& why);
-    // The socket's receive timeout is at most left (false when it cannot be set).
-    bool bound_reads(Clock::duration left);
     void close() noexcept;
 
     int fd_ = -1;
     bool hung_up_ = false;
-    Clock::duration read_bound_{};  // the receive timeout set now (zero: none yet)
+    ReadBound bound_;  // the receive timeout, a read's bound
     std::string where_;
     MetaParser parser_;
     std::string got_;  // what the last read brought, kept so that a read does not allocate

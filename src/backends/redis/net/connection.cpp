@@ -1,9 +1,8 @@
 #include "backends/redis/net/connection.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -25,14 +24,10 @@ struct Connection::Batch {
 };
 
 Connection::Connection(Endpoint ep)
-    : ep_(std::move(ep)),
-      transport_(io_),
-      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
-      rbuf_(std::size_t{64} * 1024) {}
+    : ep_(std::move(ep)), transport_(io_), rbuf_(std::size_t{64} * 1024) {}
 
 Connection::~Connection() {
     transport_.close();
-    if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 Status Connection::exec(std::string encoded, std::size_t count, std::vector<Reply>& replies,
@@ -62,24 +57,16 @@ Connection::BatchPtr Connection::enqueue_locked(std::string encoded, std::size_t
 
 void Connection::wake_locked() {
     if (polling_) {
-        // The leader waits for replies on the socket: our bytes go out from here, and it
-        // wakes for the replies alone. It is woken only to finish a write the socket did not
-        // take (the reactor's job) or to hear of a failed one.
+        // The leader waits for replies in a read: our bytes go out from here, and it wakes
+        // for the replies alone. A write the socket did not take (the reactor's job) or a
+        // failed one waits for the leader's next reply, which its own request brings.
         flush_locked(false);
-        if (writing_ || send_error_) poke();
         return;
     }
     wake_posted_ = true;
-    if (in_reactor_)
-        asio::post(io_, [] {});  // makes the leader's run_one return and flush our bytes
-    else
-        poke();  // between two waits: the next one returns at once
-}
-
-void Connection::poke() noexcept {
-    // It fails only when full (2^64 - 2 wake-ups unread): the leader wakes anyway.
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto w = ::write(wake_fd_, &one, sizeof one);
+    // In the reactor: its run_one returns and flushes our bytes. Between two waits the
+    // leader flushes them itself before it waits again.
+    if (in_reactor_) asio::post(io_, [] {});
 }
 
 Connection::Pending Connection::submit(std::string encoded, std::size_t count) {
@@ -185,8 +172,8 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
             }
             wake_posted_ = false;
             flush_locked(true);
-            if (!writing_ && !reading_ && !inflight_.empty() && wake_fd_ >= 0)
-                fd = transport_.plain_fd();
+            if (!writing_ && !reading_ && !inflight_.empty()) fd = transport_.plain_fd();
+            if (fd >= 0 && !set_blocking_locked(fd, true)) fd = -1;
             polling_ = fd >= 0;
             in_reactor_ = !polling_;
             if (in_reactor_ && !reading_ && !inflight_.empty()) start_read();
@@ -223,6 +210,8 @@ Status Connection::connect(Clock::time_point deadline) {
         if (st.ok()) {
             connected_ = true;
             connect_failures_ = 0;
+            blocking_ = false;  // a new socket: Asio's, non-blocking, no timeout set
+            bound_.forget();
             idle_since_ = Clock::now();
             ++gen_;
             reader_.reset();
@@ -268,6 +257,7 @@ void Connection::flush_locked(bool by_leader) {
 }
 
 void Connection::start_write() {
+    if (int fd = transport_.plain_fd(); fd >= 0) set_blocking_locked(fd, false);
     writing_ = true;
     transport_.async_write(asio::buffer(wbuf_),
                            [this, g = gen_](const std::error_code& ec, std::size_t) {
@@ -296,6 +286,7 @@ Status closed_before_reply(const Endpoint& ep, const std::error_code& ec) {
 }  // namespace
 
 void Connection::start_read() {
+    if (int fd = transport_.plain_fd(); fd >= 0) set_blocking_locked(fd, false);
     reading_ = true;
     transport_.async_read_some(asio::buffer(rbuf_),
                                [this, g = gen_](const std::error_code& ec, std::size_t n) {
@@ -314,33 +305,37 @@ void Connection::on_read(std::size_t n) {
     if (consume_locked(n) && !inflight_.empty()) start_read();
 }
 
+bool Connection::set_blocking_locked(int fd, bool on) noexcept {
+    if (blocking_ == on) return true;
+    int nbio = on ? 0 : 1;
+    if (::ioctl(fd, FIONBIO, &nbio) != 0) return false;
+    blocking_ = on;
+    return true;
+}
+
 bool Connection::read_direct(int fd, Clock::time_point deadline, const Batch& mine) {
-    auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
-    timespec ts{.tv_sec = secs.count(), .tv_nsec = std::chrono::nanoseconds(left - secs).count()};
-    std::array<pollfd, 2> p{{{.fd = fd, .events = POLLIN, .revents = 0},
-                             {.fd = wake_fd_, .events = POLLIN, .revents = 0}}};
-    int r = ::ppoll(p.data(), p.size(), &ts, nullptr);
+    // A blocking read: the reply wakes it, or the receive timeout (EAGAIN), after which the
+    // leader looks at the deadline again.
+    ssize_t n = -1;
+    int err = EAGAIN;
+    if (bound_.fit(fd, deadline - Clock::now())) {
+        n = ::recv(fd, rbuf_.data(), rbuf_.size(), 0);
+        err = n < 0 ? errno : 0;
+    }
     std::lock_guard lk(m_);
     polling_ = false;
-    if (r > 0 && p[1].revents != 0) {
-        std::uint64_t drained = 0;
-        [[maybe_unused]] auto r2 = ::read(wake_fd_, &drained, sizeof drained);
-    }
     if (send_error_) {
         auto failed = *send_error_;
         send_error_.reset();
         send_failed(failed);
         return mine.done;
     }
-    if (r <= 0 || p[0].revents == 0) return mine.done;  // a wake-up, the deadline or a signal
-    std::error_code ec;
-    std::size_t n = transport_.try_read(asio::buffer(rbuf_), ec);
-    if (ec) {
-        reset(closed_before_reply(ep_, ec));
-        return mine.done;
+    if (n > 0) {
+        consume_locked(static_cast<std::size_t>(n));
+    } else if (n == 0 || (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)) {
+        reset(closed_before_reply(ep_, n == 0 ? asio::error::make_error_code(asio::error::eof)
+                                              : std::error_code(err, std::system_category())));
     }
-    if (n > 0) consume_locked(n);
     return mine.done;
 }
 

@@ -4,11 +4,11 @@
 // writes every queued request in one write, reads replies and hands each to its caller. The
 // others queue their bytes, wake the leader and wait. A lone caller therefore pays exactly one
 // round trip (no thread hop), and concurrent callers share writes and reads (pipelining).
-// On a plain socket the leader writes at once and waits for the reply in poll() on the socket
-// and a wake-up eventfd, as a blocking client would: three system calls per request, where the
-// io_context's reactor took five (it stays for TLS, connecting, and writes that do not fit).
-// While it so waits, other callers write their requests themselves rather than wake it, so the
-// leader wakes for replies only.
+// On a plain socket the leader writes at once and waits for the reply in a blocking read, as a
+// blocking client does: two system calls per request, where a poll and a read took three and
+// the io_context's reactor five (it stays for TLS, connecting, and writes that do not fit, and
+// the socket is made non-blocking again for it). While it so waits, other callers write their
+// requests themselves (non-blocking sends), so the leader wakes for replies only.
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +23,7 @@
 #include "backends/redis/net/resp.hpp"
 #include "backends/redis/net/status.hpp"
 #include "backends/redis/net/transport.hpp"
+#include "core/read_bound.hpp"
 
 namespace deadbolt::detail {
 
@@ -68,12 +69,13 @@ class Connection {
     void send_failed(const std::error_code& ec);
     void start_read();
     void on_read(std::size_t n);
-    // The leader's wait for a reply on a plain socket (fd), until a reply, a wake-up or
-    // deadline: true when mine is done (the leader's turn is over).
+    // The leader's wait for a reply on a plain socket (fd), blocking, until a reply or a bound
+    // short of the deadline: true when mine is done (the leader's turn is over).
     bool read_direct(int fd, Clock::time_point deadline, const Batch& mine);
+    // fd blocks (on) or not; the reactor must never meet a blocking one. False on failure.
+    bool set_blocking_locked(int fd, bool on) noexcept;
     bool consume_locked(std::size_t n);  // parses n bytes of rbuf_; false when it reset
     void wake_locked();
-    void poke() noexcept;           // wakes read_direct's wait
     void reset(const Status& why);  // leader only: closes, fails in-flight batches
     // Before a request goes out on a session idle for a while: when the server hung up
     // meanwhile (a restart), closes it, so that the request goes to a new session rather than
@@ -93,7 +95,6 @@ class Connection {
     bool polling_ = false;     // the leader waits in read_direct: others write for themselves
     bool in_reactor_ = false;  // the leader waits in io_: wake it with a post
     std::optional<std::error_code> send_error_;  // a write by a caller that was not the leader
-    int wake_fd_ = -1;  // an eventfd; -1 (none could be made) keeps the reactor's way
     std::optional<std::pair<std::string, std::uint16_t>> target_;  // retarget() pending
 
     // Leader-only state: touched only by the thread that is leader (handoff under m_), except
@@ -102,7 +103,9 @@ class Connection {
     bool connected_ = false;
     bool writing_ = false;
     bool reading_ = false;
-    unsigned gen_ = 0;  // session generation; handlers of a closed session ignore themselves
+    bool blocking_ = false;  // the socket blocks: only the leader's direct reads use it so
+    ReadBound bound_;        // the socket's receive timeout, a direct read's bound
+    unsigned gen_ = 0;       // session generation; handlers of a closed session ignore themselves
     unsigned connect_failures_ = 0;
     Clock::time_point idle_since_{};  // when the last reply came in (or the session opened)
     std::string wbuf_;

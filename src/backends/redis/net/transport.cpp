@@ -25,11 +25,8 @@ std::size_t Transport::on_plain(std::error_code& ec, F f) {
 }
 
 std::size_t Transport::try_write(asio::const_buffer b, std::error_code& ec) {
-    return on_plain(ec, [&](auto& s, std::error_code& e) { return s.write_some(b, e); });
-}
-
-std::size_t Transport::try_read(asio::mutable_buffer b, std::error_code& ec) {
-    return on_plain(ec, [&](auto& s, std::error_code& e) { return s.read_some(b, e); });
+    // MSG_DONTWAIT: the socket may block (Connection's direct reads); a try never does.
+    return on_plain(ec, [&](auto& s, std::error_code& e) { return s.send(b, MSG_DONTWAIT, e); });
 }
 
 int Transport::native_fd(bool tls_too) noexcept {

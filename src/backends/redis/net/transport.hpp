@@ -58,13 +58,10 @@ class Transport {
     /// asked when its buffer is full). On TLS it writes nothing (records are made by
     /// async_write only); ec says why a plain socket failed.
     std::size_t try_write(asio::const_buffer b, std::error_code& ec);
-    /// Reads what has arrived, without waiting: the bytes read, 0 with no error when nothing
-    /// has. On TLS it reads nothing (records are read by async_read_some only); ec says why a
-    /// plain socket failed (eof: the peer closed it).
-    std::size_t try_read(asio::mutable_buffer b, std::error_code& ec);
-    /// The descriptor of an open plain (TCP or unix) socket, for a caller that waits on it
-    /// with poll() and then uses try_read/try_write; -1 on TLS (whose bytes only its own
-    /// operations may touch) or when closed.
+    /// The descriptor of an open plain (TCP or unix) socket, for a caller that reads from it
+    /// itself (a blocking read, which it makes non-blocking again before any of this
+    /// transport's asynchronous operations); -1 on TLS (whose bytes only its own operations
+    /// may touch) or when closed.
     int plain_fd() noexcept;
 
   private:

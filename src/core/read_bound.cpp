@@ -1,0 +1,20 @@
+#include "core/read_bound.hpp"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
+
+namespace deadbolt::detail {
+
+bool ReadBound::fit(int fd, Clock::duration left) noexcept {
+    if (set_ > Clock::duration::zero() && set_ <= left) return true;
+    auto bound = std::max<Clock::duration>(left / 2, std::chrono::milliseconds(1));
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(bound).count();
+    timeval tv{.tv_sec = us / 1000000, .tv_usec = us % 1000000};
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return false;
+    set_ = bound;
+    return true;
+}
+
+}  // namespace deadbolt::detail
