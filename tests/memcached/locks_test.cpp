@@ -364,6 +364,27 @@ TEST(McMajority, OneServerDownOfThreeIsRiddenOutTwoAreNot) {
         << "counts cannot be merged from several servers";
 }
 
+TEST(McMajority, AStalledFirstServerIsRiddenOutByTheOthers) {
+    // A round reads its servers in turn: the first one's read waits to the round's deadline,
+    // and the others' replies, long come, must still be read then, not timed out unread.
+    McServer a, b, c;
+    TcpProxy proxy(a.port());
+    const std::string url = "memcached://127.0.0.1:" + std::to_string(proxy.port()) + "," +
+                            b.address() + "," + c.address() + "?command_timeout=300ms";
+    auto client = Client::connect(url);
+    client.acquire("stalled-first", {.ttl = 10s}).release();  // connections to all three
+    proxy.stall_replies(true);
+    std::string why;
+    try {
+        auto held = client.acquire("stalled-first", {.ttl = 10s}, {.deadline = Clock::now() + 5s});
+        EXPECT_TRUE(held.valid());
+    } catch (const deadbolt::Error& e) {
+        why = e.what();
+    }
+    proxy.stall_replies(false);
+    EXPECT_EQ(why, "") << "two of three servers answered";
+}
+
 }  // namespace
 
 // memcached 1.6's metadump ends its lines with a bare \n (END alone with \r\n): a listing of a

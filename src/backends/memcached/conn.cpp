@@ -116,15 +116,21 @@ Status McConn::send(std::string_view bytes, Clock::time_point by) {
 
 bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
     char buf[16384];
-    for (auto left = by - Clock::now(); left > Clock::duration::zero() && bound_.fit(fd_, left);
-         left = by - Clock::now()) {
-        ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    for (;;) {
+        // Past the deadline, what has come is still read (a round reads its servers one after
+        // another: the others' replies are there once a stalled one's wait ends).
+        auto left = by - Clock::now();
+        const bool last = left <= Clock::duration::zero() || !bound_.fit(fd_, left);
+        ssize_t n = ::recv(fd_, buf, sizeof buf, last ? MSG_DONTWAIT : 0);
         if (n > 0) {
             into.append(buf, static_cast<std::size_t>(n));
             return true;
         }
         // EAGAIN: the receive timeout passed, which may be short of the deadline.
-        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (last) break;
+            continue;
+        }
         hung_up_ = true;
         why = Status::error(errc::unknown_outcome,
                             fmt::format("memcached at {} closed the connection before "

@@ -173,13 +173,19 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
             wake_posted_ = false;
             flush_locked(true);
             if (!writing_ && !reading_ && !inflight_.empty()) fd = transport_.plain_fd();
-            if (fd >= 0 && !set_blocking_locked(fd, true)) fd = -1;
+            // A direct read blocks, bounded by the receive timeout; where either cannot be
+            // set, the reactor waits instead (a read with no bound could wait for ever).
+            if (fd >= 0 &&
+                !(set_blocking_locked(fd, true) && bound_.fit(fd, deadline - Clock::now()))) {
+                set_blocking_locked(fd, false);
+                fd = -1;
+            }
             polling_ = fd >= 0;
             in_reactor_ = !polling_;
             if (in_reactor_ && !reading_ && !inflight_.empty()) start_read();
         }
         if (fd >= 0) {
-            if (read_direct(fd, deadline, *mine)) return;
+            if (read_direct(fd, *mine)) return;
         } else {
             if (io_.stopped()) io_.restart();
             io_.run_one_until(deadline);
@@ -313,15 +319,11 @@ bool Connection::set_blocking_locked(int fd, bool on) noexcept {
     return true;
 }
 
-bool Connection::read_direct(int fd, Clock::time_point deadline, const Batch& mine) {
+bool Connection::read_direct(int fd, const Batch& mine) {
     // A blocking read: the reply wakes it, or the receive timeout (EAGAIN), after which the
     // leader looks at the deadline again.
-    ssize_t n = -1;
-    int err = EAGAIN;
-    if (bound_.fit(fd, deadline - Clock::now())) {
-        n = ::recv(fd, rbuf_.data(), rbuf_.size(), 0);
-        err = n < 0 ? errno : 0;
-    }
+    ssize_t n = ::recv(fd, rbuf_.data(), rbuf_.size(), 0);
+    int err = n < 0 ? errno : 0;
     std::lock_guard lk(m_);
     polling_ = false;
     if (send_error_) {

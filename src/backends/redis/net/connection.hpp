@@ -69,9 +69,10 @@ class Connection {
     void send_failed(const std::error_code& ec);
     void start_read();
     void on_read(std::size_t n);
-    // The leader's wait for a reply on a plain socket (fd), blocking, until a reply or a bound
-    // short of the deadline: true when mine is done (the leader's turn is over).
-    bool read_direct(int fd, Clock::time_point deadline, const Batch& mine);
+    // The leader's wait for a reply on a plain socket (fd), blocking, until a reply or the
+    // receive timeout (bound_, short of the deadline): true when mine is done (the leader's
+    // turn is over).
+    bool read_direct(int fd, const Batch& mine);
     // fd blocks (on) or not; the reactor must never meet a blocking one. False on failure.
     bool set_blocking_locked(int fd, bool on) noexcept;
     bool consume_locked(std::size_t n);  // parses n bytes of rbuf_; false when it reset
