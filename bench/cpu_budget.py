@@ -58,8 +58,12 @@ def rows():
                 if raw in db[engine][scenario]:
                     yield name, row, raw_name, db[engine][scenario][raw], db[engine][scenario]["deadbolt"]
     mc = load("mc", "results.json")["scenarios"]
-    yield "memcached", "1 client (M1)", "raw meta commands", mc["M1_latency"]["raw"], mc["M1_latency"]["deadbolt"]
-    yield "memcached", "16 threads (M2)", "raw meta commands", mc["M2_throughput"]["raw"], mc["M2_throughput"]["deadbolt"]
+    # Against the bare add and delete, and (where measured) against deadbolt's own commands sent
+    # raw: the CAS read and the fence drawn are replies the client's kernel takes in too.
+    for raw, raw_name in (("raw", "raw meta commands"), ("raw, deadbolt's commands", "raw, deadbolt's commands")):
+        for scenario, row in (("M1_latency", "1 client (M1)"), ("M2_throughput", "16 threads (M2)")):
+            if raw in mc[scenario]:
+                yield "memcached", row, raw_name, mc[scenario][raw], mc[scenario]["deadbolt"]
 
 
 def started(*parts):

@@ -4,6 +4,10 @@ add/delete loop users write, in one run on a server it starts (Debian's memcache
 
   raw            the meta add of a token with a TTL and a delete, one round trip each
                  (no fence, no owner check)
+  raw, deadbolt's commands
+                 the same client sending the commands deadbolt sends for a Mutex (the add, a
+                 read of its CAS and the fence drawn, pipelined; a delete by that CAS): what
+                 they cost the server and the client's kernel, apart from the library
   deadbolt       Client::connect("memcached://...")
   add/delete     python3-pymemcache: add(name, token, expire), sleep 10 ms, again; delete
                  (tooz's memcached driver does this, and can delete another's lock)
@@ -33,7 +37,7 @@ from etcd import contend_row, cpu_s  # noqa: E402
 from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
 PEER = ["/usr/bin/python3", os.path.join(HERE, "peers", "mc_poll.py")]
-RAW, OURS, POLL = "raw", "deadbolt", "add/delete"
+RAW, RAWS, OURS, POLL = "raw", "raw, deadbolt's commands", "deadbolt", "add/delete"
 CLI = os.path.join(os.path.dirname(os.path.dirname(DRIVER)), "deadbolt")
 # What the server counts as commands: gets, sets, touches, deletes and arithmetic.
 COUNTED = ("cmd_get", "cmd_set", "cmd_touch", "delete_hits", "delete_misses", "incr_hits",
@@ -77,8 +81,9 @@ class Memcached:
 
 
 def driver(engine, contender, scenario, opts):
-    argv = {RAW: [DRIVER, scenario, "--contender", "raw-mc"], OURS: [DRIVER, scenario, "--contender", "deadbolt"],
-            POLL: [*PEER, scenario]}[contender]
+    argv = {RAW: [DRIVER, scenario, "--contender", "raw-mc"],
+            RAWS: [DRIVER, scenario, "--contender", "raw-mc", "--statements", "1"],
+            OURS: [DRIVER, scenario, "--contender", "deadbolt"], POLL: [*PEER, scenario]}[contender]
     return [*argv, "--url", engine.url, *[str(o) for o in opts]]
 
 
@@ -139,7 +144,7 @@ def main():
         results["versions"]["memcached"] = engine.version()
         for _ in range(reps):
             for scenario, n in (("M1_latency", 1), ("M2_throughput", threads)):
-                for c in (RAW, OURS, POLL):
+                for c in (RAW, RAWS, OURS, POLL):
                     sc[scenario].setdefault(c, []).append(
                         run(engine, c, "cycle", ["--threads", n, "--seconds", cycle_s, "--key", fresh()]))
             for c in (OURS, POLL):
