@@ -43,8 +43,8 @@ LIMIT, OURS = "raw hiredis", "deadbolt"
 ASYNC = "deadbolt async"
 # Scenario 3n: raw hiredis that waits for the release's message instead of polling.
 NOTIFIED = "raw hiredis notified"
-# Scenario 1: raw hiredis's scripts, each reply waited for as deadbolt's blocking connection
-# waits (ppoll on the socket and a wake-up eventfd, then recv), not by one blocking read.
+# Scenario 1: raw hiredis's scripts, sent and waited for as deadbolt's blocking connection does
+# it (a send that never blocks, then a recv bounded by the socket's receive timeout).
 POLLED = "raw, deadbolt's waits"
 DRIVERS = {**CONTENDERS, ASYNC: ([DRIVER], ["--contender", "deadbolt-async"]),
            NOTIFIED: ([DRIVER], ["--contender", "raw-notify"]),

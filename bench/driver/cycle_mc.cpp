@@ -87,9 +87,10 @@ int cycle_raw_mc(const Args& a) {
         const std::string add =
             "ms " + key + " " + std::to_string(token.size()) + " T30 ME\r\n" + token + "\r\n";
         const std::string del = "md " + key + "\r\n";
+        // The fence key and floor as deadbolt's (a floor in microseconds: as long a number).
         const std::string take = "add " + key + " 0 32 " + std::to_string(token.size()) + "\r\n" +
-                                 token + "\r\nmg " + key + " v c t\r\nma " + key +
-                                 "~f~ N0 J0 v\r\n";
+                                 token + "\r\nmg " + key + " v c t\r\nma ~f~" + key + " N0 J" +
+                                 std::to_string(now_ns() / 1000) + " v\r\n";
         std::string got;
         while (now_ns() < a.until_ns) {
             auto t0 = now_ns();

@@ -34,7 +34,9 @@ int cycle_raw_pg(const Args& a);
 /// deadbolt's statements for a fenced Mutex instead (cycle_sql.cpp).
 int cycle_raw_my(const Args& a);
 /// The same against memcached (--url memcached://ip:port) with no library logic: the meta
-/// add of a token with a TTL and a delete, a connection per thread.
+/// add of a token with a TTL and a delete, a connection per thread. With --statements 1,
+/// deadbolt's commands for a Mutex instead (the add, the CAS read and the fence drawn, then a
+/// delete by that CAS).
 int cycle_raw_mc(const Args& a);
 /// The same on the asynchronous API: --threads T loops in flight from one thread.
 int cycle_async(const Args& a);

@@ -370,7 +370,7 @@ TEST(McMajority, AStalledFirstServerIsRiddenOutByTheOthers) {
     McServer a, b, c;
     TcpProxy proxy(a.port());
     const std::string url = "memcached://127.0.0.1:" + std::to_string(proxy.port()) + "," +
-                            b.address() + "," + c.address() + "?command_timeout=300ms";
+                            b.address() + "," + c.address() + "?command_timeout=1s";
     auto client = Client::connect(url);
     client.acquire("stalled-first", {.ttl = 10s}).release();  // connections to all three
     proxy.stall_replies(true);

@@ -120,15 +120,19 @@ bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
         // Past the deadline, what has come is still read (a round reads its servers one after
         // another: the others' replies are there once a stalled one's wait ends).
         auto left = by - Clock::now();
-        const bool last = left <= Clock::duration::zero() || !bound_.fit(fd_, left);
-        ssize_t n = ::recv(fd_, buf, sizeof buf, last ? MSG_DONTWAIT : 0);
+        const bool late = left <= Clock::duration::zero();
+        const bool bounded = !late && bound_.fit(fd_, left);
+        // A socket whose timeout cannot be set waits in poll (a read with no bound could wait
+        // for ever), then reads without blocking.
+        if (!late && !bounded) ready(fd_, POLLIN, by);
+        ssize_t n = ::recv(fd_, buf, sizeof buf, bounded ? 0 : MSG_DONTWAIT);
         if (n > 0) {
             into.append(buf, static_cast<std::size_t>(n));
             return true;
         }
         // EAGAIN: the receive timeout passed, which may be short of the deadline.
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (last) break;
+            if (late) break;
             continue;
         }
         hung_up_ = true;

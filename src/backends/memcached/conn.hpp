@@ -26,10 +26,12 @@ class McConn {
     McConn(const McConn&) = delete;
     McConn& operator=(const McConn&) = delete;
 
-    /// Writes bytes by by (timeout / connection_lost when it could not: nothing was done).
+    /// Writes bytes by by: connection_lost when none went out (nothing was done),
+    /// unknown_outcome when part did (what it does is unknown); either closes it.
     Status send(std::string_view bytes, Clock::time_point by);
-    /// Reads n replies by by (unknown_outcome when they did not all come: the requests were
-    /// sent; protocol_error when the server speaks something else). A failure closes it.
+    /// Reads n replies by by, and past by what has come (unknown_outcome when they did not
+    /// all come: the requests were sent; protocol_error when the server speaks something
+    /// else). A failure closes it.
     Status receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out);
     /// `stats <what>` as name/value pairs (what empty: the general stats).
     Status stats(std::string_view what, Clock::time_point by,
@@ -44,7 +46,8 @@ class McConn {
 
   private:
     McConn(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
-    // Reads what is there, waiting until by: false (and closed) at the deadline or an error.
+    // Reads what is there, waiting until by (past it, what has come): false (and closed) when
+    // nothing came by then, or on an error.
     bool read_some(Clock::time_point by, std::string& into, Status& why);
     void close() noexcept;
 

@@ -92,7 +92,8 @@ class Transport {
 
     // The open stream's socket descriptor (a TLS stream's only if tls_too); -1 when closed.
     int native_fd(bool tls_too) noexcept;
-    // Runs f(socket, ec) on an open plain socket made non-blocking; 0 on TLS or none.
+    // Runs f(socket, ec) on an open plain socket; 0 on TLS or none. f must not block by itself
+    // (MSG_DONTWAIT): Connection may have made the descriptor blocking behind Asio's flag.
     template <class F>
     std::size_t on_plain(std::error_code& ec, F f);
 
