@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <array>
 #include <thread>
 
 #include "core/backoff.hpp"
@@ -176,8 +175,8 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
             // A direct read blocks, bounded by the receive timeout; where either cannot be
             // set, the reactor waits instead (a read with no bound could wait for ever).
             if (fd >= 0 &&
-                !(set_blocking_locked(fd, true) && bound_.fit(fd, deadline - Clock::now()))) {
-                set_blocking_locked(fd, false);
+                !(set_blocking_locked(true) && bound_.fit(fd, deadline - Clock::now()))) {
+                set_blocking_locked(false);
                 fd = -1;
             }
             polling_ = fd >= 0;
@@ -263,7 +262,7 @@ void Connection::flush_locked(bool by_leader) {
 }
 
 void Connection::start_write() {
-    if (int fd = transport_.plain_fd(); fd >= 0) set_blocking_locked(fd, false);
+    set_blocking_locked(false);
     writing_ = true;
     transport_.async_write(asio::buffer(wbuf_),
                            [this, g = gen_](const std::error_code& ec, std::size_t) {
@@ -292,7 +291,7 @@ Status closed_before_reply(const Endpoint& ep, const std::error_code& ec) {
 }  // namespace
 
 void Connection::start_read() {
-    if (int fd = transport_.plain_fd(); fd >= 0) set_blocking_locked(fd, false);
+    set_blocking_locked(false);
     reading_ = true;
     transport_.async_read_some(asio::buffer(rbuf_),
                                [this, g = gen_](const std::error_code& ec, std::size_t n) {
@@ -311,10 +310,10 @@ void Connection::on_read(std::size_t n) {
     if (consume_locked(n) && !inflight_.empty()) start_read();
 }
 
-bool Connection::set_blocking_locked(int fd, bool on) noexcept {
+bool Connection::set_blocking_locked(bool on) noexcept {
     if (blocking_ == on) return true;
     int nbio = on ? 0 : 1;
-    if (::ioctl(fd, FIONBIO, &nbio) != 0) return false;
+    if (int fd = transport_.plain_fd(); fd < 0 || ::ioctl(fd, FIONBIO, &nbio) != 0) return false;
     blocking_ = on;
     return true;
 }

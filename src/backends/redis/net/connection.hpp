@@ -73,8 +73,9 @@ class Connection {
     // receive timeout (bound_, short of the deadline): true when mine is done (the leader's
     // turn is over).
     bool read_direct(int fd, const Batch& mine);
-    // fd blocks (on) or not; the reactor must never meet a blocking one. False on failure.
-    bool set_blocking_locked(int fd, bool on) noexcept;
+    // The plain socket blocks (on) or not; the reactor must never meet a blocking one. False
+    // when it cannot be so (no plain socket, or the kernel refused).
+    bool set_blocking_locked(bool on) noexcept;
     bool consume_locked(std::size_t n);  // parses n bytes of rbuf_; false when it reset
     void wake_locked();
     void reset(const Status& why);  // leader only: closes, fails in-flight batches
