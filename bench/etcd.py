@@ -34,6 +34,7 @@ from run import DRIVER, HERE, Server, free_port, now_ns  # noqa: E402
 
 PY = ["/usr/bin/python3", os.path.join(HERE, "peers", "etcd3_lock.py")]
 RAW, OURS, ASYNC, PY_PEER, CTL = "raw gRPC", "deadbolt", "deadbolt async", "python-etcd3", "etcdctl lock"
+RAWS = "raw gRPC, deadbolt's requests"
 # The CLI beside the bench driver (build/bench/deadbolt-bench -> build/deadbolt).
 CLI = os.path.join(os.path.dirname(os.path.dirname(DRIVER)), "deadbolt")
 
@@ -97,6 +98,7 @@ class Etcd:
 
 def driver(contender, scenario, opts):
     argv = {RAW: [DRIVER, scenario, "--contender", "raw-etcd"],
+            RAWS: [DRIVER, scenario, "--contender", "raw-etcd", "--statements", "1"],
             OURS: [DRIVER, scenario, "--contender", "deadbolt"],
             ASYNC: [DRIVER, scenario, "--contender", "deadbolt-async"],
             PY_PEER: [*PY, scenario]}[contender]
@@ -198,13 +200,13 @@ def main():
             return f"e{key[0]}"
 
         for _ in range(reps):
-            for c in (RAW, OURS, PY_PEER):
+            for c in (RAW, RAWS, OURS, PY_PEER):
                 r = run(c, "cycle", ["--etcd", etcd.endpoints, "--threads", 1, "--seconds", cycle_s, "--key", fresh()])
                 if "version" in r:
                     results["versions"][c] = r["version"]
                 sc["E1_latency"].setdefault(c, []).append(r)
             sc["E1_latency"].setdefault(CTL, []).append(etcdctl_cycles(etcd, fresh(), cycle_s))
-            for c in (RAW, OURS, ASYNC, PY_PEER):
+            for c in (RAW, RAWS, OURS, ASYNC, PY_PEER):
                 sc["E2_throughput"].setdefault(c, []).append(
                     run(c, "cycle", ["--etcd", etcd.endpoints, "--threads", threads, "--seconds", cycle_s, "--key", fresh()]))
             for c in (OURS, PY_PEER):

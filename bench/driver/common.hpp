@@ -31,7 +31,7 @@ struct Args {
     std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
     int loop_spin_us = -1;            // ClientOptions::loop_spin; -1 = its default
     int connections = 0;              // RedisOptions::command_connections; 0 = its default
-    bool statements = false;          // raw-pg/-my/-zk/-mc: deadbolt's requests, not the bare lock
+    bool statements = false;          // raw-pg/-my/-zk/-mc/-etcd: deadbolt's requests, not the bare lock
     std::string leave_out;            // raw-zk --statements 1: "list" or "watch" is not sent
     bool metrics = false;             // --metrics 1: a deadbolt::metrics observer counts it all
 };

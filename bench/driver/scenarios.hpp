@@ -20,7 +20,8 @@ void script_cycles(const ScriptConn& c, const std::string& key, std::int64_t unt
                    std::vector<double>& lat);
 /// Scenario 1's raw contender that waits for each reply as deadbolt's blocking connection does.
 int cycle_polled(const Args& a);
-/// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle.
+/// The same against etcd (--etcd) with no library logic: deadbolt's two Txns per cycle; with
+/// --statements 1, also the watch deadbolt keeps on a holding's key (cycle_etcd.cpp).
 int cycle_raw_etcd(const Args& a);
 /// The same against ZooKeeper (--zk) through its C client with no library logic: one
 /// ephemeral sequential create and its delete per cycle. With --statements 1, the requests
