@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
 
 #include "backends/mariadb/names.hpp"
 
@@ -37,33 +38,48 @@ std::string MyDialect::keep(std::chrono::milliseconds ttl) const {
 
 std::string MyDialect::try_take(const std::vector<std::string>& keys, std::size_t from,
                                 bool /*shared*/, bool fenced, std::chrono::milliseconds ttl) const {
-    auto fence = fenced ? std::string("NEXTVAL(deadbolt_fences)") : std::string("0");
-    std::vector<std::string> tried(keys.begin() + static_cast<std::ptrdiff_t>(from), keys.end());
-    // The session's row in deadbolt_holders, with fence f.
+    const std::string_view fence = fenced ? "NEXTVAL(deadbolt_fences)" : "0";
+    const std::span<const std::string> tried(keys.begin() + static_cast<std::ptrdiff_t>(from),
+                                             keys.end());
+    // The session's row in deadbolt_holders, with fence f. Every try writes one: appended,
+    // where fmt::format's parsing was a tenth of an uncontended cycle's instructions.
+    std::string sql;
+    sql.reserve(256 + keys.front().size() + host_.size());
     auto row = [&](std::string_view f) {
-        return fmt::format(
-            "CONNECTION_ID(), {}, {}, {}, ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), {}, {}",
-            keys.front(), f, ttl.count(), pid_, host_);
+        sql += "CONNECTION_ID(), ";
+        sql += keys.front();
+        sql += ", ";
+        sql += f;
+        sql += ", ";
+        sql += std::to_string(ttl.count());
+        sql += ", ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000), ";
+        sql += std::to_string(pid_);
+        sql += ", ";
+        sql += host_;
     };
     // One statement where the server can (each one more costs it about as much as the try):
     // the row is written only when its WHERE took the lock, and a refusal answers no row.
-    if (returning_ && from == 0 && tried.size() == 1)
-        return fmt::format(
-            "REPLACE INTO deadbolt_holders SELECT {} FROM DUAL WHERE COALESCE(GET_LOCK({}, 0), 0) "
-            "= 1 RETURNING fence",
-            row(fence), tried[0]);
-    if (returning_ && tried.empty())
-        return fmt::format("REPLACE INTO deadbolt_holders SELECT {} FROM DUAL RETURNING fence",
-                           row(fence));
+    if (returning_ && (tried.empty() || (from == 0 && tried.size() == 1))) {
+        sql += "REPLACE INTO deadbolt_holders SELECT ";
+        row(fence);
+        sql += " FROM DUAL";
+        if (!tried.empty()) {
+            sql += " WHERE COALESCE(GET_LOCK(";
+            sql += tried[0];
+            sql += ", 0), 0) = 1";
+        }
+        sql += " RETURNING fence";
+        return sql;
+    }
     // @deadbolt_f: the fence once every key is held, else NULL; what the session holds is
     // marked in its row (a MultiLock taking its names: no fence yet).
-    std::string take, held_any;
+    std::string_view held_any;
     if (tried.empty()) {
-        take = fmt::format("SET @deadbolt_f = {};", fence);
+        sql = fmt::format("SET @deadbolt_f = {};", fence);
         held_any = "TRUE";
     } else if (tried.size() == 1) {
-        take = fmt::format("SET @deadbolt_f = IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, NULL);",
-                           tried[0], fence);
+        sql = fmt::format("SET @deadbolt_f = IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, NULL);",
+                          tried[0], fence);
         held_any = from > 0 ? "TRUE" : "@deadbolt_f IS NOT NULL";
     } else {
         // Nested IFs stop at the first lock refused and count the ones taken.
@@ -71,15 +87,17 @@ std::string MyDialect::try_take(const std::vector<std::string>& keys, std::size_
         for (std::size_t i = tried.size(); i-- > 0;)
             count = fmt::format("IF(COALESCE(GET_LOCK({}, 0), 0) = 1, {}, {})", tried[i],
                                 i + 1 == tried.size() ? std::to_string(tried.size()) : count, i);
-        take =
-            fmt::format("SET @deadbolt_n = {}; SET @deadbolt_f = IF(@deadbolt_n = {}, {}, NULL);",
-                        count, tried.size(), fence);
+        sql = fmt::format("SET @deadbolt_n = {}; SET @deadbolt_f = IF(@deadbolt_n = {}, {}, NULL);",
+                          count, tried.size(), fence);
         held_any = from > 0 ? "TRUE" : "@deadbolt_n > 0";
     }
-    return fmt::format(
-        "{} REPLACE INTO deadbolt_holders SELECT {} FROM DUAL WHERE {}; SELECT "
-        "@deadbolt_f{}",
-        take, row("@deadbolt_f"), held_any, tried.size() > 1 ? ", @deadbolt_n" : "");
+    sql += " REPLACE INTO deadbolt_holders SELECT ";
+    row("@deadbolt_f");
+    sql += " FROM DUAL WHERE ";
+    sql += held_any;
+    sql += "; SELECT @deadbolt_f";
+    if (tried.size() > 1) sql += ", @deadbolt_n";
+    return sql;
 }
 
 std::string MyDialect::wait_for(const std::string& key, bool /*shared*/,
@@ -94,10 +112,14 @@ bool MyDialect::took(const SqlRows& answer) const {
 }
 
 std::string MyDialect::give_back(const std::vector<std::string>& keys, bool /*shared*/) const {
-    std::string sum;
-    for (const auto& k : keys)
-        sum += fmt::format("{}COALESCE(RELEASE_LOCK({}) = 1, 0)", sum.empty() ? "" : " + ", k);
-    return "SELECT " + sum;
+    std::string sql = "SELECT ";  // every release's: appended, not formatted
+    for (const auto& k : keys) {
+        if (&k != &keys.front()) sql += " + ";
+        sql += "COALESCE(RELEASE_LOCK(";
+        sql += k;
+        sql += ") = 1, 0)";
+    }
+    return sql;
 }
 
 std::string MyDialect::count_held(const std::vector<std::string>& keys) const {
