@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "backends/redis/net/connection.hpp"
+#include "backends/redis/net/resp.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "deadbolt/redis_options.hpp"
 #include "eventually.hpp"
@@ -51,6 +53,13 @@ int connections_while_overlapping(deadbolt::ClientOptions o, int callers) {
     for (auto& f : got) EXPECT_TRUE(f.get().held());
     return srv.connections() - before;
 }
+// SET key value, encoded.
+std::string set_command(std::string_view key, std::string_view value) {
+    std::string out;
+    deadbolt::detail::encode_command(out, {"SET", key, value});
+    return out;
+}
+
 // Redis's options with n command connections.
 std::shared_ptr<const deadbolt::RedisOptions> redis_options(int n) {
     deadbolt::RedisOptions r;
@@ -165,4 +174,33 @@ TEST(Connections, EveryConnectionFollowsAFailover) {
     EXPECT_EQ(w.primary.raw().calls("evalsha"), old_scripts)
         << "a connection still wrote to the old primary";
     EXPECT_GE(w.by_port(promoted).connections(), 2) << "the lanes reconnected to the new primary";
+}
+
+// A failover's retarget holds from the next request on, also while the leader still waits
+// for a reply from the old server: a caller that comes then must not write its request into
+// the old session (a partitioned old primary would take it, and lose it).
+TEST(Connections, ARequestAfterARetargetGoesToTheNewServerWhileTheLeaderStillWaits) {
+    RedisServer old_primary, new_primary;
+    deadbolt::test::TcpProxy proxy(old_primary.port());
+    deadbolt::detail::Endpoint ep;
+    ep.port = proxy.port();
+    deadbolt::detail::Connection conn(ep);
+    std::vector<deadbolt::detail::Reply> replies;
+    const auto by = [] { return std::chrono::steady_clock::now() + 30s; };
+    ASSERT_TRUE(conn.exec(set_command("warm", "1"), 1, replies, by()).ok());
+    proxy.stall_replies(true);  // the leader below waits for its reply from the old server
+    auto leader = std::async(std::launch::async, [&] {
+        std::vector<deadbolt::detail::Reply> r;
+        return conn.exec(set_command("first", "old"), 1, r, by()).ok();
+    });
+    ASSERT_TRUE(eventually([&] { return old_primary.raw().cmd({"GET", "first"}).str == "old"; }));
+    conn.retarget("127.0.0.1", new_primary.port());
+    // Queued behind the waiting leader: the old session is in use, and a retarget is pending.
+    auto second = conn.submit(set_command("second", "new"), 1);
+    proxy.stall_replies(false);
+    ASSERT_TRUE(conn.wait(second, replies, by()).ok());
+    leader.get();  // its request was sent before the retarget: either outcome is right
+    EXPECT_EQ(new_primary.raw().cmd({"GET", "second"}).str, "new");
+    EXPECT_EQ(old_primary.raw().cmd({"GET", "second"}).type, deadbolt::test::RawReply::nil)
+        << "a request made after the retarget went to the old server";
 }

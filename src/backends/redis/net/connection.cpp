@@ -58,8 +58,10 @@ void Connection::wake_locked() {
     if (polling_) {
         // The leader waits for replies in a read: our bytes go out from here, and it wakes
         // for the replies alone. A write the socket did not take (the reactor's job) or a
-        // failed one waits for the leader's next reply, which its own request brings.
-        flush_locked(false);
+        // failed one waits for the leader's next reply, which its own request brings. Not
+        // after a retarget: the session it reads is the old server's, and the leader's next
+        // turn moves to the new one before it sends what is queued.
+        if (!target_) flush_locked(false);
         return;
     }
     wake_posted_ = true;
