@@ -72,7 +72,11 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
         if (v.is == Verdict::Is::yes && v.woke > 0 && hands_off &&
             options.handoff_grace.count() > 0)
             c.handoffs.note(handoff_key, Clock::now() + options.handoff_grace);
-        const bool ask_again = v.is == Verdict::Is::unknown && is_retryable(v.status.ec);
+        // Not a re-entry's, while its owner may hold on: the release may have run, and run
+        // again it would take the owner's other hold (that hold is then kept until the owner's
+        // holdings stop renewing it and it expires: a wait for others, not a silent loss).
+        const bool ask_again = v.is == Verdict::Is::unknown && is_retryable(v.status.ec) &&
+                               !release_may_take_another();
         if (v.is == Verdict::Is::unknown) st = std::move(v.status);
         if (v.is == Verdict::Is::no) st = not_ours_at_release();
         // Not known to be done: the engine may still hold it for us, or may have lost it (a
@@ -122,6 +126,13 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
     e.took = micros(Clock::now() - started);
     tell(client->options.observer, e);
     return st;
+}
+
+bool LeaseState::release_may_take_another() const {
+    if (owner.empty()) return false;
+    if (!owner_only_here) return true;
+    // ReentrantMutex counts a holding off before it releases it.
+    return client->reentrant_holds(client->options.key_prefix + name, owner, 0) > 0;
 }
 
 Status LeaseState::not_ours_at_release() const {

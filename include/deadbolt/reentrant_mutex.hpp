@@ -58,6 +58,9 @@ class ReentrantMutex {
 
     /// Drops the calling owner's latest holding (the lock frees when the count reaches 0).
     /// Never throws; a failure goes to on_lost. Does nothing if the owner holds nothing here.
+    /// A release whose reply was lost is not sent again while the owner holds on (it may
+    /// have run, and would take another hold): if it had not run, that hold stays until the
+    /// owner's holdings stop renewing it and it expires.
     void unlock() noexcept;
 
     /// The calling owner's first holding (its fence is the lock's). Throws LockError(not_owner)

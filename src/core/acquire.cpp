@@ -90,8 +90,9 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
     // cannot be reached now.
     auto cleanup = [&](std::shared_ptr<Holding> h, const Step::Cleanup& when) {
         const Holding* one = h.get();
-        if (!when.now ||
-            store.release({&one, 1}, store.deadline()).front().is == Verdict::Is::unknown)
+        if ((!when.now ||
+             store.release({&one, 1}, store.deadline()).front().is == Verdict::Is::unknown) &&
+            !when.once)
             c.renewer->add_cleanup(std::move(h), when.give_up);
     };
     Fences fences;

@@ -219,9 +219,11 @@ Step AcquireFsm::waited(Clock::time_point /*now*/) {
 
 Step AcquireFsm::confirmed(Status st, Clock::time_point now) {
     if (!st.ok()) {
-        // Held on the primary only: a failover could hand it to someone else.
+        // Held on the primary only: a failover could hand it to someone else. A fixed owner's
+        // release counts one hold down, whichever holding sends it: sent again after a lost
+        // reply, it could take the count of the owner's other holdings.
         Step s;
-        s.release = Step::Cleanup{true, give_up(sent_at_)};
+        s.release = Step::Cleanup{true, give_up(sent_at_), rules_.fixed_owner};
         return finish(std::move(s), std::move(st), now);
     }
     Step s{.unsubscribe = subscribed_, .next = Next::granted, .until = valid_until_};

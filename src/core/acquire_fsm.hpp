@@ -79,6 +79,7 @@ struct Step {
     struct Cleanup {
         bool now = false;             // at once (falling back to the background), else background
         Clock::time_point give_up{};  // the client's clock: by then it has expired anyway
+        bool once = false;  // now, and never again: a fixed owner's release counts a hold down
     };
     std::optional<Cleanup> release{};  // release what the last attempt may hold
     std::optional<Cleanup> abandon{};  // drop our waiter's state (queue entry, writer's claim)

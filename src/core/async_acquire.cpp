@@ -186,8 +186,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
         std::shared_ptr<const Holding> held = std::move(h);
         client_->store->async_release(held, client_->store->deadline(),
                                       [weak = std::weak_ptr<ClientImpl>(client_), held,
-                                       give_up = when.give_up](const Verdict& v) {
-                                          if (v.is != Verdict::Is::unknown) return;
+                                       give_up = when.give_up, once = when.once](const Verdict& v) {
+                                          if (v.is != Verdict::Is::unknown || once) return;
                                           if (auto c = weak.lock())
                                               c->renewer->add_cleanup(held, give_up);
                                       });

@@ -68,6 +68,8 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->px = px;
     s->acquired_at = sent_at;
     s->set_valid_until(valid_until);
+    if (spec.shape == Shape::reentrant) s->owner = spec.owner;
+    s->owner_only_here = spec.owner_only_here;
     return s;
 }
 

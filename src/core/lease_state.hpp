@@ -41,6 +41,8 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
     MutexOptions options;
     std::chrono::milliseconds px{0};  // how long the engine keeps it: ttl + lock_delay
     Clock::time_point acquired_at;    // when the acquiring request was sent
+    std::string owner;                // a ReentrantMutex's holding: its owner; else empty
+    bool owner_only_here = false;     // that owner is the client's default one
 
     std::atomic<Clock::rep> valid_until_rep{0};
     std::atomic<bool> lost{false};
@@ -68,6 +70,12 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
 
     /// Marks the lease lost once: requests the stop token and calls on_lost. Never throws.
     void mark_lost(std::error_code why) noexcept;
+
+    /// Whether this holding's release, sent again after its reply was lost, could count down
+    /// another holding: a re-entry's release takes one of its owner's holds, whichever holding
+    /// sends it, and the owner may still hold it (here, or, for an owner given by the user,
+    /// through other clients).
+    bool release_may_take_another() const;
 
     /// Lets the next local thread try: on release, and on loss (a stuck holder thread must
     /// not block the rest of its process once its lease is gone).

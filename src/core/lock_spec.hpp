@@ -36,6 +36,7 @@ struct LockSpec {
     std::string owner;               // reentrant: the owner id (a fixed token)
     bool reentry = false;            // reentrant: the caller holds it already
     bool leftover_is_new = false;    // reentrant: a holding of owner's found is not ours now
+    bool owner_only_here = false;    // reentrant: the client's default owner, no other client's
     std::string value;               // leader: the campaign's value
 };
 

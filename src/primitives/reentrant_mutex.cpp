@@ -23,12 +23,14 @@ ReentrantMutex::~ReentrantMutex() {
         std::lock_guard lk(m_);
         held.swap(held_);
     }
-    // Latest holding first, as the owner would have unlocked them.
+    // Latest holding first, as the owner would have unlocked them, each counted off before
+    // its release (which then knows whether the owner holds on: LeaseState).
     for (auto& [owner, leases] : held) {
-        if (owner_.empty())
-            client_->reentrant_holds(client_->options.key_prefix + name_, owner,
-                                     -static_cast<int>(leases.size()));
-        while (!leases.empty()) leases.pop_back();
+        while (!leases.empty()) {
+            if (owner_.empty())
+                client_->reentrant_holds(client_->options.key_prefix + name_, owner, -1);
+            leases.pop_back();
+        }
     }
 }
 
@@ -52,6 +54,7 @@ bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec)
     detail::LockSpec spec = detail::spec_of(detail::Shape::reentrant, name_, options_);
     spec.owner = who;
     const std::string key = client_->options.key_prefix + name_;
+    spec.owner_only_here = owner_.empty();
     if (owner_.empty()) {
         // Only this client uses its default owner: if none of its handles holds the lock, a
         // holding of ours on the server is a leftover (a grant whose reply was lost, data

@@ -121,6 +121,30 @@ TEST(MemorySpace, ALostReleaseReplyIsUnknownYetTheLockIsFree) {
     EXPECT_TRUE(b.mutex("job").try_lock()) << "the release was carried out";
 }
 
+TEST(MemorySpace, AReentrysLostReleaseIsNotSentAgainWhileItsOwnerHoldsOn) {
+    // A re-entry's release counts its owner's holds down by one: sent again after its reply
+    // was lost, it would take the outer holding's count too, and hand the lock to another
+    // while its owner holds it.
+    Space space(space_name());
+    auto a = connect(), b = connect();
+    for (std::string owner : {"", "one-owner"}) {  // the client's own, and one given
+        SCOPED_TRACE(owner.empty() ? "default owner" : owner);
+        auto ma = a.reentrant_mutex("job", {}, owner);
+        auto mb = b.reentrant_mutex("job");
+        ma.lock();
+        ma.lock();
+        space.lose_replies(1, Call::release);  // the inner release: carried out, unheard
+        ma.unlock();
+        std::this_thread::sleep_for(500ms);  // a retry would come at once, then every 20 ms..1 s
+        EXPECT_EQ(ma.hold_count(), 1u);
+        EXPECT_TRUE(ma.lease().is_current());
+        EXPECT_FALSE(mb.try_lock()) << "taken from its holding owner";
+        ma.unlock();
+        EXPECT_TRUE(mb.try_lock()) << "the last release freed it";
+        mb.unlock();
+    }
+}
+
 TEST(MemorySpace, AReentrantReleaseRetriedLateSparesTheOwnersNextHolding) {
     // An owner's token is the same from one holding to the next: a release whose answers are
     // lost is carried out again from the background, after the owner took the name afresh.

@@ -359,6 +359,22 @@ TEST(AcquireFsm, UnreplicatedGrantIsReleasedAtOnceAndReported) {
     EXPECT_EQ(s.release->give_up, t0 + 1ms + 10s);
 }
 
+TEST(AcquireFsm, AFixedOwnersUnreplicatedGrantIsReleasedOnceAndNeverAgain) {
+    // Its release counts one of the owner's holds down: sent again after a lost reply, it
+    // could take the count of the owner's other holdings.
+    for (bool fixed : {false, true}) {
+        auto r = rules();
+        r.fixed_owner = fixed;
+        AcquireFsm m(r, t0);
+        m.start(t0);
+        m.attempted(granted(t0 + 1ms), t0 + 2ms);
+        auto s = m.confirmed(Status::error(errc::not_replicated, "1 of 2 replicas"), t0 + 3ms);
+        ASSERT_TRUE(s.release);
+        EXPECT_TRUE(s.release->now);
+        EXPECT_EQ(s.release->once, fixed);
+    }
+}
+
 TEST(AcquireFsm, WithoutWakeUpsRedlockAndClusterSleepOnceThenSubscribeAgain) {
     auto r = rules();
     r.can_sleep_instead = true;
