@@ -1,8 +1,10 @@
 // sync_replicas: a lock counts as taken (and renewed) only once enough replicas have it.
 #include <gtest/gtest.h>
 
+#include <asio/use_future.hpp>
 #include <thread>
 
+#include "deadbolt/async.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "redis_server.hpp"
 
@@ -69,6 +71,28 @@ TEST(SyncReplicas, TooFewAcknowledgementsFailTheAcquireAndLeaveNothing) {
     auto m1 = lenient.mutex("job");
     EXPECT_TRUE(m1.try_lock());
     s.r2.resume();
+}
+
+TEST(SyncReplicas, AnAsynchronousAcquireIsConfirmedByTheReplicasToo) {
+    // WAIT counts the writes of its own connection: a grant written on another one (the
+    // loop's) would be confirmed at once, whatever the replicas have.
+    Replicated s;
+    auto strict = deadbolt::Client::connect(s.url("sync_replicas=2&sync_timeout=100ms"));
+    strict.acquire("warm-up").release();  // the blocking connection has written
+    auto raw = s.primary.raw();           // and both replicas have every write so far
+    raw.cmd({"SET", "acked", "1"});
+    ASSERT_EQ(raw.cmd({"WAIT", "2", "5000"}).integer, 2);
+    s.r2.pause();
+    try {
+        deadbolt::async_acquire(strict, "job", {}, {}, asio::use_future).get();
+        ADD_FAILURE() << "an asynchronous grant only one replica has was returned";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), deadbolt::make_error_code(deadbolt::errc::not_replicated)) << e.what();
+    }
+    EXPECT_EQ(s.primary.raw().cmd({"EXISTS", "job"}).integer, 0) << "the grant was not given back";
+    s.r2.resume();
+    auto held = deadbolt::async_acquire(strict, "job", {}, {}, asio::use_future).get();
+    EXPECT_EQ(s.r2.raw().cmd({"GET", "job"}).str, held.token()) << "returned before r2 had it";
 }
 
 TEST(SyncReplicas, UnconfirmedRenewalsLetTheLeaseRunOutAndSignalIt) {

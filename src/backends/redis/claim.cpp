@@ -132,8 +132,10 @@ void RedisClaim::async_attempt(const std::string& token, std::chrono::millisecon
     set_argv(token, keep);
     ScriptCall c = call();
     // A MultiLock over several cluster slots takes them in order, one slot at a time: that
-    // blocks the loop for now (the default).
-    if (!redis(c_).can_eval_async(c))
+    // blocks the loop for now (the default). So does a grant that WAIT confirms
+    // (sync_replicas): WAIT counts the writes of the connection it runs on, the blocking one
+    // (confirm), and the loop's own connection would leave it nothing to count.
+    if (!redis(c_).can_eval_async(c) || redis(c_).ep.redis.sync_replicas > 0)
         return Claim::async_attempt(token, keep, a, f, std::move(done));
     redis(c_).async_eval(c, c_.deadline(),
                          [this, &a, &f, done = std::move(done)](const Status& st, const Reply& r) {
