@@ -3,6 +3,8 @@
 // of them follow a Sentinel failover.
 #include <gtest/gtest.h>
 
+#include <asio/use_future.hpp>
+
 #include <atomic>
 #include <future>
 #include <thread>
@@ -10,6 +12,7 @@
 
 #include "backends/redis/net/connection.hpp"
 #include "backends/redis/net/resp.hpp"
+#include "deadbolt/async.hpp"
 #include "deadbolt/deadbolt.hpp"
 #include "deadbolt/redis_options.hpp"
 #include "eventually.hpp"
@@ -203,4 +206,26 @@ TEST(Connections, ARequestAfterARetargetGoesToTheNewServerWhileTheLeaderStillWai
     EXPECT_EQ(new_primary.raw().cmd({"GET", "second"}).str, "new");
     EXPECT_EQ(old_primary.raw().cmd({"GET", "second"}).type, deadbolt::test::RawReply::nil)
         << "a request made after the retarget went to the old server";
+}
+
+// The asynchronous API's connection, made at its first use, is made where the primary is now:
+// a failover that the client heard of before (its blocking connection has not moved yet, as
+// it has sent nothing since) must not send it to the old primary.
+TEST(Connections, TheFirstAsynchronousCallAfterAFailoverGoesToTheNewPrimary) {
+    deadbolt::test::SentinelGroup w;
+    auto client = deadbolt::Client::connect(w.url());
+    client.acquire("warm-up").release();  // its holding started the subscriber
+    auto promoted = w.fail_over();
+    // The client heard of it: its subscriber listens on the new primary.
+    ASSERT_TRUE(eventually(
+        [&] {
+            return w.by_port(promoted)
+                       .raw()
+                       .cmd({"PUBSUB", "NUMSUB", "{deadbolt}:freed"})
+                       .elements.at(1)
+                       .integer == 1;
+        },
+        20s));
+    auto l = deadbolt::async_acquire(client, "job", {}, {}, asio::use_future).get();
+    EXPECT_EQ(w.by_port(promoted).raw().cmd({"GET", "job"}).str, l.token());
 }

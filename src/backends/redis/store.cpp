@@ -181,7 +181,13 @@ void RedisStore::stop() noexcept {
 AsyncConnection* RedisStore::async_conn() {
     if (!conn || cluster || nodes->redlock()) return nullptr;
     if (!async_conn_) {
-        async_conn_ = std::make_shared<AsyncConnection>(client.loop(), conn->endpoint());
+        // Made where the primary is now: a failover reaches the blocking connection only at
+        // its next request (and its endpoint is that thread's), and one after this is posted
+        // here by primary_moved, which reads async_conn_ under sub_m_ too.
+        std::lock_guard lk(sub_m_);
+        Endpoint at = ep;
+        if (moved_port_ != 0) at.host = moved_host_, at.port = moved_port_;
+        async_conn_ = std::make_shared<AsyncConnection>(client.loop(), std::move(at));
         async_used_ = true;
     }
     return async_conn_.get();
@@ -368,20 +374,19 @@ void RedisStore::unwatch(const Holding& h) noexcept {
 }
 
 void RedisStore::primary_moved(const std::string& host, std::uint16_t port) {
+    std::shared_ptr<AsyncConnection> async;
     {
         std::lock_guard lk(sub_m_);
         moved_host_ = host;
         moved_port_ = port;
         if (sub_) sub_->retarget(host, port);
+        async = async_conn_;
     }
     if (auto* one = dynamic_cast<OneServer*>(server.get()))
         one->retarget(host, port);  // every connection it opened
     else
         conn->retarget(host, port);
-    if (async_used_)
-        client.loop().post([c = async_conn_, host, port] {
-            if (c) c->retarget(host, port);
-        });
+    if (async) client.loop().post([async, host, port] { async->retarget(host, port); });
     if (on_doubt) on_doubt();  // the new primary may not hold what we held
 }
 

@@ -153,11 +153,12 @@ class RedisStore final : public Store,
     std::unique_ptr<Subscriber> sub_;
     std::set<AsyncWaker*> armed_;                                         // loop thread only
     std::shared_ptr<const char> alive_ = std::make_shared<const char>();  // gone with the store
-    std::shared_ptr<AsyncConnection> async_conn_;                         // set once, on the loop
-    std::shared_ptr<AsyncCluster> async_cluster_;                         // set once, on the loop
-    std::atomic<bool> async_used_{false};  // async_conn_ or async_cluster_ is set
-    bool listening_ = false;               // the subscriber tells the loop of changes
-    std::string moved_host_;               // where the primary is now, once a failover moved it
+    // Set once, on the loop, under sub_m_ (primary_moved reads it from the sentinels' thread).
+    std::shared_ptr<AsyncConnection> async_conn_;
+    std::shared_ptr<AsyncCluster> async_cluster_;  // set once, on the loop
+    std::atomic<bool> async_used_{false};          // async_conn_ or async_cluster_ is set
+    bool listening_ = false;                       // the subscriber tells the loop of changes
+    std::string moved_host_;  // where the primary is now, once a failover moved it (sub_m_)
     std::uint16_t moved_port_ = 0;
 };
 
