@@ -160,6 +160,9 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
                 lk.unlock();  // connecting may sleep between tries
                 Status st = connect(deadline);
                 lk.lock();
+                // Retargeted meanwhile: what is queued goes to the new primary (the turn's
+                // start closes a session just opened to the old one), not to this one.
+                if (target_) continue;
                 if (!st.ok()) {
                     // Nothing of ours was sent: every queued caller learns why.
                     for (auto& q : queued_) {
@@ -231,6 +234,10 @@ Status Connection::connect(Clock::time_point deadline) {
         if (st.ec != make_error_code(errc::connect_failed) || !ep_.retry_connect ||
             !ep_.reached->load())
             return st;
+        {
+            std::lock_guard lk(m_);
+            if (target_) return st;  // the primary moved: no more tries at the old address
+        }
         auto pause = jittered_backoff(connect_failures_++, ep_.options.reconnect_min,
                                       ep_.options.reconnect_max);
         if (Clock::now() + pause >= deadline) return st;
