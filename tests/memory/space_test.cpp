@@ -147,7 +147,8 @@ TEST(MemorySpace, AReentrysLostReleaseIsNotSentAgainWhileItsOwnerHoldsOn) {
 
 TEST(MemorySpace, AReentrantReleaseRetriedLateSparesTheOwnersNextHolding) {
     // An owner's token is the same from one holding to the next: a release whose answers are
-    // lost is carried out again from the background, after the owner took the name afresh.
+    // lost must not take the owner's next holding (an owner given by the user is not sent
+    // again; one sent again touches only the hold with its grant's fence).
     Space space(space_name());
     auto a = connect(), b = connect();
     auto ma = a.reentrant_mutex("job", {}, "one-owner");

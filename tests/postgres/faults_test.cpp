@@ -48,8 +48,9 @@ TEST(PgFaults, AHolderCutOffPastItsTtlLosesTheLockToAWaiterAndItsFencedWriteIsRe
 
 TEST(PgFaults, AReentrantReleaseSentAgainLateSparesTheOwnersNextHolding) {
     // An owner's token is the same from one holding to the next. A release whose answer is
-    // held back is sent again from the background; one that runs after the owner took the
-    // name afresh (a new row, a new fence) must leave that alone.
+    // held back must not take the owner's next holding (a new row, a new fence): an owner
+    // given by the user is not sent again (another client may hold through it), and one sent
+    // again would touch only the row with its grant's fence.
     auto& pg = PgServer::shared();
     TcpProxy slow(pg.port());
     auto a = Client::connect(pg.url_via(slow.port(), "?command_timeout=300ms"));
@@ -59,10 +60,10 @@ TEST(PgFaults, AReentrantReleaseSentAgainLateSparesTheOwnersNextHolding) {
     auto mb = b.reentrant_mutex(name, {}, "one-owner");
     ma.lock();
     slow.stall_replies(true);
-    ma.unlock();  // it ran; its answer is held back: the release goes on in the background
+    ma.unlock();  // it ran; its answer is held back
     mb.lock();    // the same owner afresh, on another client
     slow.stall_replies(false);
-    std::this_thread::sleep_for(2s);  // the background release is sent again: 20 ms..1 s apart
+    std::this_thread::sleep_for(2s);  // a release sent again would come 20 ms..1 s apart
     EXPECT_TRUE(mb.lease().is_current())
         << "a release sent again late took the owner's next holding";
     mb.unlock();
