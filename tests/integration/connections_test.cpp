@@ -229,3 +229,32 @@ TEST(Connections, TheFirstAsynchronousCallAfterAFailoverGoesToTheNewPrimary) {
     auto l = deadbolt::async_acquire(client, "job", {}, {}, asio::use_future).get();
     EXPECT_EQ(w.by_port(promoted).raw().cmd({"GET", "job"}).str, l.token());
 }
+
+// A leader that waits for a reply the old server will never send (partitioned) must not hold
+// the callers after a retarget until its own deadline: it gives its request up as unknown,
+// and they go to the new server.
+TEST(Connections, ARetargetMovesALeaderThatWaitsForAnOldServerThatNeverAnswers) {
+    RedisServer old_primary, new_primary;
+    deadbolt::test::TcpProxy proxy(old_primary.port());
+    deadbolt::detail::Endpoint ep;
+    ep.port = proxy.port();
+    deadbolt::detail::Connection conn(ep);
+    std::vector<deadbolt::detail::Reply> replies;
+    const auto now = [] { return std::chrono::steady_clock::now(); };
+    ASSERT_TRUE(conn.exec(set_command("warm", "1"), 1, replies, now() + 10s).ok());
+    proxy.stall_replies(true);  // held until the end: the old server never answers
+    auto leader = std::async(std::launch::async, [&] {
+        std::vector<deadbolt::detail::Reply> r;
+        return conn.exec(set_command("first", "old"), 1, r, now() + 60s);
+    });
+    ASSERT_TRUE(eventually([&] { return old_primary.raw().cmd({"GET", "first"}).str == "old"; }));
+    conn.retarget("127.0.0.1", new_primary.port());
+    auto second = conn.submit(set_command("second", "new"), 1);
+    // Far sooner than the leader's own wait would end (its read is bounded by half of 60 s).
+    auto st = conn.wait(second, replies, now() + 10s);
+    EXPECT_TRUE(st.ok()) << st.detail;
+    EXPECT_EQ(new_primary.raw().cmd({"GET", "second"}).str, "new");
+    EXPECT_EQ(leader.get().ec, deadbolt::make_error_code(deadbolt::errc::unknown_outcome))
+        << "the leader's request was sent to the old primary: its outcome is unknown";
+    proxy.stall_replies(false);
+}

@@ -134,6 +134,11 @@ Status Connection::wait(const Pending& b, std::vector<Reply>& replies, Clock::ti
 void Connection::retarget(const std::string& host, std::uint16_t port) {
     std::lock_guard lk(m_);
     target_.emplace(host, port);
+    // A leader waiting for the old server (partitioned, it may never answer) moves now: its
+    // blocking read ends (the socket stops reading; only the leader closes it, and it is in
+    // that read, or waits for m_), or its reactor wakes. Queued callers go to the new one.
+    if (int fd = transport_.plain_fd(); polling_ && fd >= 0) ::shutdown(fd, SHUT_RD);
+    if (in_reactor_) asio::post(io_, [] {});
 }
 
 void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
@@ -153,6 +158,7 @@ void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
                     reset(Status::error(errc::unknown_outcome,
                                         "the primary moved (failover) while the request was "
                                         "in flight, so it may have been executed"));
+                if (mine->done) return;  // the next caller leads to the new primary
             }
             in_reactor_ = false;
             drop_if_hung_up_locked();
@@ -342,6 +348,8 @@ bool Connection::read_direct(int fd, const Batch& mine) {
     }
     if (n > 0) {
         consume_locked(static_cast<std::size_t>(n));
+    } else if (n == 0 && target_) {
+        // Ended by retarget(): the turn's start says the primary moved, and moves.
     } else if (n == 0 || (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)) {
         reset(closed_before_reply(ep_, n == 0 ? asio::error::make_error_code(asio::error::eof)
                                               : std::error_code(err, std::system_category())));
