@@ -179,32 +179,54 @@ TEST(Connections, EveryConnectionFollowsAFailover) {
     EXPECT_GE(w.by_port(promoted).connections(), 2) << "the lanes reconnected to the new primary";
 }
 
+namespace {
+
+// A Connection to an old primary behind a proxy, and a new primary: the leader has sent
+// "first" to the old one and waits there for its reply, which the proxy holds back.
+struct LeaderOnTheOldServer {
+    RedisServer old_primary, new_primary;
+    deadbolt::test::TcpProxy proxy{old_primary.port()};
+    deadbolt::detail::Connection conn{endpoint(proxy.port())};
+    std::future<deadbolt::detail::Status> leader;
+
+    static deadbolt::detail::Endpoint endpoint(std::uint16_t port) {
+        deadbolt::detail::Endpoint ep;
+        ep.port = port;
+        return ep;
+    }
+    static std::chrono::steady_clock::time_point in(std::chrono::seconds s) {
+        return std::chrono::steady_clock::now() + s;
+    }
+    // The leader's own deadline is leader_for away; false when it could not be set up.
+    bool start(std::chrono::seconds leader_for) {
+        std::vector<deadbolt::detail::Reply> r;
+        if (!conn.exec(set_command("warm", "1"), 1, r, in(10s)).ok()) return false;
+        proxy.stall_replies(true);
+        leader = std::async(std::launch::async, [this, leader_for] {
+            std::vector<deadbolt::detail::Reply> mine;
+            return conn.exec(set_command("first", "old"), 1, mine, in(leader_for));
+        });
+        return eventually([&] { return old_primary.raw().cmd({"GET", "first"}).str == "old"; });
+    }
+};
+
+}  // namespace
+
 // A failover's retarget holds from the next request on, also while the leader still waits
 // for a reply from the old server: a caller that comes then must not write its request into
 // the old session (a partitioned old primary would take it, and lose it).
 TEST(Connections, ARequestAfterARetargetGoesToTheNewServerWhileTheLeaderStillWaits) {
-    RedisServer old_primary, new_primary;
-    deadbolt::test::TcpProxy proxy(old_primary.port());
-    deadbolt::detail::Endpoint ep;
-    ep.port = proxy.port();
-    deadbolt::detail::Connection conn(ep);
-    std::vector<deadbolt::detail::Reply> replies;
-    const auto by = [] { return std::chrono::steady_clock::now() + 30s; };
-    ASSERT_TRUE(conn.exec(set_command("warm", "1"), 1, replies, by()).ok());
-    proxy.stall_replies(true);  // the leader below waits for its reply from the old server
-    auto leader = std::async(std::launch::async, [&] {
-        std::vector<deadbolt::detail::Reply> r;
-        return conn.exec(set_command("first", "old"), 1, r, by()).ok();
-    });
-    ASSERT_TRUE(eventually([&] { return old_primary.raw().cmd({"GET", "first"}).str == "old"; }));
-    conn.retarget("127.0.0.1", new_primary.port());
+    LeaderOnTheOldServer s;
+    ASSERT_TRUE(s.start(30s));
+    s.conn.retarget("127.0.0.1", s.new_primary.port());
     // Queued behind the waiting leader: the old session is in use, and a retarget is pending.
-    auto second = conn.submit(set_command("second", "new"), 1);
-    proxy.stall_replies(false);
-    ASSERT_TRUE(conn.wait(second, replies, by()).ok());
-    leader.get();  // its request was sent before the retarget: either outcome is right
-    EXPECT_EQ(new_primary.raw().cmd({"GET", "second"}).str, "new");
-    EXPECT_EQ(old_primary.raw().cmd({"GET", "second"}).type, deadbolt::test::RawReply::nil)
+    auto second = s.conn.submit(set_command("second", "new"), 1);
+    s.proxy.stall_replies(false);
+    std::vector<deadbolt::detail::Reply> replies;
+    ASSERT_TRUE(s.conn.wait(second, replies, s.in(30s)).ok());
+    s.leader.get();  // its request was sent before the retarget: either outcome is right
+    EXPECT_EQ(s.new_primary.raw().cmd({"GET", "second"}).str, "new");
+    EXPECT_EQ(s.old_primary.raw().cmd({"GET", "second"}).type, deadbolt::test::RawReply::nil)
         << "a request made after the retarget went to the old server";
 }
 
@@ -234,27 +256,16 @@ TEST(Connections, TheFirstAsynchronousCallAfterAFailoverGoesToTheNewPrimary) {
 // the callers after a retarget until its own deadline: it gives its request up as unknown,
 // and they go to the new server.
 TEST(Connections, ARetargetMovesALeaderThatWaitsForAnOldServerThatNeverAnswers) {
-    RedisServer old_primary, new_primary;
-    deadbolt::test::TcpProxy proxy(old_primary.port());
-    deadbolt::detail::Endpoint ep;
-    ep.port = proxy.port();
-    deadbolt::detail::Connection conn(ep);
-    std::vector<deadbolt::detail::Reply> replies;
-    const auto now = [] { return std::chrono::steady_clock::now(); };
-    ASSERT_TRUE(conn.exec(set_command("warm", "1"), 1, replies, now() + 10s).ok());
-    proxy.stall_replies(true);  // held until the end: the old server never answers
-    auto leader = std::async(std::launch::async, [&] {
-        std::vector<deadbolt::detail::Reply> r;
-        return conn.exec(set_command("first", "old"), 1, r, now() + 60s);
-    });
-    ASSERT_TRUE(eventually([&] { return old_primary.raw().cmd({"GET", "first"}).str == "old"; }));
-    conn.retarget("127.0.0.1", new_primary.port());
-    auto second = conn.submit(set_command("second", "new"), 1);
+    LeaderOnTheOldServer s;
+    ASSERT_TRUE(s.start(60s));  // replies held until the end: the old server never answers
+    s.conn.retarget("127.0.0.1", s.new_primary.port());
+    auto second = s.conn.submit(set_command("second", "new"), 1);
     // Far sooner than the leader's own wait would end (its read is bounded by half of 60 s).
-    auto st = conn.wait(second, replies, now() + 10s);
+    std::vector<deadbolt::detail::Reply> replies;
+    auto st = s.conn.wait(second, replies, s.in(10s));
     EXPECT_TRUE(st.ok()) << st.detail;
-    EXPECT_EQ(new_primary.raw().cmd({"GET", "second"}).str, "new");
-    EXPECT_EQ(leader.get().ec, deadbolt::make_error_code(deadbolt::errc::unknown_outcome))
+    EXPECT_EQ(s.new_primary.raw().cmd({"GET", "second"}).str, "new");
+    EXPECT_EQ(s.leader.get().ec, deadbolt::make_error_code(deadbolt::errc::unknown_outcome))
         << "the leader's request was sent to the old primary: its outcome is unknown";
-    proxy.stall_replies(false);
+    s.proxy.stall_replies(false);
 }

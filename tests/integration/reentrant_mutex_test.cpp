@@ -37,18 +37,29 @@ TEST(ReentrantMutex, OwnerReentersAndTheCountLivesOnTheServer) {
     m.unlock();
 }
 
+namespace {
+
+// A server, client a behind a proxy whose replies can be held back (a reply not heard in
+// 200 ms is a lost one), and client b straight to the server.
+struct BehindASlowLink {
+    RedisServer srv;
+    TcpProxy slow{srv.port()};
+    deadbolt::Client a = deadbolt::Client::connect(
+        "redis://127.0.0.1:" + std::to_string(slow.port()) + "?command_timeout=200ms");
+    deadbolt::Client b = deadbolt::Client::connect(srv.url());
+};
+
+}  // namespace
+
 TEST(ReentrantMutex, AGivenOwnersLostReleaseIsNotSentAgainAndSparesItsNextHolding) {
     // An owner's token is the same from one holding to the next, and an owner given by the
     // user may hold on through other clients: a release whose answer is lost may have run,
     // and sent again it would count down a hold of theirs. It is not sent again.
-    RedisServer srv;
-    TcpProxy slow(srv.port());
-    auto a = deadbolt::Client::connect("redis://127.0.0.1:" + std::to_string(slow.port()) +
-                                       "?command_timeout=200ms");
-    auto b = deadbolt::Client::connect(srv.url());
-    auto ma = a.reentrant_mutex("re", {}, "one-owner");
-    auto mb = b.reentrant_mutex("re", {}, "one-owner");
-    auto raw = srv.raw();
+    BehindASlowLink s;
+    auto ma = s.a.reentrant_mutex("re", {}, "one-owner");
+    auto mb = s.b.reentrant_mutex("re", {}, "one-owner");
+    auto& slow = s.slow;
+    auto raw = s.srv.raw();
     ma.lock();
     ma.unlock();  // the server knows the release's script now: no answer of NOSCRIPT to wait for
     ma.lock();
@@ -71,13 +82,11 @@ TEST(ReentrantMutex, AGivenOwnersLostReleaseIsNotSentAgainAndSparesItsNextHoldin
 TEST(ReentrantMutex, ALostReleaseOfAReentryLeavesTheOuterHoldingHeld) {
     // The inner release runs and its answer is lost: sent again, it would count the outer
     // holding down too, and hand the lock to another while its owner holds it.
-    RedisServer srv;
-    TcpProxy slow(srv.port());
-    auto a = deadbolt::Client::connect("redis://127.0.0.1:" + std::to_string(slow.port()) +
-                                       "?command_timeout=200ms");
-    auto b = deadbolt::Client::connect(srv.url());
-    auto ma = a.reentrant_mutex("re");  // the client's own owner
-    auto raw = srv.raw();
+    BehindASlowLink s;
+    auto ma = s.a.reentrant_mutex("re");  // the client's own owner
+    auto& slow = s.slow;
+    auto& b = s.b;
+    auto raw = s.srv.raw();
     ma.lock();
     ma.unlock();  // the release's script is known: no NOSCRIPT to wait for
     ma.lock();
