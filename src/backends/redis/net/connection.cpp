@@ -125,6 +125,9 @@ Status Connection::wait(const Pending& b, std::vector<Reply>& replies, Clock::ti
                                 ep_.describe()));
             }
             b->done = true;
+            // Woken to lead as its time ran out, it passes the turn on rather than leave the
+            // others with no leader until their own deadlines.
+            if (!leader_) hand_off_locked(b.get());
         }
     }
     replies = std::move(b->replies);
@@ -137,8 +140,12 @@ void Connection::retarget(const std::string& host, std::uint16_t port) {
     // A leader waiting for the old server (partitioned, it may never answer) moves now: its
     // blocking read ends (the socket stops reading; only the leader closes it, and it is in
     // that read, or waits for m_), or its reactor wakes. Queued callers go to the new one.
-    if (int fd = transport_.plain_fd(); polling_ && fd >= 0) ::shutdown(fd, SHUT_RD);
-    if (in_reactor_) asio::post(io_, [] {});
+    // (transport_ is looked at only then: a leader that connects changes it without m_.)
+    if (polling_) {
+        if (int fd = transport_.plain_fd(); fd >= 0) ::shutdown(fd, SHUT_RD);
+    } else if (leader_ && in_reactor_) {
+        asio::post(io_, [] {});
+    }
 }
 
 void Connection::lead(const BatchPtr& mine, Clock::time_point deadline) {
