@@ -182,7 +182,10 @@ class Operation : public std::enable_shared_from_this<Operation> {
     }
 
     void cleanup(std::shared_ptr<Holding> h, const Step::Cleanup& when) {
-        if (!when.now) return client_->renewer->add_cleanup(std::move(h), when.give_up);
+        if (!when.now) {
+            if (!when.once) client_->renewer->add_cleanup(std::move(h), when.give_up);
+            return;
+        }
         std::shared_ptr<const Holding> held = std::move(h);
         client_->store->async_release(held, client_->store->deadline(),
                                       [weak = std::weak_ptr<ClientImpl>(client_), held,

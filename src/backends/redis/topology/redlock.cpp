@@ -31,11 +31,13 @@ std::chrono::milliseconds split_vote_delay() {
 // Gives back what the attempt may hold on `nodes` (those that granted, or whose answer is
 // unknown); a node that does not answer gets it in the background. then(true) when one did:
 // the next attempt must not share the token, or that late release could delete its grant.
-// With fence_at_most: the kind's give_back, which spares a holding with a higher fence.
+// With fence_at_most: the kind's give_back, which spares a holding with a higher fence. Once:
+// nothing in the background (a fixed owner's give-back counts a hold down, and sent again after
+// it ran unheard it would take another of the owner's holds there; its grant expires instead).
 void release_on(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
                 const std::string& token, std::chrono::milliseconds px, Clock::time_point give_up,
                 const std::vector<std::size_t>& nodes, std::function<void(bool)> then,
-                std::optional<std::uint64_t> fence_at_most = std::nullopt) {
+                std::optional<std::uint64_t> fence_at_most = std::nullopt, bool once = false) {
     if (nodes.empty()) return then(false);
     std::shared_ptr<RedisHolding> held = RedisHolding::held(spec, token, px);
     if (fence_at_most) held->release_up_to(*fence_at_most);
@@ -44,11 +46,11 @@ void release_on(ClientImpl& c, const std::shared_ptr<const RedisSpec>& spec,
         std::make_shared<std::vector<OwnedCall>>(1, owned(held->call(*held->release, px_s)));
     redis(c).nodes->async_everywhere(
         call, c.deadline(), nodes, nullptr,
-        [renewer = c.renewer, held, nodes, give_up,
+        [renewer = c.renewer, held, nodes, give_up, once,
          then = std::move(then)](const std::vector<NodeReplies>& results) {
             bool later = false;
             for (std::size_t k = 0; k < results.size(); ++k) {
-                if (results[k].status.ok()) continue;
+                if (results[k].status.ok() || once) continue;
                 auto one = std::make_shared<RedisHolding>(*held);
                 one->node = nodes[k];
                 renewer->add_cleanup(std::move(one), give_up);
@@ -282,16 +284,20 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
 
     // A fixed owner (ReentrantMutex) gives back only the grants it saw: a release sent where
     // the answer is unknown could take back a count of the owner's other holdings if the
-    // request never ran (such grants expire by themselves). Its token cannot change, so a
-    // give-back left to the background must spare the owner's next grant there: each node's
-    // is bounded by the fence its grant carried, or the fence round's where the node took
-    // that round (its counter is then at least as high); a later grant there draws a higher
-    // one from the counter. A node whose fence round ran unheard holds a fence above its
-    // bound: the give-back leaves that grant to expire.
+    // request never ran (such grants expire by themselves). Each node's give-back is bounded
+    // by the fence its grant carried, or the fence round's where the node took that round
+    // (its counter is then at least as high), so it spares a later grant of the owner there,
+    // which draws a higher fence; a node whose fence round ran unheard holds a fence above its
+    // bound: the give-back leaves that grant to expire. It goes once, never again from the
+    // background (release_on's once): a re-entry's grant carries the outer holding's fence,
+    // which no bound tells apart, and a give-back that ran unheard would, sent again, take the
+    // outer hold there. One unheard leaves its grant to expire.
     void give_back_owned() {
         if (!spec.kind->give_back)  // a kind with no bounded give-back: its plain release
-            return release_on(c, shared, call->front().args[0], px, sent_at + px, r1.granted,
-                              [self = shared_from_this()](bool later) { self->refused(later); });
+            return release_on(
+                c, shared, call->front().args[0], px, sent_at + px, r1.granted,
+                [self = shared_from_this()](bool later) { self->refused(later); }, std::nullopt,
+                true);
         if (r1.granted.empty()) return refused(false);
         struct Join {
             std::atomic<std::size_t> left;
@@ -312,7 +318,7 @@ struct Attempt : std::enable_shared_from_this<Attempt> {
                     if (later) join->later = true;
                     if (--join->left == 0) self->refused(join->later);
                 },
-                bound(node));
+                bound(node), true);
     }
 
     void refused(bool cleanup_pending) {
