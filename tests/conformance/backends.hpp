@@ -133,6 +133,10 @@ struct Zk {
     // sanitizers' load a member may lose its leader for a moment, and the suites are not about
     // how fast a session comes. (Not in url(): the CLI suite adds its own query to it.)
     static constexpr std::chrono::milliseconds kSessionWithin{10000};
+    // And up to 10 s for a reply, for the same reason: a write sent while the ensemble elects
+    // a leader waits for the election (a 2 s timeout failed one such write under the
+    // sanitizers in CI).
+    static constexpr std::chrono::milliseconds kAnswerWithin{10000};
     std::string url() const { return ensemble.url(); }
     void take_away(const std::string& name) {
         ensemble.kazoo(R"(

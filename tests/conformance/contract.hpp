@@ -31,6 +31,8 @@ class Contract : public ::testing::Test {
     Client connect(ClientOptions o = {}) {
         if constexpr (requires { B::kSessionWithin; })
             o.connect_timeout = std::max(o.connect_timeout, B::kSessionWithin);
+        if constexpr (requires { B::kAnswerWithin; })
+            o.command_timeout = std::max(o.command_timeout, B::kAnswerWithin);
         return Client::connect(backend.url(), o);
     }
     /// The shortest TTL the backend takes.
