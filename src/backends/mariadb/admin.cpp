@@ -75,7 +75,7 @@ Status MyStore::lock_names(std::string_view pattern, std::vector<std::string>& n
         !st.ok())
         return st;
     names.clear();
-    for (std::size_t i = 0; i < rows.back().rows.size(); ++i) {
+    for (std::size_t i = 0; i < rows.back().size(); ++i) {
         auto name = rows.back().at(i, 0);
         if (name_matches(pattern, name)) names.push_back(std::move(name));
     }

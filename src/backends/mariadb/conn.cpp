@@ -252,7 +252,9 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to MariaDB at {} is closed", where_));
-    if (ended_while_idle())
+    // A watched session's end is heard by the watch's thread (SessionWatch), not here: a
+    // system call per statement saved.
+    if (!watched && ended_while_idle())
         return Status::error(errc::connection_lost,
                              fmt::format("MariaDB at {} ended the session", where_));
     bool woken = false;
@@ -287,12 +289,14 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         SqlRows rows;
         if (res) {
             unsigned fields = mysql_num_fields(res);
+            rows.columns = fields;
+            rows.cells.reserve(mysql_num_rows(res) * fields);
             while (MYSQL_ROW row = mysql_fetch_row(res)) {
                 auto* lengths = mysql_fetch_lengths(res);
-                auto& r = rows.rows.emplace_back();
                 for (unsigned i = 0; i < fields; ++i)
-                    r.push_back(row[i] ? std::optional<std::string>(std::string(row[i], lengths[i]))
-                                       : std::nullopt);
+                    rows.cells.push_back(
+                        row[i] ? std::optional<std::string>(std::string(row[i], lengths[i]))
+                               : std::nullopt);
             }
             mysql_free_result(res);
         } else if (mysql_field_count(db_) != 0) {

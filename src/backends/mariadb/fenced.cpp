@@ -18,7 +18,7 @@ Status MyStore::fenced_get(std::string_view key, FencedValue& out) {
                        rows);
     if (!st.ok()) return st;
     out = {};
-    if (rows.back().rows.empty()) return {};
+    if (rows.back().empty()) return {};
     if (!rows.back().null(0, 0)) out.value = rows.back().at(0, 0);
     out.version = std::stoull(rows.back().at(0, 1));
     return {};

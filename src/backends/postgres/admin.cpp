@@ -58,7 +58,7 @@ Holder holder_of(const std::string& application, const std::string& address,
 LockStatus status_of(const SqlRows& rows) {
     LockStatus ls;
     ls.kind = "free";
-    for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
         if (rows.at(i, 0) != "t") {
             ++ls.waiters;
             continue;
@@ -92,11 +92,11 @@ LockStatus rows_status(const SqlRows& rows, const SqlRows& locks) {
     ls.held = true;
     ls.permits = std::stoi(rows.at(0, 0));
     ls.kind = ls.permits == 0 ? "reentrant" : "semaphore";
-    ls.holders = static_cast<int>(rows.rows.size());
-    ls.waiters = static_cast<int>(locks.rows.size());
-    ls.ttl = std::chrono::milliseconds(std::stoll(rows.at(rows.rows.size() - 1, 2)));
+    ls.holders = static_cast<int>(rows.size());
+    ls.waiters = static_cast<int>(locks.size());
+    ls.ttl = std::chrono::milliseconds(std::stoll(rows.at(rows.size() - 1, 2)));
     if (ls.kind == "reentrant") ls.last_fence = std::stoull(rows.at(0, 4));
-    for (std::size_t i = 0; i < rows.rows.size() && i < kMaxListedHolders; ++i) {
+    for (std::size_t i = 0; i < rows.size() && i < kMaxListedHolders; ++i) {
         Holder h{.ttl = std::chrono::milliseconds(std::stoll(rows.at(i, 2)))};
         if (auto o = token_origin(bytea_value(rows.at(i, 3)))) h.host = o->host, h.pid = o->pid;
         ls.held_by.push_back(std::move(h));
@@ -116,8 +116,7 @@ Status PgStore::statuses(const std::vector<std::string>& names,
     out.clear();
     for (std::size_t i = 0; i + 1 < rows.size(); i += 2)
         out.emplace_back(
-            rows[i + 1].rows.empty() ? status_of(rows[i]) : rows_status(rows[i + 1], rows[i]),
-            Status{});
+            rows[i + 1].empty() ? status_of(rows[i]) : rows_status(rows[i + 1], rows[i]), Status{});
     return {};
 }
 
@@ -135,7 +134,7 @@ Status PgStore::lock_names(std::string_view pattern, std::vector<std::string>& n
         rows);
     if (!st.ok()) return st;
     names.clear();
-    for (std::size_t i = 0; i < rows.front().rows.size(); ++i) {
+    for (std::size_t i = 0; i < rows.front().size(); ++i) {
         auto name = bytea_value(rows.front().at(i, 0));
         if (name_matches(pattern, name)) names.push_back(std::move(name));
     }
@@ -157,8 +156,8 @@ Status PgStore::force_unlock(const std::string& name, std::string& kind) {
         rows);
     if (!st.ok()) return st;
     const auto& r = rows.front();
-    kind = r.rows.empty() ? "free" : r.at(0, 0) == "ShareLock" ? "readers" : "mutex";
-    for (std::size_t i = 0; i < r.rows.size(); ++i)
+    kind = r.empty() ? "free" : r.at(0, 0) == "ShareLock" ? "readers" : "mutex";
+    for (std::size_t i = 0; i < r.size(); ++i)
         if (r.at(i, 1) != "t")
             return Status::error(errc::permission_denied,
                                  fmt::format("PostgreSQL did not end a holder of '{}'", name));

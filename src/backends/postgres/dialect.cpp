@@ -28,6 +28,10 @@ PgDialect::PgDialect(std::string schema, std::optional<TokenOrigin> me)
 
 std::vector<std::string> PgDialect::keys(const std::vector<std::string>& names) const {
     std::vector<std::string> out;
+    if (names.size() == 1) {  // most locks': no list to sort
+        out.push_back(std::to_string(advisory_key(names[0])));
+        return out;
+    }
     for (auto k : sorted_keys(names)) out.push_back(std::to_string(k));
     return out;
 }
@@ -83,8 +87,12 @@ bool PgDialect::took(const SqlRows& /*answer*/) const {
 }
 
 std::string PgDialect::give_back(const std::vector<std::string>& keys, bool shared) const {
-    if (keys.size() == 1)  // every release's
-        return std::string("SELECT pg_advisory_unlock") + suffix(shared) + "(" + keys[0] + ")::int";
+    if (keys.size() == 1) {  // every release's: appended into one allocation
+        std::string sql;
+        sql.reserve(64);
+        sql.append("SELECT pg_advisory_unlock").append(suffix(shared)).append("(");
+        return sql.append(keys[0]).append(")::int");
+    }
     return fmt::format("SELECT count(*) FILTER (WHERE pg_advisory_unlock{}(k)) FROM unnest({}) k",
                        suffix(shared), array_of(keys));
 }

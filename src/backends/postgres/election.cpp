@@ -69,7 +69,7 @@ Status read_leader(SqlStore& store, const std::string& schema, std::int64_t key,
             schema, key),
         rows);
     out = Leader{};
-    if (!st.ok() || rows.back().rows.empty()) return st;
+    if (!st.ok() || rows.back().empty()) return st;
     const auto& r = rows.back();
     out.elected = true;
     out.term = std::stoull(r.at(0, 0));

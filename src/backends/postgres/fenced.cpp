@@ -19,7 +19,7 @@ Status PgStore::fenced_get(std::string_view key, FencedValue& out) {
                        rows);
     if (!st.ok()) return st;
     out = {};
-    if (rows.front().rows.empty()) return {};
+    if (rows.front().empty()) return {};
     out.value = bytea_value(rows.front().at(0, 0));
     out.version = std::stoull(rows.front().at(0, 1));
     return {};

@@ -47,7 +47,7 @@ Status read_latch(SqlStore& store, const std::string& schema, std::int64_t key, 
         out);
     count = 0;
     left = std::chrono::milliseconds(-1);
-    if (st.ok() && !out.back().rows.empty()) {
+    if (st.ok() && !out.back().empty()) {
         count = std::stoll(out.back().at(0, 0));
         left = std::chrono::milliseconds(std::stoll(out.back().at(0, 1)));
     }

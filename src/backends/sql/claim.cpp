@@ -63,7 +63,10 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     std::string sql = s->idle_timeout != keep ? d.keep(keep) : std::string();
     std::vector<std::string> fresh;
     sql += store_.naming(names_, fresh);
-    sql += d.try_take(keys_, held_, shared_, !shared_, keep);
+    if (auto take = d.try_take(keys_, held_, shared_, !shared_, keep); sql.empty())
+        sql = std::move(take);  // most attempts: the try alone, not copied
+    else
+        sql += take;
     std::vector<SqlRows> out;
     auto sent = Clock::now();
     a.status = store_.advised(s->run(sql, store_.deadline(), out));

@@ -8,12 +8,12 @@
 namespace deadbolt::detail {
 
 std::string SqlRows::at(std::size_t r, std::size_t c) const {
-    if (r >= rows.size() || c >= rows[r].size() || !rows[r][c]) return {};
-    return *rows[r][c];
+    if (null(r, c)) return {};
+    return *cells[r * columns + c];
 }
 
 bool SqlRows::null(std::size_t r, std::size_t c) const {
-    return r >= rows.size() || c >= rows[r].size() || !rows[r][c];
+    return r >= size() || c >= columns || !cells[r * columns + c];
 }
 
 bool wait_socket(int fd, bool write, Clock::time_point by, int wake_fd, bool& woken) {

@@ -23,7 +23,12 @@ using Clock = std::chrono::steady_clock;
 
 /// The rows of one statement's answer, as text (NULL = nullopt).
 struct SqlRows {
-    std::vector<std::vector<std::optional<std::string>>> rows;
+    /// Row after row, columns() cells each (one allocation per answer, not one per row).
+    std::vector<std::optional<std::string>> cells;
+    std::size_t columns = 0;
+    /// How many rows there are.
+    std::size_t size() const { return columns == 0 ? 0 : cells.size() / columns; }
+    bool empty() const { return size() == 0; }
     /// Row r's column c ("" when NULL or missing).
     std::string at(std::size_t r, std::size_t c) const;
     bool null(std::size_t r, std::size_t c) const;
@@ -65,7 +70,8 @@ class SqlSession {
     /// Whether the session holds a lock now, for the watch: its end is then a loss to tell.
     /// Set under m; cleared by a release before it takes m.
     std::atomic<bool> holds{false};
-    /// Whether its socket is in the watch's set (from its first holding to its end). Under m.
+    /// Whether its socket is in the watch's set (from its first holding to its end): the
+    /// watch then hears the server end it, and a statement does not look first. Under m.
     bool watched = false;
 
   protected:

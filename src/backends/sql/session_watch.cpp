@@ -66,10 +66,12 @@ void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
         watched_[fd] = s;
         if (!thread_.running()) thread_ = Background([this] { loop(); });
     }
-    s->watched = true;
     // Outside m_: the session is open (its m is held), so fd is still its socket; the loop
     // finds it in watched_ already. A socket the server ended before this is told at once.
-    if (!arm(epoll_, fd, EPOLL_CTL_ADD) && errno == EEXIST) arm(epoll_, fd, EPOLL_CTL_MOD);
+    // Only an armed one counts as watched: its statements no longer look for the end
+    // themselves.
+    s->watched =
+        arm(epoll_, fd, EPOLL_CTL_ADD) || (errno == EEXIST && arm(epoll_, fd, EPOLL_CTL_MOD));
 }
 
 void SessionWatch::unwatch(SqlSession& s) noexcept {

@@ -197,7 +197,9 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         }
         std::unique_lock lock(s->m);
         std::vector<SqlRows> rows;
-        auto st = s->run(held->farewell + dialect_->give_back(held->keys, held->shared), by, rows);
+        auto bye = dialect_->give_back(held->keys, held->shared);
+        if (!held->farewell.empty()) bye.insert(0, held->farewell);
+        auto st = s->run(bye, by, rows);
         auto v = verdict_of(st);
         if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
         if (v.is == Verdict::Is::unknown) held->orphaned(s->id);
