@@ -55,7 +55,8 @@ class SqlSession {
     /// Reads what the server sent an idle session (called with m held, no statement
     /// running): true when it ended the session (an operator, the idle timeout, a shutdown),
     /// which closes the connection. Heard before a statement is sent, that is a session lost
-    /// with nothing of the statement done, not an unknown outcome.
+    /// with nothing of the statement done, not an unknown outcome (run() asks only when the
+    /// watch does not vouch for the session: `watched`).
     virtual bool ended_while_idle() = 0;
 
     /// Serializes statements from the holder's thread, the renewer and the watch.
@@ -70,9 +71,13 @@ class SqlSession {
     /// Whether the session holds a lock now, for the watch: its end is then a loss to tell.
     /// Set under m; cleared by a release before it takes m.
     std::atomic<bool> holds{false};
-    /// Whether its socket is in the watch's set (from its first holding to its end): the
-    /// watch then hears the server end it, and a statement does not look first. Under m.
-    bool watched = false;
+    /// Whether the watch vouches for the session (its socket is armed in the watch's set):
+    /// the watch then hears the server end it, and a statement does not look first. Set
+    /// under m; the watch's thread clears it when it cannot vouch any more (an end it heard
+    /// while a statement ran, its own end). In the moment between the server's end and the
+    /// watch's thread hearing it, a statement is sent and reports unknown_outcome, as one
+    /// the server ends while it runs does.
+    std::atomic<bool> watched{false};
 
   protected:
     /// The connection's socket while it is open; -1 once closed (alive() and socket()).

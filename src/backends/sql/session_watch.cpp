@@ -54,6 +54,7 @@ void SessionWatch::stop() noexcept {
     if (wake_ >= 0) [[maybe_unused]]
         auto n = ::write(wake_, &one, sizeof one);
     thread_.end();
+    forsake();
 }
 
 void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
@@ -78,6 +79,14 @@ void SessionWatch::unwatch(SqlSession& s) noexcept {
     s.holds = false;
 }
 
+void SessionWatch::forsake() noexcept {
+    std::lock_guard lock(m_);
+    stopped_ = true;
+    for (auto& [fd, w] : watched_)
+        if (auto s = w.lock()) s->watched = false;  // their statements look for themselves
+    watched_.clear();
+}
+
 void SessionWatch::loop() {
     std::map<int, Clock::time_point> busy;  // sockets to re-arm, and when
     std::array<epoll_event, 16> events{};
@@ -91,7 +100,7 @@ void SessionWatch::loop() {
                        .count()));
         }
         int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), timeout);
-        if (n < 0 && errno != EINTR) return;
+        if (n < 0 && errno != EINTR) return forsake();
         auto now = Clock::now();
         bool ended = false;
         std::unique_lock lock(m_);
@@ -112,6 +121,8 @@ void SessionWatch::loop() {
             if (!s || s->socket() != fd) continue;
             std::unique_lock statement(s->m, std::try_to_lock);
             if (!statement.owns_lock()) {
+                // Until it is re-armed, the session's next statement looks for itself.
+                s->watched = false;
                 busy[fd] = now + kBusy;
             } else if (s->ended_while_idle()) {
                 watched_.erase(w);

@@ -40,6 +40,8 @@ class SessionWatch {
 
   private:
     void loop();
+    // The thread ends on an error of its own: nothing is watched from now on.
+    void forsake() noexcept;
 
     const std::function<void()> ended_;
     int epoll_ = -1;
