@@ -106,6 +106,45 @@ TEST(RedlockPrimitives, AFailedReentrantAttemptGivesBackWhatItWasGranted) {
     slow2.stall_replies(false);
 }
 
+TEST(RedlockPrimitives, AReentrysGiveBackThatRanUnheardIsNotSentAgain) {
+    // An owner re-enters: node 0 grants and is heard, nodes 1 and 2 are not, so the round
+    // fails and gives node 0's grant back. That give-back runs, and its answer is lost. Its
+    // bound is the re-entry's fence, the outer holding's too: sent again, it would count the
+    // outer hold down on node 0 as well.
+    RedlockNodes c(3);
+    TcpProxy slow0(c[0].port()), slow1(c[1].port()), slow2(c[2].port());
+    auto a = deadbolt::Client::connect(deadbolt::test::redlock_url(
+        {slow0.port(), slow1.port(), slow2.port()}, "command_timeout=1s"));
+    auto m = a.reentrant_mutex("job");
+    m.lock();
+    m.lock();
+    m.unlock();
+    for (int i = 0; i < 3; ++i)  // the give-back's script too: no NOSCRIPT round trip below
+        c[i].raw().cmd({"SCRIPT", "LOAD", deadbolt::detail::reentrant_kind().give_back->source});
+    auto node0 = c[0].raw();
+    const auto count = [&] { return node0.cmd({"HGET", "job", m.owner()}).str; };
+    ASSERT_EQ(count(), "1");
+    slow1.stall_replies(true);
+    slow2.stall_replies(true);
+    std::thread losing([&] {
+        // Node 0's grant ran: its answer is on its way through the proxy; hold back what
+        // comes after it (the give-back's answer, once the round ends at 1 s).
+        if (eventually([&] { return count() == "2"; }, 900ms)) std::this_thread::sleep_for(100ms);
+        slow0.stall_replies(true);
+    });
+    EXPECT_EQ(code_of([&] { EXPECT_FALSE(m.try_lock()); }), errc::no_quorum);
+    losing.join();
+    ASSERT_TRUE(eventually([&] { return count() == "1"; }, 3s))
+        << "node 0's grant was not heard, or its give-back did not run (a loaded machine)";
+    slow0.stall_replies(false);
+    slow1.stall_replies(false);
+    slow2.stall_replies(false);
+    std::this_thread::sleep_for(1500ms);  // a give-back left to the background goes by now
+    EXPECT_EQ(count(), "1") << "the give-back was sent again and took the outer hold";
+    EXPECT_EQ(m.hold_count(), 1u);
+    m.unlock();
+}
+
 TEST(RedlockPrimitives, RWLockReadersShareAndExcludeTheWriter) {
     RedlockNodes c(3);
     auto a = deadbolt::Client::connect(c.url());
