@@ -25,10 +25,20 @@ def load(*parts):
         return json.load(f)
 
 
+def each_us(runs):
+    """Client CPU per cycle in µs of each repetition that has it."""
+    return [1e6 * r["cpu_s"] / r["cycles"] for r in runs if r.get("cycles") and "cpu_s" in r]
+
+
 def per_cycle_us(runs):
     """Median client CPU per cycle in µs over the repetitions, or None."""
-    vals = [1e6 * r["cpu_s"] / r["cycles"] for r in runs if r.get("cycles") and "cpu_s" in r]
+    vals = each_us(runs)
     return statistics.median(vals) if vals else None
+
+
+def rep_ratios(raw, ours):
+    """deadbolt / raw of each repetition, paired as the harness ran them (side by side)."""
+    return [d / r for r, d in zip(each_us(raw), each_us(ours)) if r > 0]
 
 
 def rows():
@@ -84,17 +94,21 @@ def main():
     args = ap.parse_args()
     lines = ["Client CPU per acquire+release cycle, deadbolt against the engine's raw client (the same "
              f"requests, no library logic), from the committed results (`python3 bench/cpu_budget.py`); "
-             f"budget ≤ {BUDGET}x. Medians of the repetitions. Results of: Redis {started('results.json')}, "
+             f"budget ≤ {BUDGET}x. Medians of the repetitions; \"per repetition\" is the lowest and "
+             "highest ratio of one repetition's pair (run side by side), which shows how far one "
+             f"sitting's noise moves a row. Results of: Redis {started('results.json')}, "
              f"etcd {started('etcd', 'results.json')}, ZooKeeper {started('zk', 'results.json')}, "
              f"databases {started('db', 'results.json')}, memcached {started('mc', 'results.json')}.", "",
-             "| engine | row | raw client | raw µs/cycle | deadbolt µs/cycle | deadbolt / raw | within budget |",
-             "|---|---|---|---|---|---|---|"]
+             "| engine | row | raw client | raw µs/cycle | deadbolt µs/cycle | deadbolt / raw | per repetition | within budget |",
+             "|---|---|---|---|---|---|---|---|"]
     for engine, row, raw_name, raw, ours in rows():
         r, d = per_cycle_us(raw), per_cycle_us(ours)
         if r is None or d is None:
             continue
         ratio = d / r
-        lines.append(f"| {engine} | {row} | {raw_name} | {r:.1f} | {d:.1f} | {ratio:.2f}x | "
+        each = rep_ratios(raw, ours)
+        spread = f"{min(each):.2f}..{max(each):.2f}x" if len(each) > 1 else ""
+        lines.append(f"| {engine} | {row} | {raw_name} | {r:.1f} | {d:.1f} | {ratio:.2f}x | {spread} | "
                      f"{'yes' if ratio <= BUDGET else 'no'} |")
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
