@@ -132,7 +132,7 @@ bool LeaseState::release_may_take_another() const {
     if (owner.empty()) return false;
     if (!owner_only_here) return true;
     // ReentrantMutex counts a holding off before it releases it.
-    return client->reentrant_holds(client->options.key_prefix + name, owner, 0) > 0;
+    return client->reentrant_holds(name, owner) > 0;
 }
 
 Status LeaseState::not_ours_at_release() const {

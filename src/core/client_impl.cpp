@@ -42,13 +42,24 @@ EventLoop& ClientImpl::loop() {
     return *loop_;
 }
 
-int ClientImpl::reentrant_holds(const std::string& key, const std::string& owner, int delta) {
+int ClientImpl::reentrant_holds(std::string_view name, std::string_view owner) const noexcept {
     std::lock_guard lk(reentrant_m_);
-    auto& n = reentrant_holds_[key + '\0' + owner];
-    n += delta;
-    int now = n;
-    if (n <= 0) reentrant_holds_.erase(key + '\0' + owner);
-    return now;
+    auto it = reentrant_holds_.find(std::pair(name, owner));
+    return it == reentrant_holds_.end() ? 0 : it->second;
+}
+
+void ClientImpl::reserve_reentrant_hold(std::string_view name, std::string_view owner) {
+    std::lock_guard lk(reentrant_m_);
+    if (!reentrant_holds_.contains(std::pair(name, owner)))
+        reentrant_holds_.emplace(std::pair(std::string(name), std::string(owner)), 0);
+}
+
+void ClientImpl::count_reentrant_hold(std::string_view name, std::string_view owner,
+                                      int delta) noexcept {
+    std::lock_guard lk(reentrant_m_);
+    auto it = reentrant_holds_.find(std::pair(name, owner));
+    if (it == reentrant_holds_.end()) return;
+    if ((it->second += delta) <= 0) reentrant_holds_.erase(it);
 }
 
 }  // namespace deadbolt::detail

@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/event_loop.hpp"
@@ -34,11 +36,16 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     /// A deadline one command timeout from now.
     Clock::time_point deadline() const { return Clock::now() + options.command_timeout; }
 
-    /// Holdings of reentrant locks under their default owner (key, owner), counted across
+    /// Holdings of reentrant locks under their default owner (name, owner), counted across
     /// this client's handles: they share reentrancy in one thread, as Redisson's do, and a
     /// holding the engine shows that is not counted here is a leftover, not a re-entry.
-    /// Adds delta and returns the count.
-    int reentrant_holds(const std::string& key, const std::string& owner, int delta);
+    /// The count now. Never throws.
+    int reentrant_holds(std::string_view name, std::string_view owner) const noexcept;
+    /// Makes room to count a holding of owner on name; throws bad_alloc, counting nothing.
+    void reserve_reentrant_hold(std::string_view name, std::string_view owner);
+    /// Counts a holding on (+1, after reserve_reentrant_hold; without it, nothing) or off
+    /// (-1). Never throws: unlock() and destructors count off.
+    void count_reentrant_hold(std::string_view name, std::string_view owner, int delta) noexcept;
 
     /// The engine's capability get (&Store::latches, ...), or its refusal thrown (UsageError).
     template <class C>
@@ -66,8 +73,17 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
         void doubt(Store::Concerns concerns) noexcept;
     };
     std::shared_ptr<DoubtGate> doubts_;
-    std::mutex reentrant_m_;
-    std::map<std::string, int> reentrant_holds_;
+    // (name, owner), looked up by views: counting off allocates nothing.
+    struct HoldLess {
+        using is_transparent = void;
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const noexcept {
+            return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+                   std::pair<std::string_view, std::string_view>(b.first, b.second);
+        }
+    };
+    mutable std::mutex reentrant_m_;
+    std::map<std::pair<std::string, std::string>, int, HoldLess> reentrant_holds_;
     std::mutex loop_m_;
     std::unique_ptr<EventLoop> loop_;  // last: stopped (its work drained) before the rest goes
 };

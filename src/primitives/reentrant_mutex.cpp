@@ -27,8 +27,7 @@ ReentrantMutex::~ReentrantMutex() {
     // its release (which then knows whether the owner holds on: LeaseState).
     for (auto& [owner, leases] : held) {
         while (!leases.empty()) {
-            if (owner_.empty())
-                client_->reentrant_holds(client_->options.key_prefix + name_, owner, -1);
+            if (owner_.empty()) client_->count_reentrant_hold(name_, owner, -1);
             leases.pop_back();
         }
     }
@@ -53,13 +52,12 @@ bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec)
     std::string who = owner();
     detail::LockSpec spec = detail::spec_of(detail::Shape::reentrant, name_, options_);
     spec.owner = who;
-    const std::string key = client_->options.key_prefix + name_;
     spec.owner_only_here = owner_.empty();
     if (owner_.empty()) {
         // Only this client uses its default owner: if none of its handles holds the lock, a
         // holding of ours on the server is a leftover (a grant whose reply was lost, data
         // rolled back by a restart or failover) and gets a new holding and a new fence.
-        spec.reentry = client_->reentrant_holds(key, who, 0) > 0;
+        spec.reentry = client_->reentrant_holds(name_, who) > 0;
         spec.leftover_is_new = !spec.reentry;
     } else {
         std::lock_guard lk(m_);
@@ -67,9 +65,18 @@ bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec)
     }
     Lease l;
     if (!detail::take(client_, spec, deadline, l, ec)) return false;
-    if (owner_.empty()) client_->reentrant_holds(key, who, 1);
+    // Counted on only once it is kept: a holding that could not be (no memory) is released
+    // by l's destructor, uncounted, as the owner's count says.
+    if (owner_.empty()) client_->reserve_reentrant_hold(name_, who);
     std::lock_guard lk(m_);
-    held_[who].push_back(std::move(l));
+    auto it = held_.try_emplace(who).first;
+    try {
+        it->second.push_back(std::move(l));
+    } catch (...) {  // unlock() must never find an owner with no holding
+        if (it->second.empty()) held_.erase(it);
+        throw;
+    }
+    if (owner_.empty()) client_->count_reentrant_hold(name_, who, 1);
     return true;
 }
 
@@ -99,7 +106,7 @@ void ReentrantMutex::unlock() noexcept {
         last.emplace(std::move(it->second.back()));
         it->second.pop_back();
         if (it->second.empty()) held_.erase(it);
-        if (owner_.empty()) client_->reentrant_holds(client_->options.key_prefix + name_, who, -1);
+        if (owner_.empty()) client_->count_reentrant_hold(name_, who, -1);
     } catch (...) {
         return;  // owner() could not allocate: nothing was taken out
     }
