@@ -48,18 +48,18 @@ int ClientImpl::reentrant_holds(std::string_view name, std::string_view owner) c
     return it == reentrant_holds_.end() ? 0 : it->second;
 }
 
-void ClientImpl::reserve_reentrant_hold(std::string_view name, std::string_view owner) {
+void ClientImpl::count_reentrant_hold_on(std::string_view name, std::string_view owner) {
     std::lock_guard lk(reentrant_m_);
-    if (!reentrant_holds_.contains(std::pair(name, owner)))
-        reentrant_holds_.emplace(std::pair(std::string(name), std::string(owner)), 0);
+    if (auto it = reentrant_holds_.find(std::pair(name, owner)); it != reentrant_holds_.end())
+        ++it->second;
+    else
+        reentrant_holds_.emplace(std::pair(std::string(name), std::string(owner)), 1);
 }
 
-void ClientImpl::count_reentrant_hold(std::string_view name, std::string_view owner,
-                                      int delta) noexcept {
+void ClientImpl::count_reentrant_hold_off(std::string_view name, std::string_view owner) noexcept {
     std::lock_guard lk(reentrant_m_);
     auto it = reentrant_holds_.find(std::pair(name, owner));
-    if (it == reentrant_holds_.end()) return;
-    if ((it->second += delta) <= 0) reentrant_holds_.erase(it);
+    if (it != reentrant_holds_.end() && --it->second <= 0) reentrant_holds_.erase(it);
 }
 
 }  // namespace deadbolt::detail

@@ -41,11 +41,10 @@ struct ClientImpl : std::enable_shared_from_this<ClientImpl> {
     /// holding the engine shows that is not counted here is a leftover, not a re-entry.
     /// The count now. Never throws.
     int reentrant_holds(std::string_view name, std::string_view owner) const noexcept;
-    /// Makes room to count a holding of owner on name; throws bad_alloc, counting nothing.
-    void reserve_reentrant_hold(std::string_view name, std::string_view owner);
-    /// Counts a holding on (+1, after reserve_reentrant_hold; without it, nothing) or off
-    /// (-1). Never throws: unlock() and destructors count off.
-    void count_reentrant_hold(std::string_view name, std::string_view owner, int delta) noexcept;
+    /// Counts a holding of owner on name on; throws bad_alloc, counting nothing.
+    void count_reentrant_hold_on(std::string_view name, std::string_view owner);
+    /// Counts one off. Never throws: unlock() and destructors count off.
+    void count_reentrant_hold_off(std::string_view name, std::string_view owner) noexcept;
 
     /// The engine's capability get (&Store::latches, ...), or its refusal thrown (UsageError).
     template <class C>

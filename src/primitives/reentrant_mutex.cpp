@@ -27,7 +27,7 @@ ReentrantMutex::~ReentrantMutex() {
     // its release (which then knows whether the owner holds on: LeaseState).
     for (auto& [owner, leases] : held) {
         while (!leases.empty()) {
-            if (owner_.empty()) client_->count_reentrant_hold(name_, owner, -1);
+            if (owner_.empty()) client_->count_reentrant_hold_off(name_, owner);
             leases.pop_back();
         }
     }
@@ -65,18 +65,22 @@ bool ReentrantMutex::lock_until(clock::time_point deadline, std::error_code* ec)
     }
     Lease l;
     if (!detail::take(client_, spec, deadline, l, ec)) return false;
-    // Counted on only once it is kept: a holding that could not be (no memory) is released
-    // by l's destructor, uncounted, as the owner's count says.
-    if (owner_.empty()) client_->reserve_reentrant_hold(name_, who);
-    std::lock_guard lk(m_);
-    auto it = held_.try_emplace(who).first;
+    // A holding that cannot be counted or kept (no memory) is released by l's destructor,
+    // after the count is set back: its release then knows whether the owner holds on.
+    if (owner_.empty()) client_->count_reentrant_hold_on(name_, who);
     try {
-        it->second.push_back(std::move(l));
-    } catch (...) {  // unlock() must never find an owner with no holding
-        if (it->second.empty()) held_.erase(it);
+        std::lock_guard lk(m_);
+        auto it = held_.try_emplace(who).first;
+        try {
+            it->second.push_back(std::move(l));
+        } catch (...) {  // unlock() must never find an owner with no holding
+            if (it->second.empty()) held_.erase(it);
+            throw;
+        }
+    } catch (...) {
+        if (owner_.empty()) client_->count_reentrant_hold_off(name_, who);
         throw;
     }
-    if (owner_.empty()) client_->count_reentrant_hold(name_, who, 1);
     return true;
 }
 
@@ -106,7 +110,7 @@ void ReentrantMutex::unlock() noexcept {
         last.emplace(std::move(it->second.back()));
         it->second.pop_back();
         if (it->second.empty()) held_.erase(it);
-        if (owner_.empty()) client_->count_reentrant_hold(name_, who, -1);
+        if (owner_.empty()) client_->count_reentrant_hold_off(name_, who);
     } catch (...) {
         return;  // owner() could not allocate: nothing was taken out
     }
