@@ -66,13 +66,15 @@ void SessionWatch::watch(const std::shared_ptr<SqlSession>& s) {
         if (stopped_ || fd < 0) return;
         watched_[fd] = s;
         if (!thread_.running()) thread_ = Background([this] { loop(); });
+        // Vouched for before it is armed (no statement runs meanwhile: the caller holds s->m),
+        // so that the loop's clear (an end heard at once) or forsake()'s is not overwritten.
+        s->watched = true;
     }
     // Outside m_: the session is open (its m is held), so fd is still its socket; the loop
     // finds it in watched_ already. A socket the server ended before this is told at once.
-    // Only an armed one counts as watched: its statements no longer look for the end
-    // themselves.
-    s->watched =
-        arm(epoll_, fd, EPOLL_CTL_ADD) || (errno == EEXIST && arm(epoll_, fd, EPOLL_CTL_MOD));
+    // One that cannot be armed is not vouched for: its statements look for the end themselves.
+    if (!arm(epoll_, fd, EPOLL_CTL_ADD) && !(errno == EEXIST && arm(epoll_, fd, EPOLL_CTL_MOD)))
+        s->watched = false;
 }
 
 void SessionWatch::unwatch(SqlSession& s) noexcept {
