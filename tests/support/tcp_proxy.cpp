@@ -81,10 +81,12 @@ void TcpProxy::pump(int c, int s) {
         }
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = ::read(s, buf, sizeof buf);
-            if (n <= 0)
+            if (n <= 0) {
                 closed = true;
-            else
+            } else {
                 down.append(buf, size_t(n));
+                if (stall_down_) held_down_ += size_t(n);
+            }
         }
         if (!stall_up_ && !up.empty()) {
             if (::send(s, up.data(), up.size(), MSG_NOSIGNAL) < 0) closed = true;
@@ -92,6 +94,7 @@ void TcpProxy::pump(int c, int s) {
         }
         if (!stall_down_ && !down.empty()) {
             if (::send(c, down.data(), down.size(), MSG_NOSIGNAL) < 0) closed = true;
+            passed_down_ += down.size();
             down.clear();
         }
         if (closed) break;

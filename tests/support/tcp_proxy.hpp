@@ -2,8 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,6 +19,10 @@ class TcpProxy {
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
     /// While set, bytes from the server to clients are held back (replies "lost").
     void stall_replies(bool on) { stall_down_ = on; }
+    /// Bytes of replies passed on to clients so far.
+    std::size_t replies_passed() const { return passed_down_; }
+    /// Bytes of replies that arrived while stall_replies was set.
+    std::size_t replies_held() const { return held_down_; }
     /// While set, bytes from clients to the server are held back.
     void stall_requests(bool on) { stall_up_ = on; }
     /// While set, the proxy reads nothing from clients, so their sockets' buffers fill up
@@ -37,6 +43,7 @@ class TcpProxy {
     int listen_fd_ = -1;
     std::atomic<bool> stop_{false}, stall_down_{false}, stall_up_{false}, freeze_up_{false};
     std::atomic<unsigned> cut_gen_{0};
+    std::atomic<std::size_t> passed_down_{0}, held_down_{0};
     std::mutex m_;
     std::vector<std::thread> threads_;
     std::thread acceptor_;
