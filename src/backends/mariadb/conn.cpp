@@ -252,9 +252,7 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to MariaDB at {} is closed", where_));
-    // A watched session's end is heard by the watch's thread (SessionWatch), not here: a
-    // system call per statement saved.
-    if (!watched && ended_while_idle())
+    if (ended_before_statement())
         return Status::error(errc::connection_lost,
                              fmt::format("MariaDB at {} ended the session", where_));
     bool woken = false;

@@ -186,9 +186,7 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         return Status::error(sent ? errc::unknown_outcome : errc::timeout,
                              fmt::format("no answer from PostgreSQL at {} in time", where_));
     };
-    // A watched session's end is heard by the watch's thread (SessionWatch): looking here
-    // too cost a system call per statement, a sixth of a cycle's.
-    if (!watched && ended_while_idle())
+    if (ended_before_statement())
         return Status::error(errc::connection_lost,
                              fmt::format("PostgreSQL at {} ended the session", where_));
     if (!PQsendQuery(c_, text_.c_str())) return broke("lost the connection to");

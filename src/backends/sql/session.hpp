@@ -55,9 +55,14 @@ class SqlSession {
     /// Reads what the server sent an idle session (called with m held, no statement
     /// running): true when it ended the session (an operator, the idle timeout, a shutdown),
     /// which closes the connection. Heard before a statement is sent, that is a session lost
-    /// with nothing of the statement done, not an unknown outcome (run() asks only when the
-    /// watch does not vouch for the session: `watched`).
+    /// with nothing of the statement done, not an unknown outcome (run() asks through
+    /// ended_before_statement()).
     virtual bool ended_while_idle() = 0;
+    /// Whether the server ended the session before a statement is sent (called by run(),
+    /// with m held): heard by the watch's thread for a session it vouches for (`watched`),
+    /// so that the statement costs no system call of its own; read here (ended_while_idle)
+    /// for any other.
+    bool ended_before_statement() { return !watched && ended_while_idle(); }
 
     /// Serializes statements from the holder's thread, the renewer and the watch.
     std::mutex m;
