@@ -21,6 +21,7 @@ struct AcquireOptions;
 
 namespace detail {
 struct ClientImpl;
+class SpareClaim;
 /// How a Mutex takes its lock: plain (SET NX), fair (FIFO queue), or as an RWLock's writer.
 enum class LockFlavor : unsigned char { plain, fair, write, multi };
 using AsyncDone = std::function<void(std::error_code)>;
@@ -105,6 +106,8 @@ class Mutex {
     std::optional<Lease> lease_;
     detail::LockFlavor flavor_;
     std::vector<std::string> names_;
+    // The claim kept between this lock's acquisitions (null once moved from).
+    std::unique_ptr<detail::SpareClaim> spare_;
 };
 
 namespace detail {

@@ -8,6 +8,7 @@
 #include "core/client_impl.hpp"
 #include "core/grant.hpp"
 #include "core/lease_state.hpp"
+#include "core/spare_claim.hpp"
 #include "core/store.hpp"
 #include "core/token.hpp"
 #include "core/waiting.hpp"
@@ -49,17 +50,36 @@ class LocalTurn {
     const std::string& line_;
 };
 
+// The claim goes back to the lock object's spare when the acquisition ends with an answer;
+// one that ends with an exception is destroyed, as it may be part way through an attempt.
+class KeptClaim {
+  public:
+    KeptClaim(SpareClaim* spare, std::unique_ptr<Claim>& claim)
+        : spare_(spare), claim_(claim), exceptions_(std::uncaught_exceptions()) {}
+    ~KeptClaim() {
+        if (spare_ && std::uncaught_exceptions() == exceptions_) spare_->keep(std::move(claim_));
+    }
+    KeptClaim(const KeptClaim&) = delete;
+    KeptClaim& operator=(const KeptClaim&) = delete;
+
+  private:
+    SpareClaim* spare_;
+    std::unique_ptr<Claim>& claim_;
+    int exceptions_;
+};
+
 }  // namespace
 
 Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& asked,
-                    const AcquireOptions& how, Status& status) {
+                    const AcquireOptions& how, Status& status, SpareClaim* spare) {
     auto started = Clock::now();
     ClientImpl& c = *client;
     Store& store = *c.store;
     if (status = admissible(store, asked); !status.ok()) return {};
     std::optional<LockSpec> cut;
     const LockSpec& spec = fitted(store, asked, cut);
-    auto claim = store.open(spec, how.cancel);
+    auto claim = spare ? spare->take(store, spec, how.cancel) : store.open(spec, how.cancel);
+    KeptClaim kept(spare, claim);
     const ClaimTraits& traits = claim->traits();
     Attempted a;
     std::uint32_t refusals = 0;

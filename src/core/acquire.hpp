@@ -17,12 +17,13 @@ class Lease;
 namespace deadbolt::detail {
 
 struct ClientImpl;
+class SpareClaim;
 
 /// Acquires spec on the client's store as how says (deadline, cancel, on_wait). Returns the
 /// lease; on failure an empty Lease, with status saying why (not_acquired when the deadline
 /// passed, cancelled, invalid_argument for a spec the store cannot keep, or the engine's
-/// error).
+/// error). With spare (the lock object's), the claim is taken from it and left in it again.
 Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
-                    const AcquireOptions& how, Status& status);
+                    const AcquireOptions& how, Status& status, SpareClaim* spare = nullptr);
 
 }  // namespace deadbolt::detail

@@ -126,6 +126,15 @@ class Claim : public Waker {
     virtual void cancel_wait() noexcept {}
     /// confirm() without blocking.
     virtual void async_confirm(std::function<void(Status)> done);
+
+    /// Ends this claim's acquisition as its destructor would (what it took and did not hand
+    /// over goes back) and readies it for another acquisition of the same spec: true when it
+    /// can be reopened (SpareClaim keeps it), false, the default, when it must be destroyed.
+    /// Never throws.
+    virtual bool recycle() noexcept { return false; }
+    /// Starts a recycled claim's next acquisition, cancelled by cancel, as a claim the store
+    /// just opened would.
+    virtual void reopen(const std::stop_token& cancel) { (void)cancel; }
 };
 
 /// An engine that keeps locks.

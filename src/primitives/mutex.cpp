@@ -4,6 +4,7 @@
 #include "core/client_impl.hpp"
 #include "core/lease_state.hpp"
 #include "core/lock_spec.hpp"
+#include "core/spare_claim.hpp"
 #include "deadbolt/client.hpp"
 #include "deadbolt/error.hpp"
 #include "deadbolt/fair_mutex.hpp"
@@ -40,7 +41,8 @@ Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, Mutex
     : client_(std::move(client)),
       name_(std::move(name)),
       options_(std::move(options)),
-      flavor_(flavor) {}
+      flavor_(flavor),
+      spare_(std::make_unique<detail::SpareClaim>()) {}
 
 Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> names,
              MutexOptions options)
@@ -48,7 +50,8 @@ Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string
       name_(detail::multi_display_name(names)),
       options_(std::move(options)),
       flavor_(detail::LockFlavor::multi),
-      names_(std::move(names)) {}
+      names_(std::move(names)),
+      spare_(std::make_unique<detail::SpareClaim>()) {}
 
 Mutex::Mutex(Mutex&& other) noexcept
     : client_(std::move(other.client_)),
@@ -56,7 +59,8 @@ Mutex::Mutex(Mutex&& other) noexcept
       options_(std::move(other.options_)),
       lease_(std::move(other.lease_)),
       flavor_(other.flavor_),
-      names_(std::move(other.names_)) {
+      names_(std::move(other.names_)),
+      spare_(std::move(other.spare_)) {
     other.lease_.reset();
 }
 
@@ -82,7 +86,8 @@ bool Mutex::try_lock(std::error_code& ec) noexcept {
 
 bool Mutex::lock_until(clock::time_point deadline) {
     Lease l;
-    if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, nullptr))
+    if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, nullptr,
+                      spare_.get()))
         return false;
     std::lock_guard lk(m_);
     lease_.emplace(std::move(l));
@@ -92,7 +97,8 @@ bool Mutex::lock_until(clock::time_point deadline) {
 bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
     return detail::without_throwing(ec, [&] {
         Lease l;
-        if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, &ec))
+        if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, &ec,
+                          spare_.get()))
             return false;
         std::lock_guard lk(m_);
         lease_.emplace(std::move(l));

@@ -19,7 +19,7 @@ namespace deadbolt::detail {
 /// set when granted; false when the deadline passed. Other failures throw, or when ec is
 /// given they are stored there (and false returned) without throwing.
 bool take(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec,
-          Clock::time_point deadline, Lease& out, std::error_code* ec);
+          Clock::time_point deadline, Lease& out, std::error_code* ec, SpareClaim* spare = nullptr);
 
 /// For the noexcept std::error_code overloads: runs f; if it throws (building a spec's strings,
 /// the one thing left to fail once take() has ec, can only run out of memory), sets ec to

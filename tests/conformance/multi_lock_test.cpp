@@ -37,6 +37,30 @@ TYPED_TEST(MultiLockContract, TakesEveryNameOrNone) {
     EXPECT_THROW(b.acquire(names[2], {}, {.deadline = Clock::now()}), LockError);
 }
 
+// A MultiLock object that gave up with part of its names taken leaves none of them behind,
+// and its next lock takes them all (its claim is kept between acquisitions). Each name is
+// the blocked one in turn: an engine takes names in an order of its own, and those before
+// the blocked one are held while it waits.
+TYPED_TEST(MultiLockContract, AMultiLockThatGaveUpKeepsNothingAndTakesAllNextTime) {
+    std::vector<std::string> names{this->name("a"), this->name("b"), this->name("c")};
+    auto a = this->connect(), b = this->connect();
+    auto all = a.multi_lock(names);
+    for (const auto& blocked : names) {
+        auto blocker = b.acquire(blocked);
+        EXPECT_FALSE(all.try_lock_for(200ms)) << blocked;
+        for (const auto& n : names)
+            if (n != blocked)
+                EXPECT_TRUE(b.acquire(n, {}, {.deadline = Clock::now()}).valid())
+                    << n << " was left held when " << blocked << " was blocked";
+    }
+    ASSERT_TRUE(all.try_lock_for(10s));
+    for (const auto& n : names)
+        EXPECT_THROW(b.acquire(n, {}, {.deadline = Clock::now()}), LockError) << n;
+    all.unlock();
+    for (const auto& n : names)
+        EXPECT_TRUE(b.acquire(n, {}, {.deadline = Clock::now()}).valid()) << n;
+}
+
 TYPED_TEST(MultiLockContract, AWaiterIsWokenByTheReleaseOfTheNameItWaitsFor) {
     std::vector<std::string> names{this->name("a"), this->name("b")};
     auto a = this->connect(), b = this->connect();

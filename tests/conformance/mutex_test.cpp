@@ -37,6 +37,31 @@ TYPED_TEST(MutexContract, FencesStrictlyIncreaseAcrossClients) {
     }
 }
 
+// A Mutex object keeps what it worked out for its name from one acquisition to the next
+// (SpareClaim): each must still start as new, after a grant, a wait given up or a refusal.
+TYPED_TEST(MutexContract, AMutexLockedAgainAndAgainStartsAsNewEachTime) {
+    auto n = this->name("job");
+    auto a = this->connect(), b = this->connect();
+    auto m = a.mutex(n);
+    std::uint64_t last = 0;
+    for (int i = 0; i < 3; ++i) {
+        m.lock();
+        EXPECT_GT(m.lease().fence(), last) << i;
+        last = m.lease().fence();
+        EXPECT_THROW(b.acquire(n, {}, {.deadline = Clock::now()}), LockError) << i;
+        m.unlock();
+    }
+    auto blocker = b.acquire(n);
+    EXPECT_FALSE(m.try_lock_for(300ms));  // waited, then gave up
+    EXPECT_FALSE(m.try_lock());           // refused at once
+    blocker.release();
+    ASSERT_TRUE(m.try_lock_for(10s));
+    EXPECT_GT(m.lease().fence(), blocker.fence());
+    m.unlock();
+    // Nothing of m's is left on the server: another client takes the lock at once.
+    EXPECT_TRUE(b.acquire(n, {}, {.deadline = Clock::now()}).valid());
+}
+
 TYPED_TEST(MutexContract, AWaiterIsWokenByTheReleaseNotByTheTtl) {
     auto n = this->name("job");
     auto a = this->connect(), b = this->connect();

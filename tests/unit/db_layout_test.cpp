@@ -39,7 +39,8 @@ TEST(PgKeys, KeysKeptPerThreadAreTheNamesOwnWhateverCameBetween) {
 }
 
 TEST(PgKeys, AMultiLocksKeysAreSortedOnceEach) {
-    auto keys = sorted_keys({"x", "orders:42", "x"});
+    const std::vector<std::string> names{"x", "orders:42", "x"};
+    auto keys = sorted_keys(names);
     ASSERT_EQ(keys.size(), 2u);
     EXPECT_LT(keys[0], keys[1]);
     EXPECT_EQ(bytea_value(bytea_literal(std::string("a\0\xff'", 4)).substr(1, 10)),

@@ -248,7 +248,7 @@ Status MyConn::error(bool sent) {
 
 Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
                    int wake_fd) {
-    out.clear();
+    SqlAnswers answers(out);
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to MariaDB at {} is closed", where_));
@@ -284,10 +284,9 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         if (!drive(mysql_store_result_start(&res, db_),
                    [&](int ready) { return mysql_store_result_cont(&res, db_, ready); }))
             return lapsed();
-        SqlRows rows;
         if (res) {
             unsigned fields = mysql_num_fields(res);
-            rows.columns = fields;
+            SqlRows& rows = answers.next(fields);
             rows.cells.reserve(mysql_num_rows(res) * fields);
             while (MYSQL_ROW row = mysql_fetch_row(res)) {
                 auto* lengths = mysql_fetch_lengths(res);
@@ -299,8 +298,9 @@ Status MyConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
             mysql_free_result(res);
         } else if (mysql_field_count(db_) != 0) {
             return error(true);
+        } else {
+            answers.next(0);
         }
-        out.push_back(std::move(rows));
         int more = 0;
         if (!drive(mysql_next_result_start(&more, db_),
                    [&](int ready) { return mysql_next_result_cont(&more, db_, ready); }))

@@ -20,7 +20,7 @@ MyDialect::MyDialect(std::optional<TokenOrigin> me, bool returning)
     host_ = "'" + host.substr(0, 64) + "'";
 }
 
-std::vector<std::string> MyDialect::keys(const std::vector<std::string>& names) const {
+std::vector<std::string> MyDialect::keys(std::span<const std::string> names) const {
     std::vector<std::string> lock_names;
     lock_names.reserve(names.size());
     for (const auto& n : names) lock_names.push_back(get_lock_name(n));

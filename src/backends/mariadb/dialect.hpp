@@ -17,7 +17,7 @@ class MyDialect final : public SqlDialect {
     /// me: the host and pid a holding's row names (none: "unknown", 0); returning: the
     /// server takes INSERT ... RETURNING (MariaDB 10.5+), so a grant is one statement.
     MyDialect(std::optional<TokenOrigin> me, bool returning);
-    std::vector<std::string> keys(const std::vector<std::string>& names) const override;
+    std::vector<std::string> keys(std::span<const std::string> names) const override;
     std::string keep(std::chrono::milliseconds ttl) const override;
     std::string try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
                          bool fenced, std::chrono::milliseconds ttl) const override;

@@ -135,7 +135,7 @@ Verdict MyStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
     auto id = std::to_string(held.orphan());
     auto found = verdict_by(fmt::format("SELECT COUNT(*) FROM deadbolt_holders WHERE conn = {0} "
                                         "AND fence = {1} AND IS_USED_LOCK({2}) = {0}",
-                                        id, held.grant.fence, held.keys.front()),
+                                        id, held.grant.fence, held.keys().front()),
                             "1", by);
     if (found.is != Verdict::Is::yes) return found;
     // It held our grant after the release was sent: ours up to it. Ended now, or by itself

@@ -164,8 +164,7 @@ void PgConn::close() noexcept {
 
 Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRows>& out,
                    int wake_fd) {
-    out.clear();
-    out.reserve(4);  // a try runs up to three statements: one allocation, not three
+    SqlAnswers answers(out);
     if (!alive())
         return Status::error(errc::connection_lost,
                              fmt::format("the connection to PostgreSQL at {} is closed", where_));
@@ -205,8 +204,7 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
         if (!r) break;
         auto status = PQresultStatus(r);
         if (status == PGRES_TUPLES_OK) {
-            SqlRows rows;
-            rows.columns = static_cast<std::size_t>(PQnfields(r));
+            SqlRows& rows = answers.next(static_cast<std::size_t>(PQnfields(r)));
             rows.cells.reserve(static_cast<std::size_t>(PQntuples(r)) * rows.columns);
             for (int i = 0; i < PQntuples(r); ++i)
                 for (int j = 0; j < PQnfields(r); ++j)
@@ -216,9 +214,8 @@ Status PgConn::run(std::string_view sql, Clock::time_point by, std::vector<SqlRo
                             : std::optional<std::string>(
                                   std::string(PQgetvalue(r, i, j),
                                               static_cast<std::size_t>(PQgetlength(r, i, j)))));
-            out.push_back(std::move(rows));
         } else if (status == PGRES_COMMAND_OK) {
-            out.emplace_back();
+            answers.next(0);
         } else if (first_error.ok()) {
             const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
             const char* msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);

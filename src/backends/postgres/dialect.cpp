@@ -26,7 +26,7 @@ PgDialect::PgDialect(std::string schema, std::optional<TokenOrigin> me)
     origin_ = fmt::format("'{}', {}, ", host, me_ ? me_->pid : 0);
 }
 
-std::vector<std::string> PgDialect::keys(const std::vector<std::string>& names) const {
+std::vector<std::string> PgDialect::keys(std::span<const std::string> names) const {
     std::vector<std::string> out;
     if (names.size() == 1) {  // most locks': no list to sort
         out.push_back(std::to_string(advisory_key(names[0])));

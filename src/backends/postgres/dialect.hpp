@@ -19,7 +19,7 @@ class PgDialect final : public SqlDialect {
   public:
     /// me: the host and pid a holding's application_name names (none: "deadbolt" alone).
     PgDialect(std::string schema, std::optional<TokenOrigin> me);
-    std::vector<std::string> keys(const std::vector<std::string>& names) const override;
+    std::vector<std::string> keys(std::span<const std::string> names) const override;
     std::string keep(std::chrono::milliseconds ttl) const override;
     std::string try_take(const std::vector<std::string>& keys, std::size_t from, bool shared,
                          bool fenced, std::chrono::milliseconds ttl) const override;

@@ -55,7 +55,7 @@ std::int64_t advisory_key(std::string_view name) {
     return k.key;
 }
 
-std::vector<std::int64_t> sorted_keys(const std::vector<std::string>& names) {
+std::vector<std::int64_t> sorted_keys(std::span<const std::string> names) {
     std::vector<std::int64_t> keys;
     keys.reserve(names.size());
     for (const auto& n : names) keys.push_back(advisory_key(n));

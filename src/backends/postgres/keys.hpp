@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,7 @@ std::int64_t advisory_key(std::string_view name);
 
 /// The keys of names, sorted and without repeats: the order a MultiLock takes them in, so
 /// that two MultiLocks never wait for each other.
-std::vector<std::int64_t> sorted_keys(const std::vector<std::string>& names);
+std::vector<std::int64_t> sorted_keys(std::span<const std::string> names);
 
 /// A bytea literal holding bytes exactly: '\x...'::bytea.
 std::string bytea_literal(std::string_view bytes);

@@ -78,7 +78,7 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
     }
     std::string sql = s->idle_timeout != keep ? store_.dialect().keep(keep) : std::string();
     std::vector<std::string> fresh;
-    sql += store_.naming({spec_.name}, fresh);
+    sql += store_.naming(std::span<const std::string>(&spec_.name, 1), fresh);
     // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15). A
     // re-entry answers its holding's fence.
     sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {}, {})", schema_, key_,

@@ -65,7 +65,7 @@ Verdict PgStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
                     "l.locktype = 'advisory' AND l.objsubid = 1 AND (l.classid::bigint << 32 | "
                     "l.objid::bigint) = {})",
                     held.orphan(), d.holding_like(held.grant.fence, held.grant.ttl),
-                    held.keys.front()),
+                    held.keys().front()),
         "1", by);
 }
 

@@ -20,8 +20,14 @@ int CancelFd::fd() {
 }
 
 CancelFd::~CancelFd() {
+    reset({});
+}
+
+void CancelFd::reset(std::stop_token cancel) noexcept {
     on_cancel_.reset();  // before the close: the callback writes to the descriptor
     if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    cancel_ = std::move(cancel);
 }
 
 }  // namespace deadbolt::detail

@@ -21,6 +21,9 @@ class CancelFd {
     /// Readable once cancel is requested; -1 when no descriptor could be made (then a wait
     /// runs to its own end). Not thread-safe: the waiting thread's.
     int fd();
+    /// Ready for another wait, cut short by cancel: the old descriptor (perhaps readable
+    /// already) is closed, and the next fd() makes a new one.
+    void reset(std::stop_token cancel) noexcept;
 
   private:
     std::stop_token cancel_;

@@ -7,18 +7,34 @@ namespace deadbolt::detail {
 
 SqlClaim::SqlClaim(SqlStore& store, const LockSpec& spec, std::stop_token cancel)
     : store_(store), spec_(spec), cancel_(std::move(cancel)), wake_(cancel_) {
-    names_ = spec.shape == Shape::multi ? spec.names : std::vector{spec.name};
-    keys_ = store.dialect().keys(names_);
+    names_ = spec_.shape == Shape::multi ? std::span<const std::string>(spec_.names)
+                                         : std::span<const std::string>(&spec_.name, 1);
     shared_ = spec.shape == Shape::read;
+    auto keys = store.dialect().keys(names_);
+    auto bye = store.dialect().give_back(keys, shared_);
+    keys_ = std::make_shared<const SqlKeys>(SqlKeys{std::move(keys), std::move(bye)});
     // Threads of this process line up here first (one session per lock waits in the
     // server); readers share, and a MultiLock's names are many.
     if (spec.shape != Shape::read && spec.shape != Shape::multi)
-        traits_.local_line = "sql:" + keys_.front();
+        traits_.local_line = "sql:" + keys_->keys.front();
     traits_.expiry_wakes = true;  // the server hands a lock on when its holder's session ends
 }
 
 SqlClaim::~SqlClaim() {
     drop_session();
+}
+
+bool SqlClaim::recycle() noexcept {
+    drop_session();
+    place_.reset();
+    places_.clear();
+    wake_.reset({});
+    return true;
+}
+
+void SqlClaim::reopen(const std::stop_token& cancel) {
+    cancel_ = cancel;
+    wake_.reset(cancel);
 }
 
 void SqlClaim::drop_session() noexcept {
@@ -34,8 +50,8 @@ void SqlClaim::drop_session() noexcept {
     // those keys back now: closing the session frees them too, but only once the server
     // notices, and the caller may look at them at once.
     try {
-        std::vector<std::string> taken(keys_.begin(),
-                                       keys_.begin() + static_cast<std::ptrdiff_t>(held));
+        std::vector<std::string> taken(keys_->keys.begin(),
+                                       keys_->keys.begin() + static_cast<std::ptrdiff_t>(held));
         store_.give_back_after(std::move(s), store_.dialect().give_back(taken, shared_),
                                std::to_string(held));
     } catch (...) {  // no memory: s is dropped, and closing it frees the keys
@@ -43,8 +59,14 @@ void SqlClaim::drop_session() noexcept {
 }
 
 void SqlClaim::hand_over(const std::string& token, std::string farewell, SqlGrant g) {
-    places_[token] =
+    auto h =
         std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell), g);
+    if (!place_ || place_token_ == token) {
+        place_token_ = token;
+        place_ = std::move(h);
+    } else {
+        places_[token] = std::move(h);
+    }
     session_.reset();
     held_ = 0;
 }
@@ -63,13 +85,17 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     std::string sql = s->idle_timeout != keep ? d.keep(keep) : std::string();
     std::vector<std::string> fresh;
     sql += store_.naming(names_, fresh);
-    if (auto take = d.try_take(keys_, held_, shared_, !shared_, keep); sql.empty())
-        sql = std::move(take);  // most attempts: the try alone, not copied
-    else
-        sql += take;
-    std::vector<SqlRows> out;
+    // The try is the same statement from one acquisition to the next (the claim is kept).
+    if (try_from_ != held_ || try_ttl_ != keep) {
+        try_sql_ = d.try_take(keys_->keys, held_, shared_, !shared_, keep);
+        try_from_ = held_;
+        try_ttl_ = keep;
+    }
+    if (!sql.empty()) sql += try_sql_;
+    auto& out = s->answers;
     auto sent = Clock::now();
-    a.status = store_.advised(s->run(sql, store_.deadline(), out));
+    a.status = store_.advised(
+        s->run(sql.empty() ? std::string_view(try_sql_) : sql, store_.deadline(), out));
     if (!a.status.ok()) {
         // A statement that failed part way may have taken a key before it failed: the session
         // goes, and what it took with it. The cleanup of an unknown outcome finds it gone.
@@ -80,7 +106,7 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     s->idle_timeout = keep;
     store_.noted(fresh, sent);
     const auto& row = out.back();
-    auto tried = keys_.size() - held_;
+    auto tried = keys_->keys.size() - held_;
     if (row.null(0, 0)) {
         held_ += tried > 1 ? static_cast<std::size_t>(std::stoll(row.at(0, 1))) : 0;
         a.pttl = std::chrono::milliseconds(-1);  // the server wakes us; no expiry to wait for
@@ -100,11 +126,11 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
 }
 
 void SqlClaim::wait(Clock::time_point until) {
-    if (!session_ || held_ == keys_.size() || cancel_.stop_requested()) return;
+    if (!session_ || held_ == keys_->keys.size() || cancel_.stop_requested()) return;
     auto s = session_;
     std::lock_guard lock(s->m);
     if (until <= Clock::now()) return;
-    if (store_.wait_in_server(*s, keys_[held_], shared_, until, wake_.fd()))
+    if (store_.wait_in_server(*s, keys_->keys[held_], shared_, until, wake_.fd()))
         ++held_;  // the next attempt takes the rest
     else if (!s->alive())
         session_.reset(), held_ = 0;  // cancelled or cut off: the session went, with its keys
@@ -113,6 +139,7 @@ void SqlClaim::wait(Clock::time_point until) {
 std::shared_ptr<Holding> SqlClaim::holding(const std::string& token,
                                            std::chrono::milliseconds /*keep*/,
                                            std::uint64_t /*fence*/) const {
+    if (place_ && place_token_ == token) return place_;
     if (auto it = places_.find(token); it != places_.end()) return it->second;
     return std::make_shared<SqlHolding>(nullptr, keys_, shared_);
 }

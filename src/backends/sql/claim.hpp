@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ class SqlClaim final : public Claim {
     void disarm() noexcept override {}
     void wait(Clock::time_point until) override;
 
+    // Between acquisitions the claim keeps its spec, keys and traits; the session, the
+    // places and the cancel are the acquisition's.
+    bool recycle() noexcept override;
+    void reopen(const std::stop_token& cancel) override;
+
   private:
     // The session leaves the claim: into a holding for token (granted as g, or unknown).
     void hand_over(const std::string& token, std::string farewell = {}, SqlGrant g = {});
@@ -52,12 +58,19 @@ class SqlClaim final : public Claim {
     const LockSpec spec_;
     std::stop_token cancel_;
     ClaimTraits traits_;
-    std::vector<std::string> names_;  // a MultiLock's, or the one name
-    std::vector<std::string> keys_;   // theirs, in the order they are taken
+    std::span<const std::string> names_;  // a MultiLock's, or the one name (in spec_)
+    SqlHolding::Keys keys_;               // theirs, in the order they are taken
     bool shared_ = false;
     std::shared_ptr<SqlSession> session_;  // the one the attempts and waits run on
     std::size_t held_ = 0;                 // keys_[0, held_) are held on it
-    std::map<std::string, std::shared_ptr<SqlHolding>> places_;  // by token
+    // Where each token's session went, by token: most acquisitions hand over one, kept in
+    // place_ (its token's room reused from one acquisition to the next), the rest in places_.
+    std::string place_token_;
+    std::shared_ptr<SqlHolding> place_;
+    std::map<std::string, std::shared_ptr<SqlHolding>> places_;
+    std::string try_sql_;  // the last try's statement, for keys from try_from_ and try_ttl_
+    std::size_t try_from_ = static_cast<std::size_t>(-1);
+    std::chrono::milliseconds try_ttl_{-1};
     CancelFd wake_;  // a wait in the server ends at cancel
 };
 

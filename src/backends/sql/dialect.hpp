@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ class SqlDialect {
     virtual ~SqlDialect() = default;
     /// The keys of a lock on names, sorted and without repeats: the order they are taken in,
     /// so that two MultiLocks never wait for each other.
-    virtual std::vector<std::string> keys(const std::vector<std::string>& names) const = 0;
+    virtual std::vector<std::string> keys(std::span<const std::string> names) const = 0;
     /// Sets the session's idle timeout to ttl (the holding's TTL: the server ends a session
     /// silent for longer, and frees its locks). A statement of its own, ';'-terminated.
     virtual std::string keep(std::chrono::milliseconds ttl) const = 0;

@@ -22,19 +22,30 @@ struct SqlGrant {
     std::chrono::milliseconds ttl{0};
 };
 
+/// A lock's keys and the statement that gives them all back, worked out once by its claim
+/// and shared by every holding the claim hands over.
+struct SqlKeys {
+    std::vector<std::string> keys;  // in the order they are taken
+    std::string give_back;          // the dialect's statement releasing them all
+};
+
 struct SqlHolding final : Holding {
-    SqlHolding(std::shared_ptr<SqlSession> s, std::vector<std::string> k, bool sh,
-               std::string bye = {}, SqlGrant g = {})
-        : keys(std::move(k)),
-          shared(sh),
+    using Keys = std::shared_ptr<const SqlKeys>;
+    SqlHolding(std::shared_ptr<SqlSession> s, Keys k, bool sh, std::string bye = {},
+               SqlGrant g = {})
+        : shared(sh),
           farewell(std::move(bye)),
           grant(g),
+          keys_(std::move(k)),
           session_(std::move(s)) {}
 
-    const std::vector<std::string> keys;  // held on the session, in the order taken
-    const bool shared = false;            // a shared lock (an RWLock's reader)
-    const std::string farewell;           // ';'-ended statements a release runs first
-    const SqlGrant grant;                 // none ({}) for a holding never granted
+    /// The keys held on the session, in the order taken.
+    const std::vector<std::string>& keys() const { return keys_->keys; }
+    /// The statement that gives all of keys() back.
+    const std::string& give_back() const { return keys_->give_back; }
+    const bool shared = false;   // a shared lock (an RWLock's reader)
+    const std::string farewell;  // ';'-ended statements a release runs first
+    const SqlGrant grant;        // none ({}) for a holding never granted
 
     /// The session, while the holding has it (null once released or found dead).
     std::shared_ptr<SqlSession> session() const {
@@ -60,6 +71,8 @@ struct SqlHolding final : Holding {
     }
 
   private:
+    // Shared with the claim that took them (and its other holdings): a grant copies no keys.
+    const Keys keys_;
     mutable std::mutex m_;
     mutable std::shared_ptr<SqlSession> session_;
     mutable std::uint64_t orphan_ = 0;

@@ -12,6 +12,14 @@ std::string SqlRows::at(std::size_t r, std::size_t c) const {
     return *cells[r * columns + c];
 }
 
+SqlRows& SqlAnswers::next(std::size_t columns) {
+    if (n_ == out_.size()) out_.emplace_back();
+    SqlRows& rows = out_[n_++];
+    rows.cells.clear();
+    rows.columns = columns;
+    return rows;
+}
+
 bool SqlRows::null(std::size_t r, std::size_t c) const {
     return r >= size() || c >= columns || !cells[r * columns + c];
 }

@@ -34,6 +34,23 @@ struct SqlRows {
     bool null(std::size_t r, std::size_t c) const;
 };
 
+/// Writes a run's answers into out, in the room of the answers out held before: a session's
+/// scratch (SqlSession::answers) answers a statement like its last without allocating. When
+/// it ends, whichever way run() returns, out holds exactly the answers written.
+class SqlAnswers {
+  public:
+    explicit SqlAnswers(std::vector<SqlRows>& out) noexcept : out_(out) {}
+    ~SqlAnswers() { out_.erase(out_.begin() + static_cast<std::ptrdiff_t>(n_), out_.end()); }
+    SqlAnswers(const SqlAnswers&) = delete;
+    SqlAnswers& operator=(const SqlAnswers&) = delete;
+    /// The next answer, with no rows and `columns` columns.
+    SqlRows& next(std::size_t columns);
+
+  private:
+    std::vector<SqlRows>& out_;
+    std::size_t n_ = 0;
+};
+
 class SqlSession {
   public:
     virtual ~SqlSession() = default;
@@ -73,6 +90,9 @@ class SqlSession {
     /// last used: a pooled session idle past it is dead.
     std::chrono::milliseconds idle_timeout{0};
     Clock::time_point last_used{};
+    /// The answers of the statements a lock's attempt or release runs (under m): reused, so
+    /// that the hot path's answers cost no allocation.
+    std::vector<SqlRows> answers;
     /// Whether the session holds a lock now, for the watch: its end is then a loss to tell.
     /// Set under m; cleared by a release before it takes m.
     std::atomic<bool> holds{false};

@@ -97,8 +97,7 @@ bool SqlStore::wait_in_server(SqlSession& s, const std::string& key, bool shared
            dialect_->took(out.back());
 }
 
-std::string SqlStore::naming(const std::vector<std::string>& names,
-                             std::vector<std::string>& fresh) {
+std::string SqlStore::naming(std::span<const std::string> names, std::vector<std::string>& fresh) {
     fresh.clear();
     {
         std::lock_guard lock(names_m_);
@@ -196,12 +195,14 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
             continue;
         }
         std::unique_lock lock(s->m);
-        std::vector<SqlRows> rows;
-        auto bye = dialect_->give_back(held->keys, held->shared);
-        if (!held->farewell.empty()) bye.insert(0, held->farewell);
+        auto& rows = s->answers;
+        std::string_view bye = held->give_back();
+        std::string with_farewell;
+        if (!held->farewell.empty()) bye = with_farewell = held->farewell + held->give_back();
         auto st = s->run(bye, by, rows);
         auto v = verdict_of(st);
-        if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
+        if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys().size()))
+            v = Verdict::no();
         if (v.is == Verdict::Is::unknown) held->orphaned(s->id);
         if (v.is != Verdict::Is::yes) s->close();  // whatever it held goes with the session
         lock.unlock();
@@ -230,9 +231,10 @@ std::vector<Verdict> SqlStore::check(std::span<const Holding* const> hs, Clock::
         }
         std::lock_guard lock(s->m);
         std::vector<SqlRows> rows;
-        auto st = s->run(dialect_->count_held(held->keys), by, rows);
+        auto st = s->run(dialect_->count_held(held->keys()), by, rows);
         auto v = session_gone(st, *s) ? Verdict::no() : verdict_of(st);
-        if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys.size())) v = Verdict::no();
+        if (st.ok() && rows.back().at(0, 0) != std::to_string(held->keys().size()))
+            v = Verdict::no();
         out.push_back(std::move(v));
     }
     return out;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -67,7 +68,7 @@ class SqlStore : public Store {
     /// engine prunes names nothing holds or waits for that nobody marked seen for kNamesKept
     /// (prune_names): many times kNameTrust, so that a name this client trusts recorded is
     /// never pruned under it.
-    std::string naming(const std::vector<std::string>& names, std::vector<std::string>& fresh);
+    std::string naming(std::span<const std::string> names, std::vector<std::string>& fresh);
     void noted(const std::vector<std::string>& fresh, Clock::time_point sent);
     /// How long a client trusts its record of a name, and how long an unused name is kept.
     static constexpr std::chrono::seconds kNameTrust{60}, kNamesKept{600};
