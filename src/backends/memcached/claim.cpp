@@ -45,8 +45,25 @@ std::shared_ptr<McHolding> McClaim::made(const std::string& token, std::vector<s
     bool reentrant = spec_.shape == Shape::reentrant;
     auto h = std::make_shared<McHolding>(std::move(keys), reentrant ? "" : token,
                                          reentrant ? token : "", store_.nodes().size());
-    grants_[token] = h;
+    if (!grant_ || grant_token_ == token) {
+        grant_token_ = token;
+        grant_ = h;
+    } else {
+        grants_[token] = h;
+    }
     return h;
+}
+
+bool McClaim::recycle() noexcept {
+    grant_.reset();
+    grants_.clear();
+    looks_ = 0;
+    refused_ = false;
+    return true;
+}
+
+void McClaim::reopen(const std::stop_token& cancel) {
+    cancel_ = cancel;
 }
 
 void McClaim::attempt(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
@@ -99,7 +116,13 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
     McNodes& nodes = store_.nodes();
     const std::size_t n = nodes.size();
     const auto t = ttl_seconds(keep.count());
-    std::vector<McRequest> reqs(n);
+    auto& reqs = reqs_;
+    reqs.resize(n);
+    for (auto& r : reqs) {
+        r.text.clear();
+        r.replies = 0;
+        r.errors_are_replies = false;
+    }
     // Per name: the add, a read of what the name holds now (the CAS of ours, or the holder's
     // TTL), and the fence drawn after the add (a refusal draws one too, which only skips it).
     // Written in place into one text per server: temporaries were a tenth of a cycle.
@@ -323,6 +346,7 @@ void McClaim::take_permit(const std::string& token, std::chrono::milliseconds ke
 std::shared_ptr<Holding> McClaim::holding(const std::string& token,
                                           std::chrono::milliseconds /*keep*/,
                                           std::uint64_t /*fence*/) const {
+    if (grant_ && grant_token_ == token) return grant_;
     if (auto it = grants_.find(token); it != grants_.end()) return it->second;
     bool reentrant = spec_.shape == Shape::reentrant;
     return std::make_shared<McHolding>(locks_, reentrant ? "" : token, reentrant ? token : "",

@@ -45,6 +45,11 @@ class McClaim final : public Claim {
     void disarm() noexcept override {}
     void wait(Clock::time_point until) override;
 
+    // Between acquisitions the claim keeps its spec, keys and traits, and its requests' room;
+    // the grants, the backoff and the cancel are the acquisition's.
+    bool recycle() noexcept override;
+    void reopen(const std::stop_token& cancel) override;
+
   private:
     void add(const std::string& token, std::chrono::milliseconds keep, Attempted& a, Fences& f);
     // A waiter's look: true (with a.pttl) while a majority of servers still hold a name.
@@ -67,7 +72,12 @@ class McClaim final : public Claim {
     std::vector<std::string> fences_;  // each name's fence counter key
     unsigned looks_ = 0;               // waits so far: the backoff's step
     bool refused_ = false;             // the last attempt was refused: look before adding
-    std::map<std::string, std::shared_ptr<McHolding>> grants_;  // what each token's attempt wrote
+    // What each token's attempt wrote: most acquisitions have one, kept in grant_ (its
+    // token's room reused from one acquisition to the next), the rest in grants_.
+    std::string grant_token_;
+    std::shared_ptr<McHolding> grant_;
+    std::map<std::string, std::shared_ptr<McHolding>> grants_;
+    std::vector<McRequest> reqs_;  // an attempt's requests, one per server (room reused)
 };
 
 }  // namespace deadbolt::detail
