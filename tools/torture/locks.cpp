@@ -47,6 +47,7 @@ class DeadboltLock : public LockAdapter {
         o.ttl = ttl_;
         if (kind_ == "deadbolt-reentrant")
             reentrant_.emplace(client_.reentrant_mutex("torture", o));
+        if (kind_ == "deadbolt-object") object_.emplace(client_.mutex("torture", o));
     }
     std::optional<Holding> acquire(milliseconds wait) override {
         std::error_code ec;
@@ -72,6 +73,21 @@ class DeadboltLock : public LockAdapter {
                 throw std::runtime_error("re-entry refused");
             }
             return Holding{reentrant_->lease().fence(), valid_until()};
+        }
+        if (object_) {
+            // The same Mutex object each time: its claim is kept from one acquisition to the
+            // next (SpareClaim), and a grant whose reply was lost is recorded as unknown.
+            bool got = object_->try_lock_for(wait, ec);
+            if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
+            if (ec == errc::invalid_argument && !told_) {
+                try {
+                    (void)object_->try_lock_for(wait);  // again, for its message
+                } catch (const UsageError& e) {
+                    refused_as_wrong(e);
+                }
+            }
+            if (!got) return std::nullopt;
+            return Holding{object_->lease().fence(), valid_until()};
         }
         if (kind_ == "deadbolt") {
             lease_ = client_.acquire("torture", o, how, ec);
@@ -115,7 +131,7 @@ class DeadboltLock : public LockAdapter {
         std::int64_t real = now_ns();
         std::int64_t steered = clock_ ? deadbolt_steer(clock_, real) : real;
         double rate = clock_ ? deadbolt_steer_rate(clock_) : 1.0;
-        const Lease& l = reentrant_ ? reentrant_->lease() : lease_;
+        const Lease& l = reentrant_ ? reentrant_->lease() : object_ ? object_->lease() : lease_;
         auto claim =
             real + static_cast<std::int64_t>(double(to_ns(l.valid_until()) - steered) / rate);
         return l.valid() ? std::max(claim, real) : claim;
@@ -124,6 +140,10 @@ class DeadboltLock : public LockAdapter {
         if (reentrant_) {
             reentrant_->unlock();
             reentrant_->unlock();
+            return;
+        }
+        if (object_) {
+            object_->unlock();
             return;
         }
         std::error_code ec;
@@ -146,7 +166,8 @@ class DeadboltLock : public LockAdapter {
     std::string kind_;  // the primitive; the URL says where it lives
     Lease lease_;
     std::optional<ReentrantMutex> reentrant_;
-    bool told_ = false;  // refused_as_wrong said it
+    std::optional<Mutex> object_;  // deadbolt-object: one Mutex locked again and again
+    bool told_ = false;            // refused_as_wrong said it
 };
 
 // The naive schemes, over plain hiredis, polling every 5 ms as their users do.
@@ -286,9 +307,9 @@ bool known_lock(const std::string& k) {
     auto [p, backend] = kind_parts(k);
     if (p == "setnx-del" || p == "incr-expire" || p == "setnx-getset" || p == "setnx-nottl")
         return backend.empty();
-    bool primitive = p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-write" ||
-                     p == "deadbolt-reentrant" || p == "deadbolt-multi" || p == "deadbolt-leader" ||
-                     capacity(k) > 1;
+    bool primitive = p == "deadbolt" || p == "deadbolt-object" || p == "deadbolt-fair" ||
+                     p == "deadbolt-write" || p == "deadbolt-reentrant" || p == "deadbolt-multi" ||
+                     p == "deadbolt-leader" || capacity(k) > 1;
     if (!primitive) return false;
     if (backend.empty() || backend == "sentinel" || backend == "cluster" || backend == "etcd")
         return true;
@@ -296,11 +317,12 @@ bool known_lock(const std::string& k) {
     // PostgreSQL keeps every primitive; MariaDB Mutex, FairMutex and MultiLock.
     if (backend == "pg") return true;
     if (backend == "mariadb")
-        return p == "deadbolt" || p == "deadbolt-fair" || p == "deadbolt-multi";
+        return p == "deadbolt" || p == "deadbolt-object" || p == "deadbolt-fair" ||
+               p == "deadbolt-multi";
     // memcached (one server): Mutex, MultiLock, ReentrantMutex and semaphores.
     if (backend == "memcached")
-        return p == "deadbolt" || p == "deadbolt-multi" || p == "deadbolt-reentrant" ||
-               capacity(k) > 1;
+        return p == "deadbolt" || p == "deadbolt-object" || p == "deadbolt-multi" ||
+               p == "deadbolt-reentrant" || capacity(k) > 1;
     // Redlock refuses what it cannot keep (a FIFO queue, permit counts).
     return lock_nodes(k) >= 3 && p != "deadbolt-fair" && capacity(k) == 1;
 }

@@ -27,13 +27,14 @@ class LockAdapter {
     virtual void release() = 0;
 };
 
-/// kinds: deadbolt, deadbolt-redlock:N (a Mutex over N independent masters), deadbolt-sentinel
-/// (a Mutex through redis-sentinel://), deadbolt-cluster (through redis-cluster://), deadbolt-fair,
-/// deadbolt-write (RWLock's writer), deadbolt-reentrant (taken twice), deadbolt-multi (a MultiLock
-/// of three names), deadbolt-leader (a LeaderElection's term), deadbolt-semaphore:N (N >= 2
-/// permits), setnx-del, incr-expire, setnx-getset, setnx-nottl. clock: the worker's steered lease
-/// clock (deadbolt only; the naive schemes have no notion). url: where deadbolt kinds connect
-/// (redis:// or redlock://); port: the naive kinds' server.
+/// kinds: deadbolt, deadbolt-object (one Mutex object locked again and again), deadbolt-redlock:N
+/// (a Mutex over N independent masters), deadbolt-sentinel (a Mutex through redis-sentinel://),
+/// deadbolt-cluster (through redis-cluster://), deadbolt-fair, deadbolt-write (RWLock's writer),
+/// deadbolt-reentrant (taken twice), deadbolt-multi (a MultiLock of three names), deadbolt-leader
+/// (a LeaderElection's term), deadbolt-semaphore:N (N >= 2 permits), setnx-del, incr-expire,
+/// setnx-getset, setnx-nottl. clock: the worker's steered lease clock (deadbolt only; the naive
+/// schemes have no notion). url: where deadbolt kinds connect (redis:// or redlock://); port: the
+/// naive kinds' server.
 std::unique_ptr<LockAdapter> make_lock(const std::string& kind, const std::string& url,
                                        std::uint16_t port, std::chrono::milliseconds ttl,
                                        const deadbolt_shim_clock* clock = nullptr);

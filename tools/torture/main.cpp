@@ -174,7 +174,8 @@ int main(int argc, char** argv) {
     int workers = 8;
     app.add_option(
         "--lock", lock,
-        "deadbolt | deadbolt-fair | deadbolt-write (RWLock writer) | deadbolt-reentrant | "
+        "deadbolt | deadbolt-object (one Mutex object) | deadbolt-fair | deadbolt-write (RWLock "
+        "writer) | deadbolt-reentrant | "
         "deadbolt-multi | deadbolt-leader | deadbolt-semaphore:N, each optionally @redlock:N, "
         "@sentinel, @cluster, @etcd, @zk, @pg, @mariadb or @memcached (e.g. "
         "deadbolt-reentrant@redlock:3; "
