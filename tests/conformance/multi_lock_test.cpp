@@ -48,10 +48,11 @@ TYPED_TEST(MultiLockContract, AMultiLockThatGaveUpKeepsNothingAndTakesAllNextTim
     for (const auto& blocked : names) {
         auto blocker = b.acquire(blocked);
         EXPECT_FALSE(all.try_lock_for(200ms)) << blocked;
-        for (const auto& n : names)
-            if (n != blocked)
-                EXPECT_TRUE(b.acquire(n, {}, {.deadline = Clock::now()}).valid())
-                    << n << " was left held when " << blocked << " was blocked";
+        for (const auto& n : names) {
+            if (n == blocked) continue;
+            EXPECT_TRUE(b.acquire(n, {}, {.deadline = Clock::now()}).valid())
+                << n << " was left held when " << blocked << " was blocked";
+        }
     }
     ASSERT_TRUE(all.try_lock_for(10s));
     for (const auto& n : names)
