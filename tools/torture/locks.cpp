@@ -79,13 +79,7 @@ class DeadboltLock : public LockAdapter {
             // next (SpareClaim), and a grant whose reply was lost is recorded as unknown.
             bool got = object_->try_lock_for(wait, ec);
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
-            if (ec == errc::invalid_argument && !told_) {
-                try {
-                    (void)object_->try_lock_for(wait);  // again, for its message
-                } catch (const UsageError& e) {
-                    refused_as_wrong(e);
-                }
-            }
+            say_if_wrong(ec, [&] { (void)object_->try_lock_for(wait); });
             if (!got) return std::nullopt;
             return Holding{object_->lease().fence(), valid_until()};
         }
@@ -93,13 +87,7 @@ class DeadboltLock : public LockAdapter {
             lease_ = client_.acquire("torture", o, how, ec);
             // The grant may have happened with its reply lost: the worker records "unknown".
             if (ec == errc::unknown_outcome) throw std::runtime_error(ec.message());
-            if (ec == errc::invalid_argument && !told_) {
-                try {
-                    lease_ = client_.acquire("torture", o, how);  // again, for its message
-                } catch (const UsageError& e) {
-                    refused_as_wrong(e);
-                }
-            }
+            say_if_wrong(ec, [&] { lease_ = client_.acquire("torture", o, how); });
         } else {
             try {
                 if (int n = capacity(kind_); n > 1)
@@ -158,6 +146,16 @@ class DeadboltLock : public LockAdapter {
         told_ = true;
         std::fprintf(stderr, "torture worker %d: deadbolt refused the call: %s\n", getpid(),
                      e.what());
+    }
+    // A call refused as wrong (ec invalid_argument) is run again, throwing, for its message.
+    template <class F>
+    void say_if_wrong(const std::error_code& ec, F&& again) {
+        if (ec != errc::invalid_argument || told_) return;
+        try {
+            again();
+        } catch (const UsageError& e) {
+            refused_as_wrong(e);
+        }
     }
 
     Client client_;

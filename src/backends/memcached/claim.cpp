@@ -45,17 +45,11 @@ std::shared_ptr<McHolding> McClaim::made(const std::string& token, std::vector<s
     bool reentrant = spec_.shape == Shape::reentrant;
     auto h = std::make_shared<McHolding>(std::move(keys), reentrant ? "" : token,
                                          reentrant ? token : "", store_.nodes().size());
-    if (!grant_ || grant_token_ == token) {
-        grant_token_ = token;
-        grant_ = h;
-    } else {
-        grants_[token] = h;
-    }
+    grants_.put(token, h);
     return h;
 }
 
 bool McClaim::recycle() noexcept {
-    grant_.reset();
     grants_.clear();
     looks_ = 0;
     refused_ = false;
@@ -346,8 +340,7 @@ void McClaim::take_permit(const std::string& token, std::chrono::milliseconds ke
 std::shared_ptr<Holding> McClaim::holding(const std::string& token,
                                           std::chrono::milliseconds /*keep*/,
                                           std::uint64_t /*fence*/) const {
-    if (grant_ && grant_token_ == token) return grant_;
-    if (auto it = grants_.find(token); it != grants_.end()) return it->second;
+    if (auto h = grants_.find(token)) return h;
     bool reentrant = spec_.shape == Shape::reentrant;
     return std::make_shared<McHolding>(locks_, reentrant ? "" : token, reentrant ? token : "",
                                        store_.nodes().size());

@@ -4,7 +4,6 @@
 // process queue in the process first, so only one of them looks.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "backends/memcached/holding.hpp"
 #include "backends/memcached/store.hpp"
+#include "core/by_token.hpp"
 #include "core/lock_spec.hpp"
 #include "core/store.hpp"
 
@@ -72,12 +72,8 @@ class McClaim final : public Claim {
     std::vector<std::string> fences_;  // each name's fence counter key
     unsigned looks_ = 0;               // waits so far: the backoff's step
     bool refused_ = false;             // the last attempt was refused: look before adding
-    // What each token's attempt wrote: most acquisitions have one, kept in grant_ (its
-    // token's room reused from one acquisition to the next), the rest in grants_.
-    std::string grant_token_;
-    std::shared_ptr<McHolding> grant_;
-    std::map<std::string, std::shared_ptr<McHolding>> grants_;
-    std::vector<McRequest> reqs_;  // an attempt's requests, one per server (room reused)
+    ByToken<McHolding> grants_;        // what each token's attempt wrote
+    std::vector<McRequest> reqs_;      // an attempt's requests, one per server (room reused)
 };
 
 }  // namespace deadbolt::detail

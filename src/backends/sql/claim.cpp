@@ -26,7 +26,6 @@ SqlClaim::~SqlClaim() {
 
 bool SqlClaim::recycle() noexcept {
     drop_session();
-    place_.reset();
     places_.clear();
     wake_.reset({});
     return true;
@@ -61,12 +60,7 @@ void SqlClaim::drop_session() noexcept {
 void SqlClaim::hand_over(const std::string& token, std::string farewell, SqlGrant g) {
     auto h =
         std::make_shared<SqlHolding>(std::move(session_), keys_, shared_, std::move(farewell), g);
-    if (!place_ || place_token_ == token) {
-        place_token_ = token;
-        place_ = std::move(h);
-    } else {
-        places_[token] = std::move(h);
-    }
+    places_.put(token, std::move(h));
     session_.reset();
     held_ = 0;
 }
@@ -139,8 +133,7 @@ void SqlClaim::wait(Clock::time_point until) {
 std::shared_ptr<Holding> SqlClaim::holding(const std::string& token,
                                            std::chrono::milliseconds /*keep*/,
                                            std::uint64_t /*fence*/) const {
-    if (place_ && place_token_ == token) return place_;
-    if (auto it = places_.find(token); it != places_.end()) return it->second;
+    if (auto h = places_.find(token)) return h;
     return std::make_shared<SqlHolding>(nullptr, keys_, shared_);
 }
 

@@ -7,7 +7,6 @@
 // closes the waiting session: the server drops its place in the queue.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <span>
 #include <stop_token>
@@ -17,6 +16,7 @@
 #include "backends/sql/cancel_fd.hpp"
 #include "backends/sql/holding.hpp"
 #include "backends/sql/store.hpp"
+#include "core/by_token.hpp"
 #include "core/lock_spec.hpp"
 #include "core/store.hpp"
 
@@ -63,11 +63,7 @@ class SqlClaim final : public Claim {
     bool shared_ = false;
     std::shared_ptr<SqlSession> session_;  // the one the attempts and waits run on
     std::size_t held_ = 0;                 // keys_[0, held_) are held on it
-    // Where each token's session went, by token: most acquisitions hand over one, kept in
-    // place_ (its token's room reused from one acquisition to the next), the rest in places_.
-    std::string place_token_;
-    std::shared_ptr<SqlHolding> place_;
-    std::map<std::string, std::shared_ptr<SqlHolding>> places_;
+    ByToken<SqlHolding> places_;           // where each token's session went
     std::string try_sql_;  // the last try's statement, for keys from try_from_ and try_ttl_
     std::size_t try_from_ = static_cast<std::size_t>(-1);
     std::chrono::milliseconds try_ttl_{-1};
