@@ -84,13 +84,20 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
         // background once the engine answers: waiters need not sit out the TTL, and a holding
         // found gone then was not ours up to the release, a loss that must not stay silent.
         if (ask_again) {
+            auto settles = std::make_shared<Settlement>();
+            {
+                std::lock_guard lk(settlement.m);
+                later = settles;
+            }
+            settlement.cv.notify_all();
             // The lease is held weakly: it holds the client, whose renewer holds this, and a
             // cycle would keep the client and its threads alive past the user's last handle
             // (into the process's exit). A loss found after the handle is gone is still told.
             c.renewer->add_cleanup(
                 holding, valid_until() + px,
-                [weak = weak_from_this(), observer = c.options.observer, on_lost = options.on_lost,
-                 name = name, primitive = primitive, told = lost.load()](Verdict::Is answer) {
+                [weak = weak_from_this(), settles, observer = c.options.observer,
+                 on_lost = options.on_lost, name = name, primitive = primitive,
+                 told = lost.load()](Verdict::Is answer) {
                     auto self = weak.lock();
                     if (!self) {  // released already: this loss does not end the holding
                         // Unless it was told before the release (the renewer no longer
@@ -103,23 +110,24 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
                                        .error = make_error_code(errc::not_owner)});
                         return;
                     }
+                    Status outcome;
                     if (answer == Verdict::Is::no) {
                         self->mark_lost(make_error_code(errc::not_owner));
-                        self->settle_as(self->not_ours_at_release());
-                    } else {
-                        self->settle_as(answer == Verdict::Is::yes
-                                            ? Status{}
-                                            : Status::error(errc::unknown_outcome,
-                                                            "no answer from the server before the "
-                                                            "lease would have expired"));
+                        outcome = self->not_ours_at_release();
+                    } else if (answer != Verdict::Is::yes) {
+                        outcome = Status::error(errc::unknown_outcome,
+                                                "no answer from the server before the lease "
+                                                "would have expired");
                     }
+                    self.reset();  // before the waiter wakes: see LeaseState::settlement
+                    settles->settle_as(std::move(outcome));
                 });
         } else {
-            settle_as(st);
+            settlement.settle_as(st);
         }
     } catch (const std::exception& ex) {
         st = Status::error(errc::server_error, ex.what());
-        settle_as(st);
+        settlement.settle_as(st);
     }
     leave_local_queue();
     LockEvent e = end_event(LockEventKind::released, st.ec);
@@ -147,22 +155,35 @@ Status LeaseState::not_ours_at_release() const {
             fence == 0 ? std::string() : fmt::format("; fence {} may have been overtaken", fence)));
 }
 
-void LeaseState::settle_as(Status outcome) noexcept {
+void Settlement::settle_as(Status o) noexcept {
     {
-        std::lock_guard lk(settle_m);
+        std::lock_guard lk(m);
         if (settled) return;
         settled = true;
-        release_outcome = std::move(outcome);
+        outcome = std::move(o);
     }
-    settle_cv.notify_all();
+    cv.notify_all();
+}
+
+std::error_code Settlement::wait_until(Clock::time_point deadline) noexcept {
+    std::unique_lock lk(m);
+    if (!cv.wait_until(lk, deadline, [&] { return settled; }))
+        return make_error_code(errc::unknown_outcome);
+    return outcome.ec;
 }
 
 std::error_code LeaseState::settle(Clock::time_point deadline) noexcept {
-    std::unique_lock lk(settle_m);
-    if (!released) return make_error_code(errc::invalid_argument);
-    if (!settle_cv.wait_until(lk, deadline, [&] { return settled; }))
-        return make_error_code(errc::unknown_outcome);
-    return release_outcome.ec;
+    std::shared_ptr<Settlement> asked_again;
+    {
+        std::unique_lock lk(settlement.m);
+        if (!released) return make_error_code(errc::invalid_argument);
+        if (!settlement.cv.wait_until(lk, deadline,
+                                      [&] { return settlement.settled || later != nullptr; }))
+            return make_error_code(errc::unknown_outcome);
+        if (settlement.settled) return settlement.outcome.ec;
+        asked_again = later;
+    }
+    return asked_again->wait_until(deadline);
 }
 
 Status LeaseState::extend(std::chrono::milliseconds ttl) noexcept {

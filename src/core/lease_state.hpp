@@ -26,6 +26,19 @@ inline Clock::time_point now_on(const LeaseClock& clock) {
     return clock ? clock() : Clock::now();
 }
 
+/// A release's final outcome, for whoever waits for it (Lease::settle).
+struct Settlement {
+    std::mutex m;
+    std::condition_variable cv;
+    bool settled = false;  // final: answered, or given up
+    Status outcome;
+
+    /// Records the outcome once and wakes the waiters. Never throws.
+    void settle_as(Status o) noexcept;
+    /// That outcome once final, or unknown_outcome at deadline. Never throws.
+    std::error_code wait_until(Clock::time_point deadline) noexcept;
+};
+
 struct LeaseState : std::enable_shared_from_this<LeaseState> {
     std::shared_ptr<ClientImpl> client;
     std::string name;
@@ -51,12 +64,13 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
     std::atomic<bool> ended{false};       // a lost or released event told the holding's end
     std::stop_source stop;
 
-    // What the release learned (Lease::settle): unknown until the engine answered, which after
-    // a lost reply the renewer's background release finds out.
-    std::mutex settle_m;
-    std::condition_variable settle_cv;
-    bool settled = false;  // the release's outcome is final (answered, or given up)
-    Status release_outcome;
+    // What the release learned (Lease::settle): settled by release() itself, or, after a lost
+    // reply, by the renewer's background release in `later`. That one is apart from this state
+    // so the renewer's thread can let go of the lease before it wakes the waiter: a waiter that
+    // then drops the last handle and exits must not leave the client to end on that thread
+    // during the exit (a SIGSEGV of `deadbolt run` once, after "asking again").
+    Settlement settlement;
+    std::shared_ptr<Settlement> later;  // under settlement.m; set instead of settling
 
     Clock::time_point valid_until() const {
         return Clock::time_point(Clock::duration(valid_until_rep.load(std::memory_order_acquire)));
@@ -89,8 +103,6 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
 
     /// The error of a release that found the holding not ours.
     Status not_ours_at_release() const;
-    /// Records the release's final outcome and wakes settle(). Never throws.
-    void settle_as(Status outcome) noexcept;
     /// Waits until the release's outcome is final, or deadline: that outcome, or
     /// unknown_outcome. Never throws.
     std::error_code settle(Clock::time_point deadline) noexcept;

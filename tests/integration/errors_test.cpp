@@ -10,11 +10,14 @@
 
 #include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
+#include "process_threads.hpp"
 #include "redis_server.hpp"
 #include "tcp_proxy.hpp"
 
 using namespace std::chrono_literals;
 using deadbolt::errc;
+using deadbolt::test::eventually;
 using deadbolt::test::no_wait;
 using deadbolt::test::RedisServer;
 using deadbolt::test::wait_for;
@@ -250,6 +253,33 @@ TEST(Errors, LostReplyMakesReleaseAndExtendUnknown) {
     while (srv.raw().cmd({"EXISTS", "lr", "lr2"}).integer != 0 && Clock::now() < until)
         std::this_thread::sleep_for(20ms);
     EXPECT_EQ(srv.raw().cmd({"EXISTS", "lr", "lr2"}).integer, 0);
+}
+
+TEST(Errors, SettleWaitsForALostReleaseAndTheClientEndsWithItsLastHandle) {
+    RedisServer srv;
+    deadbolt::test::TcpProxy proxy(srv.port());
+    const auto proxy_thread = deadbolt::test::TcpProxy::kThreadName;
+    const int threads_before = deadbolt::test::threads_of_this_process(proxy_thread);
+    {
+        auto c = deadbolt::Client::connect(proxy.url() + "?command_timeout=300ms");
+        auto l = c.acquire("settles", {}, no_wait());  // renewed: the renewer's thread runs
+        proxy.stall_replies(true);
+        std::error_code ec;
+        l.release(ec);
+        ASSERT_EQ(ec, errc::unknown_outcome);
+        EXPECT_EQ(l.settle(Clock::now() + 100ms), errc::unknown_outcome) << "no answer yet";
+        proxy.stall_replies(false);
+        EXPECT_EQ(l.settle(Clock::now() + 10s), std::error_code()) << "released when asked again";
+        EXPECT_EQ(srv.raw().cmd({"EXISTS", "settles"}).integer, 0);
+    }
+    // Nothing the background release kept holds the client on: its threads end with it. (A
+    // thread the client joined may linger in /proc for a moment, hence the poll. It cannot
+    // catch the race the settle fixed, the background letting go of the lease only after
+    // waking this thread: that lasts microseconds.)
+    EXPECT_TRUE(eventually(
+        [&] { return deadbolt::test::threads_of_this_process(proxy_thread) == threads_before; },
+        2s))
+        << "a thread of the client outlived its last handle";
 }
 
 TEST(Errors, GarbageServerIsAProtocolError) {

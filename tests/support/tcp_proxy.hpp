@@ -13,6 +13,10 @@ namespace deadbolt::test {
 
 class TcpProxy {
   public:
+    /// The name of the proxy's threads (/proc's comm), which end a moment after their
+    /// connection does.
+    static constexpr const char* kThreadName = "tcp-proxy";
+
     explicit TcpProxy(std::uint16_t target_port);
     ~TcpProxy();
     std::uint16_t port() const { return port_; }
