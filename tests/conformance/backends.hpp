@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -163,13 +164,25 @@ struct Pg {
     std::string url() const { return server.url(); }
     // Ends the holder's session from the server's side, as an administrator would.
     void take_away(const std::string& name) {
+        server.psql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE " + lock_of(name) +
+                    " AND granted");
+    }
+    // How many sessions wait in the server's queue for the lock: a waiter is told to wait
+    // (on_wait) before its waiting statement reaches the server.
+    int waiting(const std::string& name) {
+        std::string n;
+        server.psql("SELECT count(*) FROM pg_locks WHERE " + lock_of(name) + " AND NOT granted",
+                    &n);
+        return std::atoi(n.c_str());
+    }
+
+  private:
+    static std::string lock_of(const std::string& name) {
         std::string quoted;
         for (char c : name) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-        server.psql(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
-            "AND granted AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = "
-            "deadbolt.key('" +
-            quoted + "')");
+        return "locktype = 'advisory' AND objsubid = 1 AND (classid::bigint << 32 | "
+               "objid::bigint) = deadbolt.key('" +
+               quoted + "')";
     }
 };
 #endif
@@ -202,6 +215,14 @@ struct My {
         std::string id;
         server.sql("SELECT IS_USED_LOCK(" + lock + ")", &id);
         if (!id.empty() && id != "NULL\n") server.sql("KILL CONNECTION " + id);
+    }
+    // How many sessions wait in GET_LOCK, for any lock (a suite's tests run one at a time): a
+    // waiter is told to wait (on_wait) before its waiting statement reaches the server.
+    int waiting(const std::string& /*name*/) {
+        std::string n;
+        server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'",
+                   &n);
+        return std::atoi(n.c_str());
     }
 };
 #endif

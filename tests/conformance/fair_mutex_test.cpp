@@ -43,8 +43,13 @@ TYPED_TEST(FairMutexContract, WaitersAreServedInTheOrderTheyCame) {
             std::lock_guard lk(m);
             order.push_back(i);
         });
-        // The next one comes only once this one has been refused, so it is queued behind it.
+        // The next one comes only once this one has been refused, so it is queued behind it:
+        // and, where the server keeps the queue, once it waits there.
         ASSERT_TRUE(test::eventually([&] { return queued.at(i).load(); }));
+        if constexpr (requires { this->backend.waiting(n); }) {
+            ASSERT_TRUE(test::eventually([&] { return this->backend.waiting(n) == i + 1; }))
+                << "waiter " << i << " never waited in the server";
+        }
     }
     held.release();
     for (auto& t : waiters) t.join();
