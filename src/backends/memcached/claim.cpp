@@ -34,6 +34,7 @@ McClaim::McClaim(McStore& store, const LockSpec& spec, std::stop_token cancel)
         locks_.push_back(k.lock());
         fences_.push_back(k.fence());
     }
+    shared_locks_ = std::make_shared<const std::vector<std::string>>(locks_);
     if (spec.shape == Shape::exclusive || spec.shape == Shape::multi) {
         std::string line = "memcached:";
         for (const auto& l : locks_) line.append(l) += '\n';
@@ -41,7 +42,7 @@ McClaim::McClaim(McStore& store, const LockSpec& spec, std::stop_token cancel)
     }
 }
 
-std::shared_ptr<McHolding> McClaim::made(const std::string& token, std::vector<std::string> keys) {
+std::shared_ptr<McHolding> McClaim::made(const std::string& token, McKeyList keys) {
     bool reentrant = spec_.shape == Shape::reentrant;
     auto h = std::make_shared<McHolding>(std::move(keys), reentrant ? "" : token,
                                          reentrant ? token : "", store_.nodes().size());
@@ -75,13 +76,16 @@ void McClaim::attempt(const std::string& token, std::chrono::milliseconds keep, 
 bool McClaim::still_held(Attempted& a) {
     McNodes& nodes = store_.nodes();
     const std::size_t n = nodes.size();
-    std::vector<McRequest> reqs(n);
-    for (std::size_t i = 0; i < n; ++i)
-        for (const auto& l : locks_) {
-            append_meta(reqs[i].text, "mg", l, "t");
-            ++reqs[i].replies;
-        }
-    auto answers = nodes.round(reqs, store_.deadline_for(spec_.options.ttl));
+    if (look_reqs_.empty()) {  // the same look every time
+        look_reqs_.resize(n);
+        for (std::size_t i = 0; i < n; ++i)
+            for (const auto& l : locks_) {
+                append_meta(look_reqs_[i].text, "mg", l, "t");
+                ++look_reqs_[i].replies;
+            }
+    }
+    auto& answers = looked_;
+    nodes.round(look_reqs_, store_.deadline_for(spec_.options.ttl), answers);
     int free = 0;
     std::int64_t left = -1;
     for (const auto& ans : answers) {
@@ -111,12 +115,7 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
     const std::size_t n = nodes.size();
     const auto t = ttl_seconds(keep.count());
     auto& reqs = reqs_;
-    reqs.resize(n);
-    for (auto& r : reqs) {
-        r.text.clear();
-        r.replies = 0;
-        r.errors_are_replies = false;
-    }
+    clear_requests(reqs, n);
     // Per name: the add, a read of what the name holds now (the CAS of ours, or the holder's
     // TTL), and the fence drawn after the add (a refusal draws one too, which only skips it).
     // Written in place into one text per server: temporaries were a tenth of a cycle.
@@ -136,14 +135,17 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
             reqs[i].replies += 3;
         }
     }
-    auto h = made(token, locks_);
+    auto h = made(token, shared_locks_);
     std::int64_t wait_s = -1;  // the longest a refusing holder has left
-    auto answers = nodes.round(reqs, store_.deadline_for(spec_.options.ttl));
+    auto& answers = answers_;
+    nodes.round(reqs, store_.deadline_for(spec_.options.ttl), answers);
     int granted = 0, failed = 0;
     bool wrote = false;  // some server took some name (a MultiLock's partial grant)
     Status fail;
-    std::vector<bool> got(n, false);
-    std::vector<std::uint64_t> counters(n * keys_.size());  // server i's of name k at i*K+k
+    auto& got = got_;
+    got.assign(n, false);
+    auto& counters = counters_;
+    counters.assign(n * keys_.size(), 0);
     for (std::size_t i = 0; i < n; ++i) {
         if (!answers[i].status.ok()) {
             ++failed;
@@ -168,7 +170,8 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
     }
     const int q = majority(static_cast<int>(n));
     if (granted >= q) {
-        std::vector<std::uint64_t> fences(keys_.size(), 0);
+        auto& fences = drawn_;
+        fences.assign(keys_.size(), 0);
         for (std::size_t k = 0; k < keys_.size(); ++k)
             for (std::size_t i = 0; i < n; ++i)
                 if (got[i])
@@ -246,7 +249,7 @@ void McClaim::reenter(const std::string& token, std::chrono::milliseconds keep, 
     McNodes& nodes = store_.nodes();
     const std::string& key = locks_.front();
     const auto t = ttl_seconds(keep.count());
-    auto h = made(token, locks_);
+    auto h = made(token, shared_locks_);
     auto by = store_.deadline();
     for (int look = 0; look < 4; ++look) {
         auto read = nodes.one(0, {meta_request("mg", key, "v c t"), 1}, by);
@@ -305,7 +308,8 @@ void McClaim::take_permit(const std::string& token, std::chrono::milliseconds ke
     const auto t = ttl_seconds(keep.count());
     auto by = store_.deadline();
     auto try_slot = [&](int slot) -> bool {
-        auto h = made(token, {keys_.front().slot(slot)});
+        auto h = made(
+            token, std::make_shared<const std::vector<std::string>>(1, keys_.front().slot(slot)));
         const std::string& key = h->keys.front();
         auto r =
             nodes.one(0, {classic_store(key, t, token) + meta_request("mg", key, "v c"), 2}, by);
@@ -342,8 +346,8 @@ std::shared_ptr<Holding> McClaim::holding(const std::string& token,
                                           std::uint64_t /*fence*/) const {
     if (auto h = grants_.find(token)) return h;
     bool reentrant = spec_.shape == Shape::reentrant;
-    return std::make_shared<McHolding>(locks_, reentrant ? "" : token, reentrant ? token : "",
-                                       store_.nodes().size());
+    return std::make_shared<McHolding>(shared_locks_, reentrant ? "" : token,
+                                       reentrant ? token : "", store_.nodes().size());
 }
 
 void mc_nap(unsigned look, Clock::time_point until, std::stop_token stop) {

@@ -61,7 +61,7 @@ class McClaim final : public Claim {
     // counters: server i's counter of name k at i * names + k.
     Status raise_fences(const std::vector<std::uint64_t>& counters,
                         const std::vector<bool>& granted, const std::vector<std::uint64_t>& fences);
-    std::shared_ptr<McHolding> made(const std::string& token, std::vector<std::string> keys);
+    std::shared_ptr<McHolding> made(const std::string& token, McKeyList keys);
 
     McStore& store_;
     const LockSpec spec_;
@@ -69,11 +69,18 @@ class McClaim final : public Claim {
     ClaimTraits traits_;
     std::vector<McKeys> keys_;         // each name's, in the names' order
     std::vector<std::string> locks_;   // each name's lock item key, made once
+    McKeyList shared_locks_;           // the same, for the holdings made of them
     std::vector<std::string> fences_;  // each name's fence counter key
     unsigned looks_ = 0;               // waits so far: the backoff's step
     bool refused_ = false;             // the last attempt was refused: look before adding
     ByToken<McHolding> grants_;        // what each token's attempt wrote
-    std::vector<McRequest> reqs_;      // an attempt's requests, one per server (room reused)
+    // An attempt's requests and answers, one per server, and a waiter's look: their room is
+    // reused from one attempt to the next.
+    std::vector<McRequest> reqs_, look_reqs_;
+    std::vector<McAnswer> answers_, looked_;
+    std::vector<bool> got_;                // the servers that granted every name
+    std::vector<std::uint64_t> counters_;  // server i's fence counter of name k at i * K + k
+    std::vector<std::uint64_t> drawn_;     // each name's fence
 };
 
 }  // namespace deadbolt::detail

@@ -150,36 +150,41 @@ bool McConn::read_some(Clock::time_point by, std::string& into, Status& why) {
 }
 
 Status McConn::receive(std::size_t n, Clock::time_point by, std::vector<MetaReply>& out) {
-    out.clear();
-    out.reserve(n);
-    while (out.size() < n) {
-        MetaReply& r = out.emplace_back();  // parsed in place
+    // Parsed over out's replies, in place: their strings keep their room from the last round.
+    std::size_t have = 0;
+    auto came = [&](Status st) {  // out holds what came, and no more
+        out.resize(have);
+        return st;
+    };
+    while (have < n) {
+        if (have == out.size()) out.emplace_back();
+        MetaReply& r = out[have];
         switch (parser_.next(r)) {
             case MetaParser::Result::reply:
+                ++have;
                 continue;
             case MetaParser::Result::garbage: {
                 auto seen = std::move(r.value);
-                out.pop_back();
                 close();
-                return Status::error(
+                return came(Status::error(
                     errc::protocol_error,
                     fmt::format("the server at {} does not speak memcached's meta protocol "
                                 "(it sent '{}'): check the URL's port, and that it runs "
                                 "memcached 1.6 or later",
-                                where_, seen));
+                                where_, seen)));
             }
             case MetaParser::Result::need_more:
-                out.pop_back();
                 break;
         }
         if (fd_ < 0)
-            return Status::error(errc::connection_lost,
-                                 fmt::format("memcached at {}: the connection is closed", where_));
+            return came(
+                Status::error(errc::connection_lost,
+                              fmt::format("memcached at {}: the connection is closed", where_)));
         got_.clear();
-        if (Status why; !read_some(by, got_, why)) return why;
+        if (Status why; !read_some(by, got_, why)) return came(std::move(why));
         parser_.feed(got_);
     }
-    return {};
+    return came({});
 }
 
 Status McConn::stats(std::string_view what, Clock::time_point by,

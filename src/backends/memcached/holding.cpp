@@ -164,14 +164,32 @@ void advance(Cell& c, McStore::Op op, std::span<const MetaReply> rs) {
     }
 }
 
+// A step's working room, kept per thread: a release or a renewal allocates nothing for its
+// cells, requests or answers once the thread has made one of the same size.
+struct Room {
+    std::vector<Cell> cells;
+    std::vector<std::size_t> asked, at;
+    std::vector<McRequest> reqs;
+    std::vector<McAnswer> answers;
+    bool busy = false;  // in use further up this thread's stack: another is made
+};
+
 }  // namespace
 
 std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* const> hs,
                                           std::span<const std::chrono::milliseconds> keeps,
                                           Clock::time_point by) {
     const std::size_t n = nodes_->size();
-    std::vector<Cell> cells;
-    cells.reserve(hs.size() * n);
+    thread_local Room kept;
+    Room other;
+    Room& room = kept.busy ? other : kept;
+    room.busy = true;
+    struct Done {
+        Room& room;
+        ~Done() { room.busy = false; }
+    } done{room};
+    auto& cells = room.cells;
+    cells.clear();
     for (std::size_t hi = 0; hi < hs.size(); ++hi)
         for (std::size_t node = 0; node < n; ++node)
             for (std::size_t k = 0; k < hs[hi]->keys.size(); ++k) {
@@ -186,10 +204,14 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* cons
                 cells.push_back(std::move(c));
             }
     // What each cell sent this pass: its replies come in the order of the cells per server.
-    std::vector<std::size_t> asked(cells.size());
-    std::vector<std::size_t> at(n);
+    auto& asked = room.asked;
+    asked.assign(cells.size(), 0);
+    auto& at = room.at;
+    at.assign(n, 0);
+    auto& reqs = room.reqs;
+    auto& answers = room.answers;
     for (int pass = 0; pass < 8; ++pass) {
-        std::vector<McRequest> reqs(n);
+        clear_requests(reqs, n);
         bool any = false;
         for (std::size_t i = 0; i < cells.size(); ++i) {
             auto& c = cells[i];
@@ -203,7 +225,7 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* cons
             any = true;
         }
         if (!any) break;
-        auto answers = nodes_->round(reqs, by);
+        nodes_->round(reqs, by, answers);
         std::fill(at.begin(), at.end(), 0);
         for (std::size_t i = 0; i < cells.size(); ++i) {
             auto& c = cells[i];

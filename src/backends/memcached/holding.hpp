@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -12,16 +13,21 @@
 
 namespace deadbolt::detail {
 
+/// Lock keys, shared by the holdings of one claim (a grant does not copy them).
+using McKeyList = std::shared_ptr<const std::vector<std::string>>;
+
 struct McHolding final : Holding {
-    McHolding(std::vector<std::string> k, std::string v, std::string o, std::size_t nodes)
-        : keys(std::move(k)),
+    McHolding(McKeyList k, std::string v, std::string o, std::size_t nodes)
+        : shared_keys(std::move(k)),
+          keys(*shared_keys),
           value(std::move(v)),
           owner(std::move(o)),
           cas_(keys.size() * nodes, 0) {}
 
-    const std::vector<std::string> keys;  // raw lock keys, in a MultiLock's order
-    const std::string value;              // what the grant wrote (its token)
-    const std::string owner;              // a reentrant holding's owner (value then varies)
+    const McKeyList shared_keys;
+    const std::vector<std::string>& keys;  // raw lock keys, in a MultiLock's order
+    const std::string value;               // what the grant wrote (its token)
+    const std::string owner;               // a reentrant holding's owner (value then varies)
 
     /// The CAS server node gave key k last (0: unknown, the item is found by its value).
     std::uint64_t cas(std::size_t node, std::size_t k) const {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <span>
 #include <utility>
 
 namespace deadbolt::detail {
@@ -16,6 +18,15 @@ McNodes::McNodes(std::vector<HostPort> servers, std::chrono::milliseconds connec
         auto s = std::make_unique<Server>();
         s->at = std::move(hp);
         servers_.push_back(std::move(s));
+    }
+}
+
+void clear_requests(std::vector<McRequest>& requests, std::size_t n) {
+    requests.resize(n);
+    for (auto& r : requests) {
+        r.text.clear();
+        r.replies = 0;
+        r.errors_are_replies = false;
     }
 }
 
@@ -48,8 +59,25 @@ void McNodes::give_back(Server& s, std::unique_ptr<McConn> c) {
 }
 
 std::vector<McAnswer> McNodes::round(const std::vector<McRequest>& requests, Clock::time_point by) {
-    std::vector<McAnswer> out(servers_.size());
-    std::vector<std::unique_ptr<McConn>> conns(servers_.size());
+    std::vector<McAnswer> out;
+    round(requests, by, out);
+    return out;
+}
+
+void McNodes::round(const std::vector<McRequest>& requests, Clock::time_point by,
+                    std::vector<McAnswer>& out) {
+    out.resize(servers_.size());
+    for (auto& a : out) {  // the replies are written over, or cleared when none are read
+        a.status = {};
+        a.asked = false;
+    }
+    // The connections borrowed for the round: in place for the usual few servers.
+    constexpr std::size_t kFew = 8;
+    std::array<std::unique_ptr<McConn>, kFew> few;
+    std::vector<std::unique_ptr<McConn>> many;
+    if (servers_.size() > kFew) many.resize(servers_.size());
+    std::span<std::unique_ptr<McConn>> conns =
+        many.empty() ? std::span(few.data(), servers_.size()) : std::span(many);
     for (std::size_t i = 0; i < servers_.size() && i < requests.size(); ++i) {
         if (requests[i].text.empty()) continue;
         out[i].asked = true;
@@ -61,6 +89,7 @@ std::vector<McAnswer> McNodes::round(const std::vector<McRequest>& requests, Clo
     }
     for (std::size_t i = 0; i < conns.size(); ++i) {
         if (!conns[i] || !out[i].status.ok()) {
+            out[i].replies.clear();
             if (conns[i]) give_back(*servers_[i], std::move(conns[i]));
             continue;
         }
@@ -75,7 +104,6 @@ std::vector<McAnswer> McNodes::round(const std::vector<McRequest>& requests, Clo
                 break;
             }
     }
-    return out;
 }
 
 McAnswer McNodes::one(std::size_t i, const McRequest& request, Clock::time_point by) {

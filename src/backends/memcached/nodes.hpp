@@ -33,6 +33,9 @@ struct McRequest {
     bool errors_are_replies = false;  // an error line answers its request, not the round
 };
 
+/// requests made n empty ones, each text keeping its room.
+void clear_requests(std::vector<McRequest>& requests, std::size_t n);
+
 class McNodes {
   public:
     McNodes(std::vector<HostPort> servers, std::chrono::milliseconds connect_timeout);
@@ -43,6 +46,10 @@ class McNodes {
     /// all by by. A server's failure is its answer's status; a reply that is an error line
     /// turns into server_error (memcached refused the request) there too.
     std::vector<McAnswer> round(const std::vector<McRequest>& requests, Clock::time_point by);
+    /// The same into out, one answer per server, reusing its room: a caller that keeps out
+    /// between rounds of one shape allocates nothing for the answers.
+    void round(const std::vector<McRequest>& requests, Clock::time_point by,
+               std::vector<McAnswer>& out);
     /// One request to server i.
     McAnswer one(std::size_t i, const McRequest& request, Clock::time_point by);
     /// `stats <what>` from server i.
