@@ -42,7 +42,7 @@ Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, Mutex
       name_(std::move(name)),
       options_(std::move(options)),
       flavor_(flavor),
-      spare_(std::make_unique<detail::SpareClaim>()) {}
+      spare_(std::make_unique<detail::SpareClaim>(spec_of(flavor_, name_, names_, options_))) {}
 
 Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> names,
              MutexOptions options)
@@ -51,7 +51,7 @@ Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::vector<std::string
       options_(std::move(options)),
       flavor_(detail::LockFlavor::multi),
       names_(std::move(names)),
-      spare_(std::make_unique<detail::SpareClaim>()) {}
+      spare_(std::make_unique<detail::SpareClaim>(spec_of(flavor_, name_, names_, options_))) {}
 
 Mutex::Mutex(Mutex&& other) noexcept
     : client_(std::move(other.client_)),
@@ -86,9 +86,10 @@ bool Mutex::try_lock(std::error_code& ec) noexcept {
 
 bool Mutex::lock_until(clock::time_point deadline) {
     Lease l;
-    if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, nullptr,
-                      spare_.get()))
-        return false;
+    std::optional<detail::LockSpec> built;  // a moved-from lock's (which fails, as it did)
+    const auto& spec =
+        spare_ ? spare_->spec() : built.emplace(spec_of(flavor_, name_, names_, options_));
+    if (!detail::take(client_, spec, deadline, l, nullptr, spare_.get())) return false;
     std::lock_guard lk(m_);
     lease_.emplace(std::move(l));
     return true;
@@ -97,9 +98,10 @@ bool Mutex::lock_until(clock::time_point deadline) {
 bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
     return detail::without_throwing(ec, [&] {
         Lease l;
-        if (!detail::take(client_, spec_of(flavor_, name_, names_, options_), deadline, l, &ec,
-                          spare_.get()))
-            return false;
+        std::optional<detail::LockSpec> built;
+        const auto& spec =
+            spare_ ? spare_->spec() : built.emplace(spec_of(flavor_, name_, names_, options_));
+        if (!detail::take(client_, spec, deadline, l, &ec, spare_.get())) return false;
         std::lock_guard lk(m_);
         lease_.emplace(std::move(l));
         return true;
@@ -138,7 +140,8 @@ void start_lock(Mutex& m, const AcquireOptions& how, std::stop_token also,
             held = m.lease_.has_value();
         }
         if (held || !m.client_) return done(make_error_code(errc::invalid_argument));
-        LockSpec spec = deadbolt::spec_of(m.flavor_, m.name_, m.names_, m.options_);
+        LockSpec spec = m.spare_ ? m.spare_->spec()
+                                 : deadbolt::spec_of(m.flavor_, m.name_, m.names_, m.options_);
         // Nothing throws past here: async_acquire reports through its callback.
         async_acquire(m.client_, std::move(spec), how, std::move(also),
                       [&m, done = std::move(done)](const Status& st, Lease l) {
