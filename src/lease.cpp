@@ -12,7 +12,7 @@ namespace deadbolt {
 namespace detail {
 
 void LeaseState::leave_local_queue() noexcept {
-    if (!left_queue.exchange(true)) client->local.leave(local_line);
+    if (!left_queue.exchange(true)) client->local.leave(*local_line);
 }
 
 namespace {
@@ -71,7 +71,7 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
         ClientImpl& c = *client;
         if (v.is == Verdict::Is::yes && v.woke > 0 && hands_off &&
             options.handoff_grace.count() > 0)
-            c.handoffs.note(handoff_key, Clock::now() + options.handoff_grace);
+            c.handoffs.note(text_of(handoff_key), Clock::now() + options.handoff_grace);
         // Not a re-entry's, while its owner may hold on: the release may have run, and run
         // again it would take the owner's other hold (that hold is then kept until the owner's
         // holdings stop renewing it and it expires: a wait for others, not a silent loss).

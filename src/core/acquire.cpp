@@ -93,14 +93,15 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
         ++refusals;
         tell_event(LockEventKind::refused, {});
     };
-    if (status = enter_local_queue(c, traits.local_line, how, refused_here); !status.ok()) {
+    const std::string& line = text_of(traits.local_line);
+    if (status = enter_local_queue(c, line, how, refused_here); !status.ok()) {
         if (status.ec == make_error_code(errc::not_acquired) && how.deadline &&
             *how.deadline > started)
             ++refusals;
         tell_event(LockEventKind::gave_up, status.ec);
         return {};
     }
-    LocalTurn turn(c.local, traits.local_line);
+    LocalTurn turn(c.local, line);
 
     const MutexOptions& options = spec.options;
     std::string token = spec.owner.empty() ? random_token() : spec.owner;

@@ -38,7 +38,7 @@ AcquireRules rules_for(ClientImpl& c, const LockSpec& spec, const Claim& claim,
                         .waiter_names_token = t.waiter_names_token,
                         .wakes_by_token = t.wakes_by_token,
                         .can_sleep_instead = t.can_sleep_instead,
-                        .yield_until = c.handoffs.yield_until(t.handoff_key),
+                        .yield_until = c.handoffs.yield_until(text_of(t.handoff_key)),
                         // A holder's expiry is announced like a release: no timed look.
                         .no_expiry_recheck = t.expiry_wakes ? std::chrono::milliseconds(0)
                                                             : AcquireRules{}.no_expiry_recheck,
@@ -58,8 +58,8 @@ std::shared_ptr<LeaseState> make_state(const std::shared_ptr<ClientImpl>& client
     s->holding = claim.holding(token, px, fences.fence);
     s->handoff_key = t.handoff_key;
     s->hands_off = t.hands_off;
-    if (in_local_queue) s->local_line = t.local_line;
-    s->left_queue = s->local_line.empty();
+    if (in_local_queue && !text_of(t.local_line).empty()) s->local_line = t.local_line;
+    s->left_queue = s->local_line == nullptr;
     s->token = std::move(token);
     s->fence = fences.fence;
     s->fences = std::move(fences.each);

@@ -44,9 +44,9 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
     std::string name;
     const char* primitive = "mutex";         // LockEvent::primitive
     std::shared_ptr<const Holding> holding;  // the engine's record: what it extends, releases
-    std::string handoff_key;                 // where a release's handoff is noted
+    SharedText handoff_key;                  // where a release's handoff is noted
     bool hands_off = false;                  // a release that woke waiters lets them go first
-    std::string local_line;                  // this process's local queue line; empty = none
+    SharedText local_line;                   // this process's local queue line; null = none
     std::string token;
     std::uint64_t fence = 0;
     std::vector<std::string> names;     // a MultiLock's names; empty for one name

@@ -62,12 +62,21 @@ class Waker {
     virtual void wait(Clock::time_point until) = 0;
 };
 
+/// Text a claim shares with the leases it grants, which keep it past the claim without a
+/// copy each; null or empty: none.
+using SharedText = std::shared_ptr<const std::string>;
+/// t's text; empty when null.
+inline const std::string& text_of(const SharedText& t) noexcept {
+    static const std::string none;
+    return t ? *t : none;
+}
+
 /// What the core must know of a claim to drive it.
 struct ClaimTraits {
-    std::string local_line;   // threads of this process queue on it; empty = none
-    std::string handoff_key;  // releases of this lock hand over under this key
-    bool hands_off = false;   // a release that woke waiters lets them go first
-    bool abandons = false;    // a waiter leaves state to drop when it gives up
+    SharedText local_line;   // threads of this process queue on it; null or empty = none
+    SharedText handoff_key;  // releases of this lock hand over under this key
+    bool hands_off = false;  // a release that woke waiters lets them go first
+    bool abandons = false;   // a waiter leaves state to drop when it gives up
     // That state names the token (a FairMutex's queue entry, a writer's claim), so a new token
     // (after a failed grant's release was left to the background) drops it too; otherwise the
     // waiter keeps its place across tokens.

@@ -20,7 +20,7 @@ EtcdClaim::EtcdClaim(EtcdStore& store, const LockSpec& spec, std::stop_token can
     // and a reentrant lock's holder may come again while it holds.
     if (spec.shape != Shape::permits && spec.shape != Shape::read &&
         spec.shape != Shape::reentrant && spec.shape != Shape::multi)
-        traits_.local_line = dir_;
+        traits_.local_line = std::make_shared<const std::string>(dir_);
     traits_.abandons = true;      // our key keeps our place: drop it when we give up
     traits_.expiry_wakes = true;  // a holder's expiry deletes its key: the watch sees it
     // A key on the client's session outlives any TTL: a lost grant's, or an abandoned

@@ -38,7 +38,7 @@ McClaim::McClaim(McStore& store, const LockSpec& spec, std::stop_token cancel)
     if (spec.shape == Shape::exclusive || spec.shape == Shape::multi) {
         std::string line = "memcached:";
         for (const auto& l : locks_) line.append(l) += '\n';
-        traits_.local_line = std::move(line);
+        traits_.local_line = std::make_shared<const std::string>(std::move(line));
     }
 }
 

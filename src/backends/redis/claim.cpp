@@ -47,8 +47,9 @@ RedisClaim::RedisClaim(ClientImpl& c, std::shared_ptr<const RedisSpec> spec, std
     : c_(c),
       shared_(std::move(spec)),
       spec_(*shared_),
-      traits_{.local_line = spec_.queue_key,
-              .handoff_key = spec_.channel,
+      // Views into the name's shared spec: a claim copies neither.
+      traits_{.local_line = SharedText(shared_, &spec_.queue_key),
+              .handoff_key = SharedText(shared_, &spec_.channel),
               .hands_off = spec_.kind->yield_after_release,
               .abandons = spec_.abandon != nullptr,
               // A place in line is this claim's, not its token's (member()); a writer's claim

@@ -16,7 +16,7 @@ SqlClaim::SqlClaim(SqlStore& store, const LockSpec& spec, std::stop_token cancel
     // Threads of this process line up here first (one session per lock waits in the
     // server); readers share, and a MultiLock's names are many.
     if (spec.shape != Shape::read && spec.shape != Shape::multi)
-        traits_.local_line = "sql:" + keys_->keys.front();
+        traits_.local_line = std::make_shared<const std::string>("sql:" + keys_->keys.front());
     traits_.expiry_wakes = true;  // the server hands a lock on when its holder's session ends
 }
 

@@ -16,7 +16,8 @@ ZkClaim::ZkClaim(ZkStore& store, const LockSpec& spec, std::stop_token cancel)
     dir_ = znode_of(spec.name, why);  // supports() refused names it cannot place
     // Threads of this process line up here first; readers share, and a reentrant lock's
     // holder may come again while it holds.
-    if (spec.shape != Shape::read && spec.shape != Shape::reentrant) traits_.local_line = dir_;
+    if (spec.shape != Shape::read && spec.shape != Shape::reentrant)
+        traits_.local_line = std::make_shared<const std::string>(dir_);
     traits_.abandons = true;        // our node keeps our place: delete it when we give up
     traits_.expiry_wakes = true;    // a holder's session expiry deletes its node: watched
     traits_.strays_live_on = true;  // a stray node lives while our session does
