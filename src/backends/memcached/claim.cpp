@@ -194,7 +194,7 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
     // Not ours: undo what this attempt wrote (by its CAS, or found by its token where a reply
     // was lost), so that it does not hold the lock from others until its TTL.
     if (wrote || failed > 0) {
-        const McHolding* one = h.get();
+        const Holding* one = h.get();
         auto undone = store_.on_holdings(McStore::Op::release, {&one, 1}, {}, store_.deadline());
         if (undone.front().is == Verdict::Is::unknown && !fail.ok()) {
             a.status = fail;  // the core cleans up what may be left

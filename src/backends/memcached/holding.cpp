@@ -176,7 +176,7 @@ struct Room {
 
 }  // namespace
 
-std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* const> hs,
+std::vector<Verdict> McStore::on_holdings(Op op, std::span<const Holding* const> hs,
                                           std::span<const std::chrono::milliseconds> keeps,
                                           Clock::time_point by) {
     const std::size_t n = nodes_->size();
@@ -190,19 +190,21 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const McHolding* cons
     } done{room};
     auto& cells = room.cells;
     cells.clear();
-    for (std::size_t hi = 0; hi < hs.size(); ++hi)
+    for (std::size_t hi = 0; hi < hs.size(); ++hi) {
+        const auto* h = static_cast<const McHolding*>(hs[hi]);
         for (std::size_t node = 0; node < n; ++node)
-            for (std::size_t k = 0; k < hs[hi]->keys.size(); ++k) {
+            for (std::size_t k = 0; k < h->keys.size(); ++k) {
                 Cell c;
-                c.h = hs[hi];
+                c.h = h;
                 c.hi = hi;
                 c.node = node;
                 c.k = k;
-                c.cas = hs[hi]->cas(node, k);
-                c.step = op != Op::check && c.cas != 0 && hs[hi]->owner.empty() ? Look::direct
-                                                                                : Look::read;
+                c.cas = h->cas(node, k);
+                c.step =
+                    op != Op::check && c.cas != 0 && h->owner.empty() ? Look::direct : Look::read;
                 cells.push_back(std::move(c));
             }
+    }
     // What each cell sent this pass: its replies come in the order of the cells per server.
     auto& asked = room.asked;
     asked.assign(cells.size(), 0);

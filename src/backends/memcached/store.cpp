@@ -14,13 +14,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kShortestMcTtl{2000};
 
-std::vector<const McHolding*> mc_holdings(std::span<const Holding* const> hs) {
-    std::vector<const McHolding*> out;
-    out.reserve(hs.size());
-    for (const auto* h : hs) out.push_back(static_cast<const McHolding*>(h));
-    return out;
-}
-
 }  // namespace
 
 Status mc_keep_too_long(std::chrono::milliseconds keep, std::string_view what) {
@@ -81,7 +74,7 @@ std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_po
     // An extension memcached would read as a date is refused before it is sent: the server
     // would answer STORED and end the lock at once.
     std::vector<Verdict> out(rs.size());
-    std::vector<const McHolding*> hs;
+    std::vector<const Holding*> hs;
     std::vector<std::chrono::milliseconds> keeps;
     std::vector<std::size_t> sent;
     for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -90,7 +83,7 @@ std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_po
                 Verdict::unknown(mc_keep_too_long(rs[i].keep, "an extension (with lock_delay)"));
             continue;
         }
-        hs.push_back(static_cast<const McHolding*>(rs[i].holding));
+        hs.push_back(rs[i].holding);
         keeps.push_back(rs[i].keep);
         sent.push_back(i);
     }
@@ -101,11 +94,11 @@ std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_po
 }
 
 std::vector<Verdict> McStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
-    return on_holdings(Op::release, mc_holdings(hs), {}, by);
+    return on_holdings(Op::release, hs, {}, by);
 }
 
 std::vector<Verdict> McStore::check(std::span<const Holding* const> hs, Clock::time_point by) {
-    return on_holdings(Op::check, mc_holdings(hs), {}, by);
+    return on_holdings(Op::check, hs, {}, by);
 }
 
 Clock::time_point McStore::deadline_for(std::chrono::milliseconds ttl) const {

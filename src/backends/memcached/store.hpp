@@ -78,8 +78,9 @@ class McStore final : public Store,
     ClientImpl& client() { return client_; }
     /// What one holding op found on each server, decided by majority.
     enum class Op : unsigned char { extend, release, check };
-    /// keeps: how long each holding is kept from now (extend only).
-    std::vector<Verdict> on_holdings(Op op, std::span<const McHolding* const> hs,
+    /// hs: this store's holdings (McHolding); keeps: how long each is kept from now (extend
+    /// only).
+    std::vector<Verdict> on_holdings(Op op, std::span<const Holding* const> hs,
                                      std::span<const std::chrono::milliseconds> keeps,
                                      Clock::time_point by);
 

@@ -48,16 +48,6 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
         out.value.assign(line.substr(0, 64));
         return Result::garbage;
     };
-    for (std::string_view c : {std::string_view("ERROR"), std::string_view("CLIENT_ERROR"),
-                               std::string_view("SERVER_ERROR")}) {
-        if (line == c || (line.starts_with(c) && line.size() > c.size() && line[c.size()] == ' ')) {
-            out.code.assign(c);
-            out.flags.clear();
-            out.value.assign(line.substr(std::min(line.size(), c.size() + 1)));
-            consumed(eol + 2);
-            return Result::reply;
-        }
-    }
     // The words: the code, then (VA) the data's size, then the flags; no list of them is made
     // (that was a sixth of a cycle's instructions).
     std::size_t i = 0;
@@ -69,9 +59,28 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
         return w;
     };
     const std::string_view code = word();
-    static constexpr std::string_view kCodes[] = {
-        "HD", "VA", "EN", "NS", "EX", "NF", "MN", "STORED", "EXISTS", "NOT_STORED", "NOT_FOUND"};
-    if (std::find(std::begin(kCodes), std::end(kCodes), code) == std::end(kCodes)) return garbage();
+    // The meta codes, two letters, are most replies: one comparison of both letters each.
+    static constexpr std::string_view kMeta = "HDVAENNSEXNFMN";
+    static constexpr std::string_view kClassic[] = {"STORED", "EXISTS", "NOT_STORED", "NOT_FOUND"};
+    static constexpr std::string_view kErrors[] = {"ERROR", "CLIENT_ERROR", "SERVER_ERROR"};
+    auto among = [&code](const auto& words) {
+        return std::find(std::begin(words), std::end(words), code) != std::end(words);
+    };
+    if (code.size() == 2) {
+        bool meta = false;
+        for (std::size_t k = 0; k < kMeta.size() && !meta; k += 2)
+            meta = code[0] == kMeta[k] && code[1] == kMeta[k + 1];
+        if (!meta) return garbage();
+    } else if (code.data() == line.data() && among(kErrors)) {
+        // An error line: its first word, at the line's start, and the rest as its message.
+        out.code.assign(code);
+        out.flags.clear();
+        out.value.assign(line.substr(std::min(line.size(), code.size() + 1)));
+        consumed(eol + 2);
+        return Result::reply;
+    } else if (!among(kClassic)) {
+        return garbage();
+    }
     std::size_t body = eol + 2;
     std::string_view data;
     if (code == "VA") {
