@@ -114,20 +114,25 @@ std::string hostname() {
     return h;
 }
 
-// A file this test's `deadbolt run` holders wait for (not there yet): they release once it is.
-std::string go_file() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string go = ::testing::TempDir() + "/top-go-" + info->name() + std::to_string(::getpid());
-    std::remove(go.c_str());
-    return go;
-}
+// A file this test's `deadbolt run` holders wait for (not there yet): they release once it is
+// made (go()). Removed with the test.
+struct GoFile {
+    std::string path = ::testing::TempDir() + "/top-go-" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                       std::to_string(::getpid());
+    GoFile() { std::remove(path.c_str()); }
+    ~GoFile() { std::remove(path.c_str()); }
+    GoFile(const GoFile&) = delete;
+    GoFile& operator=(const GoFile&) = delete;
+    void go() const { std::ofstream{path}.put('\n'); }
+};
 
 TEST(CliTop, OnATerminalItShowsAHeldLockThenItsReleaseAndTakesKeys) {
     test::RedisServer srv;
     auto name = own_name("shown");
-    auto go = go_file();
+    GoFile go;
     auto run = deadbolt_async(srv.url(), {"run", "--ttl", "30s", name, "--", "sh", "-c",
-                                          "while [ ! -e '" + go + "' ]; do sleep 0.1; done"});
+                                          "while [ ! -e '" + go.path + "' ]; do sleep 0.1; done"});
     until_held(srv.url(), name);
     // After it, stty says whether the terminal was given back as it was (echo, lines).
     OnATerminal top(quoted(DEADBOLT_CLI) + " top --url " + quoted(srv.url()) + " " +
@@ -137,7 +142,7 @@ TEST(CliTop, OnATerminalItShowsAHeldLockThenItsReleaseAndTakesKeys) {
     ASSERT_TRUE(top.shows(row, 0)) << top.seen();
     ASSERT_TRUE(top.shows("1 locks", 0)) << top.seen();
     auto before = top.mark();
-    std::ofstream{go}.put('\n');
+    go.go();
     EXPECT_EQ(run.get().rc, 0);
     ASSERT_TRUE(top.shows("released  " + name, before)) << top.seen().substr(before);
     EXPECT_TRUE(top.shows("0 locks", before)) << top.seen().substr(before);
@@ -161,12 +166,13 @@ TYPED_TEST_SUITE(CliTopPlain, Engines, BackendName);
 
 TYPED_TEST(CliTopPlain, APipeGetsPlainFramesThatShowTheHolder) {
     auto name = own_name("plain");
-    auto go = go_file();
-    auto run = deadbolt_async(this->url(), {"run", "--ttl", "30s", name, "--", "sh", "-c",
-                                            "while [ ! -e '" + go + "' ]; do sleep 0.1; done"});
+    GoFile go;
+    auto run =
+        deadbolt_async(this->url(), {"run", "--ttl", "30s", name, "--", "sh", "-c",
+                                     "while [ ! -e '" + go.path + "' ]; do sleep 0.1; done"});
     until_held(this->url(), name);
     auto frames = this->cli({"top", name + "*", "-n", "2", "--interval", "100ms"});
-    std::ofstream{go}.put('\n');
+    go.go();
     EXPECT_EQ(run.get().rc, 0);
     EXPECT_EQ(frames.rc, 0) << frames.out;
     EXPECT_EQ(frames.out.find("\x1b["), std::string::npos) << "no terminal codes in a pipe";
