@@ -50,36 +50,11 @@ class LocalTurn {
     const std::string& line_;
 };
 
-// The claim goes back to the lock object's spare when the acquisition ends with an answer;
-// one that ends with an exception is destroyed, as it may be part way through an attempt.
-class KeptClaim {
-  public:
-    KeptClaim(SpareClaim* spare, std::unique_ptr<Claim>& claim)
-        : spare_(spare), claim_(claim), exceptions_(std::uncaught_exceptions()) {}
-    ~KeptClaim() {
-        if (spare_ && std::uncaught_exceptions() == exceptions_) spare_->keep(std::move(claim_));
-    }
-    KeptClaim(const KeptClaim&) = delete;
-    KeptClaim& operator=(const KeptClaim&) = delete;
-
-  private:
-    SpareClaim* spare_;
-    std::unique_ptr<Claim>& claim_;
-    int exceptions_;
-};
-
-}  // namespace
-
-Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& asked,
-                    const AcquireOptions& how, Status& status, SpareClaim* spare) {
-    auto started = Clock::now();
+// One acquisition of spec with claim, from started.
+Lease acquire_with(const std::shared_ptr<ClientImpl>& client, const LockSpec& spec, Claim* claim,
+                   const AcquireOptions& how, Status& status, Clock::time_point started) {
     ClientImpl& c = *client;
     Store& store = *c.store;
-    if (status = admissible(store, asked); !status.ok()) return {};
-    std::optional<LockSpec> cut;
-    const LockSpec& spec = fitted(store, asked, cut);
-    auto claim = spare ? spare->take(store, spec, how.cancel) : store.open(spec, how.cancel);
-    KeptClaim kept(spare, claim);
     const ClaimTraits& traits = claim->traits();
     Attempted a;
     std::uint32_t refusals = 0;
@@ -177,6 +152,24 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
                 return {};
         }
     }
+}
+
+}  // namespace
+
+Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& asked,
+                    const AcquireOptions& how, Status& status, SpareClaim* spare) {
+    auto started = Clock::now();
+    Store& store = *client->store;
+    if (status = admissible(store, asked); !status.ok()) return {};
+    std::optional<LockSpec> cut;
+    const LockSpec& spec = fitted(store, asked, cut);
+    auto claim = spare ? spare->take(store, spec, how.cancel) : store.open(spec, how.cancel);
+    Lease lease = acquire_with(client, spec, claim.get(), how, status, started);
+    // Ended with an answer: the claim goes back to the lock object's spare. One that ended
+    // with an exception (which skips this) is destroyed, as it may be part way through an
+    // attempt.
+    if (spare) spare->keep(std::move(claim));
+    return lease;
 }
 
 }  // namespace deadbolt::detail
