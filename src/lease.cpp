@@ -12,7 +12,7 @@ namespace deadbolt {
 namespace detail {
 
 void LeaseState::leave_local_queue() noexcept {
-    if (!left_queue.exchange(true)) client->local.leave(*local_line);
+    if (!left_queue.exchange(true) && local_line) client->local.leave(*local_line);
 }
 
 namespace {
@@ -85,11 +85,6 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
         // found gone then was not ours up to the release, a loss that must not stay silent.
         if (ask_again) {
             auto settles = std::make_shared<Settlement>();
-            {
-                std::lock_guard lk(settlement.m);
-                later = settles;
-            }
-            settlement.cv.notify_all();
             // The lease is held weakly: it holds the client, whose renewer holds this, and a
             // cycle would keep the client and its threads alive past the user's last handle
             // (into the process's exit). A loss found after the handle is gone is still told.
@@ -108,6 +103,7 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
                                        .name = name,
                                        .primitive = primitive,
                                        .error = make_error_code(errc::not_owner)});
+                        settles->settle_as({});  // nobody waits (a waiter holds the lease)
                         return;
                     }
                     Status outcome;
@@ -122,6 +118,14 @@ Status LeaseState::released_as(Verdict v, Clock::time_point started) noexcept {
                     self.reset();  // before the waiter wakes: see LeaseState::settlement
                     settles->settle_as(std::move(outcome));
                 });
+            // Only once the background has it: a cleanup that could not be added settles
+            // below instead, and a waiter must not wait on this then. One that settled
+            // already is seen as settled.
+            {
+                std::lock_guard lk(settlement.m);
+                later = std::move(settles);
+            }
+            settlement.cv.notify_all();
         } else {
             settlement.settle_as(st);
         }

@@ -174,15 +174,28 @@ struct Room {
     bool busy = false;  // in use further up this thread's stack: another is made
 };
 
+// Set as this thread's kept room is destroyed: a thread's thread-locals end before the
+// statics do, and a static lock released at exit must not step into freed room (it makes
+// its own). Trivially destructible, so it never ends.
+thread_local bool room_gone = false;
+
+struct KeptRoom {
+    Room room;
+    KeptRoom() = default;
+    KeptRoom(const KeptRoom&) = delete;
+    KeptRoom& operator=(const KeptRoom&) = delete;
+    ~KeptRoom() { room_gone = true; }
+};
+
 }  // namespace
 
 std::vector<Verdict> McStore::on_holdings(Op op, std::span<const Holding* const> hs,
                                           std::span<const std::chrono::milliseconds> keeps,
                                           Clock::time_point by) {
     const std::size_t n = nodes_->size();
-    thread_local Room kept;
+    thread_local KeptRoom kept;
     Room other;
-    Room& room = kept.busy ? other : kept;
+    Room& room = room_gone || kept.room.busy ? other : kept.room;
     room.busy = true;
     struct Done {
         Room& room;
