@@ -125,6 +125,12 @@ struct GoFile {
     GoFile(const GoFile&) = delete;
     GoFile& operator=(const GoFile&) = delete;
     void go() const { std::ofstream{path}.put('\n'); }
+    // Lets the holders go as it ends, made after them: a test that ends early (a failed
+    // ASSERT) must not leave their command's future waiting forever.
+    struct OnExit {
+        const GoFile& file;
+        ~OnExit() { file.go(); }
+    };
 };
 
 TEST(CliTop, OnATerminalItShowsAHeldLockThenItsReleaseAndTakesKeys) {
@@ -133,6 +139,7 @@ TEST(CliTop, OnATerminalItShowsAHeldLockThenItsReleaseAndTakesKeys) {
     GoFile go;
     auto run = deadbolt_async(srv.url(), {"run", "--ttl", "30s", name, "--", "sh", "-c",
                                           "while [ ! -e '" + go.path + "' ]; do sleep 0.1; done"});
+    const GoFile::OnExit let_go{go};
     until_held(srv.url(), name);
     // After it, stty says whether the terminal was given back as it was (echo, lines).
     OnATerminal top(quoted(DEADBOLT_CLI) + " top --url " + quoted(srv.url()) + " " +
@@ -170,6 +177,7 @@ TYPED_TEST(CliTopPlain, APipeGetsPlainFramesThatShowTheHolder) {
     auto run =
         deadbolt_async(this->url(), {"run", "--ttl", "30s", name, "--", "sh", "-c",
                                      "while [ ! -e '" + go.path + "' ]; do sleep 0.1; done"});
+    const GoFile::OnExit let_go{go};
     until_held(this->url(), name);
     auto frames = this->cli({"top", name + "*", "-n", "2", "--interval", "100ms"});
     go.go();

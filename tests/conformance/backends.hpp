@@ -201,28 +201,35 @@ struct My {
     std::string url() const { return server.url(); }
     // Ends the holder's connection from the server's side, as an administrator would.
     void take_away(const std::string& name) {
+        std::string id;
+        server.sql("SELECT IS_USED_LOCK(" + lock_of(name) + ")", &id);
+        if (!id.empty() && id != "NULL\n") server.sql("KILL CONNECTION " + id);
+    }
+    // How many sessions wait in GET_LOCK for the lock: a waiter is told to wait (on_wait)
+    // before its waiting statement reaches the server.
+    int waiting(const std::string& name) {
+        std::string n;
+        server.sql(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User "
+            "lock' AND INFO LIKE CONCAT('%GET_LOCK(''', " +
+                lock_of(name) + ", '''%')",
+            &n);
+        return std::atoi(n.c_str());
+    }
+
+  private:
+    // The name deadbolt gives GET_LOCK for name (README, "Databases"), as SQL.
+    static std::string lock_of(const std::string& name) {
         std::string hex;
         for (unsigned char c : name) {
             static constexpr char kHex[] = "0123456789abcdef";
             hex += kHex[c >> 4];
             hex += kHex[c & 15];
         }
-        // The name deadbolt gives GET_LOCK (README, "Databases").
         std::string n = "X'" + hex + "'";
-        std::string lock = "IF(" + n + " REGEXP BINARY '^[a-z0-9._:/@#-]{1,64}$' AND " + n +
-                           " NOT LIKE 'deadbolt:%', " + n + ", CONCAT('deadbolt:', LEFT(SHA2(" + n +
-                           ", 256), 55)))";
-        std::string id;
-        server.sql("SELECT IS_USED_LOCK(" + lock + ")", &id);
-        if (!id.empty() && id != "NULL\n") server.sql("KILL CONNECTION " + id);
-    }
-    // How many sessions wait in GET_LOCK, for any lock (a suite's tests run one at a time): a
-    // waiter is told to wait (on_wait) before its waiting statement reaches the server.
-    int waiting(const std::string& /*name*/) {
-        std::string n;
-        server.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'",
-                   &n);
-        return std::atoi(n.c_str());
+        return "IF(" + n + " REGEXP BINARY '^[a-z0-9._:/@#-]{1,64}$' AND " + n +
+               " NOT LIKE 'deadbolt:%', " + n + ", CONCAT('deadbolt:', LEFT(SHA2(" + n +
+               ", 256), 55)))";
     }
 };
 #endif

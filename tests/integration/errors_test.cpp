@@ -267,6 +267,9 @@ TEST(Errors, SettleWaitsForALostReleaseAndTheClientEndsWithItsLastHandle) {
         std::error_code ec;
         l.release(ec);
         ASSERT_EQ(ec, errc::unknown_outcome);
+        // The release never ran (its script's NOSCRIPT answer was held back too), so the
+        // release asked again finds the lock still ours.
+        ASSERT_EQ(srv.raw().cmd({"EXISTS", "settles"}).integer, 1);
         EXPECT_EQ(l.settle(Clock::now() + 100ms), errc::unknown_outcome) << "no answer yet";
         proxy.stall_replies(false);
         EXPECT_EQ(l.settle(Clock::now() + 10s), std::error_code()) << "released when asked again";
