@@ -34,6 +34,13 @@ detail::LockSpec spec_of(detail::LockFlavor flavor, std::string_view name,
     return detail::spec_of(detail::Shape::exclusive, name, o);
 }
 
+// A moved-from lock has nothing to lock with (no client, no spare claim and spec): refused,
+// as the asynchronous start refuses it.
+detail::Status moved_from() {
+    return detail::Status::error(errc::invalid_argument,
+                                 "this Mutex was moved from: lock the one it was moved to");
+}
+
 }  // namespace
 
 Mutex::Mutex(std::shared_ptr<detail::ClientImpl> client, std::string name, MutexOptions options,
@@ -85,11 +92,9 @@ bool Mutex::try_lock(std::error_code& ec) noexcept {
 }
 
 bool Mutex::lock_until(clock::time_point deadline) {
+    if (!spare_) moved_from().throw_if_error();
     Lease l;
-    std::optional<detail::LockSpec> built;  // a moved-from lock's (which fails, as it did)
-    const auto& spec =
-        spare_ ? spare_->spec() : built.emplace(spec_of(flavor_, name_, names_, options_));
-    if (!detail::take(client_, spec, deadline, l, nullptr, spare_.get())) return false;
+    if (!detail::take(client_, spare_->spec(), deadline, l, nullptr, spare_.get())) return false;
     std::lock_guard lk(m_);
     lease_.emplace(std::move(l));
     return true;
@@ -97,11 +102,12 @@ bool Mutex::lock_until(clock::time_point deadline) {
 
 bool Mutex::lock_until(clock::time_point deadline, std::error_code& ec) noexcept {
     return detail::without_throwing(ec, [&] {
+        if (!spare_) {
+            ec = moved_from().ec;
+            return false;
+        }
         Lease l;
-        std::optional<detail::LockSpec> built;
-        const auto& spec =
-            spare_ ? spare_->spec() : built.emplace(spec_of(flavor_, name_, names_, options_));
-        if (!detail::take(client_, spec, deadline, l, &ec, spare_.get())) return false;
+        if (!detail::take(client_, spare_->spec(), deadline, l, &ec, spare_.get())) return false;
         std::lock_guard lk(m_);
         lease_.emplace(std::move(l));
         return true;
@@ -139,9 +145,8 @@ void start_lock(Mutex& m, const AcquireOptions& how, std::stop_token also,
             std::lock_guard lk(m.m_);
             held = m.lease_.has_value();
         }
-        if (held || !m.client_) return done(make_error_code(errc::invalid_argument));
-        LockSpec spec = m.spare_ ? m.spare_->spec()
-                                 : deadbolt::spec_of(m.flavor_, m.name_, m.names_, m.options_);
+        if (held || !m.spare_) return done(make_error_code(errc::invalid_argument));  // or moved
+        LockSpec spec = m.spare_->spec();
         // Nothing throws past here: async_acquire reports through its callback.
         async_acquire(m.client_, std::move(spec), how, std::move(also),
                       [&m, done = std::move(done)](const Status& st, Lease l) {

@@ -36,6 +36,26 @@ TEST(Mutex, LockStoresTokenAndUnlockDeletesKey) {
     EXPECT_EQ(raw.cmd({"EXISTS", "jobs:nightly"}).integer, 0);
 }
 
+TEST(Mutex, AMovedFromMutexIsRefusedAndTheOneItMovedToLocks) {
+    RedisServer srv;
+    auto client = deadbolt::Client::connect(srv.url());
+    auto from = client.mutex("moved");
+    deadbolt::Mutex to(std::move(from));
+    // The moved-from one is empty: a clear refusal, thrown or in ec, and nothing written.
+    try {
+        from.lock();  // NOLINT(bugprone-use-after-move): what this test is about
+        ADD_FAILURE() << "a moved-from Mutex locked";
+    } catch (const deadbolt::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("moved from"), std::string::npos) << e.what();
+    }
+    std::error_code ec;
+    from.lock(ec);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(ec, deadbolt::errc::invalid_argument);
+    EXPECT_EQ(srv.raw().cmd({"EXISTS", "moved"}).integer, 0);
+    std::unique_lock lk(to);
+    EXPECT_EQ(srv.raw().cmd({"GET", "moved"}).str, to.lease().token());
+}
+
 TEST(Mutex, SecondClientCannotTakeHeldLock) {
     RedisServer srv;
     auto a = deadbolt::Client::connect(srv.url());
