@@ -30,14 +30,15 @@ McClaim::McClaim(McStore& store, const LockSpec& spec, std::stop_token cancel)
     } else {
         keys_.push_back(store.keys(spec.name));
     }
+    std::vector<std::string> locks;
     for (const auto& k : keys_) {
-        locks_.push_back(k.lock());
+        locks.push_back(k.lock());
         fences_.push_back(k.fence());
     }
-    shared_locks_ = std::make_shared<const std::vector<std::string>>(locks_);
+    locks_ = std::make_shared<const std::vector<std::string>>(std::move(locks));
     if (spec.shape == Shape::exclusive || spec.shape == Shape::multi) {
         std::string line = "memcached:";
-        for (const auto& l : locks_) line.append(l) += '\n';
+        for (const auto& l : *locks_) line.append(l) += '\n';
         traits_.local_line = std::make_shared<const std::string>(std::move(line));
     }
 }
@@ -79,7 +80,7 @@ bool McClaim::still_held(Attempted& a) {
     if (look_reqs_.empty()) {  // the same look every time
         look_reqs_.resize(n);
         for (std::size_t i = 0; i < n; ++i)
-            for (const auto& l : locks_) {
+            for (const auto& l : *locks_) {
                 append_meta(look_reqs_[i].text, "mg", l, "t");
                 ++look_reqs_[i].replies;
             }
@@ -122,20 +123,20 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
     std::string draw;
     std::size_t size = 0;
     for (std::size_t k = 0; k < keys_.size(); ++k)
-        size += 2 * locks_[k].size() + fences_[k].size() + token.size() + 96;
+        size += 2 * (*locks_)[k].size() + fences_[k].size() + token.size() + 96;
     for (std::size_t i = 0; i < n; ++i) {
         reqs[i].text.reserve(size);
         draw.assign("N0 ");
         append_flag(draw, 'J', store_.fence_floor(i));
         draw += " v";
         for (std::size_t k = 0; k < keys_.size(); ++k) {
-            append_classic_store(reqs[i].text, locks_[k], t, token);
-            append_meta(reqs[i].text, "mg", locks_[k], "v c t");
+            append_classic_store(reqs[i].text, (*locks_)[k], t, token);
+            append_meta(reqs[i].text, "mg", (*locks_)[k], "v c t");
             append_meta(reqs[i].text, "ma", fences_[k], draw);
             reqs[i].replies += 3;
         }
     }
-    auto h = made(token, shared_locks_);
+    auto h = made(token, locks_);
     std::int64_t wait_s = -1;  // the longest a refusing holder has left
     auto& answers = answers_;
     nodes.round(reqs, store_.deadline_for(spec_.options.ttl), answers);
@@ -247,9 +248,9 @@ Status McClaim::raise_fences(const std::vector<std::uint64_t>& counters,
 void McClaim::reenter(const std::string& token, std::chrono::milliseconds keep, Attempted& a,
                       Fences& f) {
     McNodes& nodes = store_.nodes();
-    const std::string& key = locks_.front();
+    const std::string& key = locks_->front();
     const auto t = ttl_seconds(keep.count());
-    auto h = made(token, shared_locks_);
+    auto h = made(token, locks_);
     auto by = store_.deadline();
     for (int look = 0; look < 4; ++look) {
         auto read = nodes.one(0, {meta_request("mg", key, "v c t"), 1}, by);
@@ -346,8 +347,8 @@ std::shared_ptr<Holding> McClaim::holding(const std::string& token,
                                           std::uint64_t /*fence*/) const {
     if (auto h = grants_.find(token)) return h;
     bool reentrant = spec_.shape == Shape::reentrant;
-    return std::make_shared<McHolding>(shared_locks_, reentrant ? "" : token,
-                                       reentrant ? token : "", store_.nodes().size());
+    return std::make_shared<McHolding>(locks_, reentrant ? "" : token, reentrant ? token : "",
+                                       store_.nodes().size());
 }
 
 void mc_nap(unsigned look, Clock::time_point until, std::stop_token stop) {

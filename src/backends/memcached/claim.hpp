@@ -67,9 +67,9 @@ class McClaim final : public Claim {
     const LockSpec spec_;
     std::stop_token cancel_;
     ClaimTraits traits_;
-    std::vector<McKeys> keys_;         // each name's, in the names' order
-    std::vector<std::string> locks_;   // each name's lock item key, made once
-    McKeyList shared_locks_;           // the same, for the holdings made of them
+    std::vector<McKeys> keys_;  // each name's, in the names' order
+    // Each name's lock item key, made once and shared by the holdings made of them.
+    McKeyList locks_;
     std::vector<std::string> fences_;  // each name's fence counter key
     unsigned looks_ = 0;               // waits so far: the backoff's step
     bool refused_ = false;             // the last attempt was refused: look before adding

@@ -5,6 +5,10 @@
 #include <iterator>
 
 namespace deadbolt::detail {
+namespace {
+// The first words of the error lines, which answer a request of any kind.
+constexpr std::string_view kErrors[] = {"ERROR", "CLIENT_ERROR", "SERVER_ERROR"};
+}  // namespace
 
 std::optional<std::string_view> MetaReply::flag(char f) const {
     std::string_view rest = flags;
@@ -27,8 +31,7 @@ std::optional<std::int64_t> MetaReply::number(char f) const {
 }
 
 bool MetaReply::error() const {
-    const std::string_view c = code;
-    return c == "ERROR" || c == "CLIENT_ERROR" || c == "SERVER_ERROR";
+    return std::find(std::begin(kErrors), std::end(kErrors), code) != std::end(kErrors);
 }
 
 MetaParser::Result MetaParser::next(MetaReply& out) {
@@ -62,7 +65,6 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
     // The meta codes, two letters, are most replies: one comparison of both letters each.
     static constexpr std::string_view kMeta = "HDVAENNSEXNFMN";
     static constexpr std::string_view kClassic[] = {"STORED", "EXISTS", "NOT_STORED", "NOT_FOUND"};
-    static constexpr std::string_view kErrors[] = {"ERROR", "CLIENT_ERROR", "SERVER_ERROR"};
     auto among = [&code](const auto& words) {
         return std::find(std::begin(words), std::end(words), code) != std::end(words);
     };
