@@ -1,5 +1,7 @@
 #include "core/background.hpp"
 
+#include <pthread.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <utility>
@@ -64,9 +66,10 @@ void adopt(Orphan o) noexcept {
 
 }  // namespace
 
-Background::Background(std::function<void()> body)
+Background::Background(std::function<void()> body, const char* name)
     : returned_(std::make_shared<std::atomic<bool>>(false)) {
-    thread_ = std::thread([body = std::move(body), returned = returned_] {
+    thread_ = std::thread([body = std::move(body), returned = returned_, name] {
+        if (*name) (void)::pthread_setname_np(::pthread_self(), name);  // a name is a courtesy
         body();
         returned->store(true);
     });

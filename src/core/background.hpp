@@ -16,8 +16,9 @@ namespace deadbolt::detail {
 class Background {
   public:
     Background() = default;
-    /// Runs body on a new thread.
-    explicit Background(std::function<void()> body);
+    /// Runs body on a new thread, named `name` (at most 15 characters; empty: unnamed) so that
+    /// top -H, gdb and tests tell deadbolt's threads apart.
+    explicit Background(std::function<void()> body, const char* name = "");
     Background(Background&&) noexcept = default;
     Background& operator=(Background&& other) noexcept;
     Background(const Background&) = delete;

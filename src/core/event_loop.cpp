@@ -7,7 +7,7 @@ namespace deadbolt::detail {
 
 EventLoop::EventLoop(std::chrono::microseconds spin) : state_(std::make_shared<State>()) {
     if (std::thread::hardware_concurrency() <= 1) spin = {};  // it would only delay the peer
-    thread_ = Background([s = state_, spin] { run(s, spin); });
+    thread_ = Background([s = state_, spin] { run(s, spin); }, "deadbolt-loop");
     state_->id = thread_.id();
 }
 

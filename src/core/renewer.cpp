@@ -29,7 +29,7 @@ Renewer::~Renewer() {}
 void Renewer::start_locked() {
     // Started on first use: a client that never holds a lease never has this thread.
     if (!thread_.running() && !stopping_)
-        thread_ = Background([self = shared_from_this()] { self->run(); });
+        thread_ = Background([self = shared_from_this()] { self->run(); }, kThreadName);
 }
 
 void Renewer::add(const std::shared_ptr<LeaseState>& lease) {
@@ -199,6 +199,8 @@ void Renewer::unschedule_locked(Entry& e) {
 }
 
 void Renewer::forget_locked(Leases::iterator it) {
+    if (auto at = it->second.at; at != schedule_.end())
+        dropped_until_ = std::max(dropped_until_, at->first);
     unschedule_locked(it->second);
     if (spare_leases_.size() >= kSpareNodes) {
         leases_.erase(it);
@@ -222,9 +224,11 @@ void Renewer::run() {
         }
         run_cleanups(lk);  // drops the lock while it talks to the server
         if (stopping_) break;
-        auto first = schedule_.empty() ? Clock::time_point::max() : schedule_.begin()->first;
-        for (auto& c : cleanups_) first = std::min(first, c.next_at);
         auto now = now_on(clock_);
+        auto first = !schedule_.empty()     ? schedule_.begin()->first
+                     : dropped_until_ > now ? dropped_until_
+                                            : Clock::time_point::max();
+        for (auto& c : cleanups_) first = std::min(first, c.next_at);
         if (first > now) {
             sleeping_until_ = first;
             if (first == Clock::time_point::max())

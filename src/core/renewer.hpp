@@ -45,6 +45,9 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     /// Stops the thread; joins it unless called from the thread itself (then it detaches).
     void stop();
 
+    /// The name its thread goes by.
+    static constexpr const char* kThreadName = "deadbolt-renew";
+
     /// Renewal period of o: renew_every, or ttl / 3.
     static std::chrono::milliseconds period(const MutexOptions& o);
 
@@ -89,6 +92,10 @@ class Renewer : public std::enable_shared_from_this<Renewer> {
     std::vector<Cleanup> cleanups_;
     std::vector<Store::Concerns> doubts_;  // doubt() calls the thread has yet to act on
     Clock::time_point sleeping_until_ = Clock::time_point::min();  // the thread's next wake-up
+    // When the thread would have woken for the leases dropped since: with none left it sleeps
+    // until then rather than for ever, so that a client locking and unlocking one name over
+    // and over does not wake it at every acquisition (a futex and a context switch each).
+    Clock::time_point dropped_until_ = Clock::time_point::min();
     bool stopping_ = false;
     Background thread_;
 };

@@ -6,6 +6,7 @@
 
 #include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "process_threads.hpp"
 #include "redis_server.hpp"
 
 using namespace std::chrono_literals;
@@ -32,6 +33,32 @@ TEST(Lease, TtlExpiryFreesTheLock) {
     while (!la.lost() && Clock::now() < until) std::this_thread::sleep_for(10ms);
     EXPECT_TRUE(la.lost());
     EXPECT_FALSE(la.valid());
+}
+
+// Every acquisition schedules its lease's renewal and every release drops it. Were the
+// renewer's thread woken whenever it had nothing left to renew, each lock() would cost a
+// futex wake and two context switches on top of the engine's round trips.
+TEST(Lease, LockingAndUnlockingAgainAndAgainLeavesTheRenewerAsleep) {
+    RedisServer srv;
+    auto c = deadbolt::Client::connect(srv.url());
+    auto m = c.mutex("again");
+    m.lock();  // starts the renewer
+    m.unlock();
+    std::this_thread::sleep_for(100ms);  // time for it to go to sleep again
+    auto before = deadbolt::test::sleeps_of_threads("deadbolt-renew");
+    ASSERT_EQ(before.size(), 1U) << "one client, one renewer";
+    constexpr int kTurns = 50;
+    for (int i = 0; i < kTurns; ++i) {
+        m.lock();
+        m.unlock();
+        // Room for the renewer to run, and fall asleep with nothing to renew, were it woken.
+        std::this_thread::sleep_for(2ms);
+    }
+    auto after = deadbolt::test::sleeps_of_threads("deadbolt-renew");
+    ASSERT_EQ(after.size(), 1U);
+    ASSERT_EQ(after.begin()->first, before.begin()->first) << "the same renewer";
+    EXPECT_LE(after.begin()->second - before.begin()->second, kTurns / 10)
+        << "the renewer was woken by acquisitions";
 }
 
 TEST(Lease, ValidUntilIsBeforeServerExpiry) {
