@@ -42,9 +42,31 @@ LockEvent LeaseState::end_event(LockEventKind kind, std::error_code error) noexc
             .ended = !ended.exchange(true)};
 }
 
+std::stop_token LeaseState::stop_token() {
+    std::stop_source made{std::nostopstate};
+    std::stop_token token;
+    {
+        std::lock_guard lk(stop_m);
+        if (!stop.stop_possible()) {
+            stop = std::stop_source();
+            // Lost before it was made: mark_lost found none to request. lost is set before
+            // mark_lost takes stop_m, so either it sees the source made here or this sees lost.
+            if (lost) made = stop;
+        }
+        token = stop.get_token();
+    }
+    made.request_stop();  // outside stop_m: it runs the token's callbacks
+    return token;
+}
+
 void LeaseState::mark_lost(std::error_code why) noexcept {
     if (lost.exchange(true)) return;
-    stop.request_stop();
+    std::stop_source made{std::nostopstate};
+    {
+        std::lock_guard lk(stop_m);
+        made = stop;
+    }
+    made.request_stop();  // outside stop_m: it runs the token's callbacks
     leave_local_queue();
     tell_lost(client ? client->options.observer : LockObserver{}, options.on_lost,
               end_event(LockEventKind::lost, why));
@@ -313,7 +335,7 @@ bool Lease::held() const {
     return s_ && !s_->released;
 }
 std::stop_token Lease::stop_token() const {
-    return s_ ? s_->stop.get_token() : std::stop_token{};
+    return s_ ? s_->stop_token() : std::stop_token{};
 }
 
 void Lease::extend(std::chrono::milliseconds ttl) {

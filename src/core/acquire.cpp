@@ -114,7 +114,7 @@ Lease acquire_with(const std::shared_ptr<ClientImpl>& client, const LockSpec& sp
         }
         if (step.report && step.report->retrying)
             tell_event(LockEventKind::retrying, step.report->retrying);
-        if (drive_wait(step, fsm, *claim, arm_deadline(store, how), how.cancel)) continue;
+        if (drive_wait(step, fsm, *claim, store, how)) continue;
         switch (step.next) {
             case Next::attempt:
                 if (how.cancel.stop_requested()) {

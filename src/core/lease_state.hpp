@@ -62,7 +62,10 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
     std::atomic<bool> released{false};
     std::atomic<bool> left_queue{false};  // this process's other threads may try again
     std::atomic<bool> ended{false};       // a lost or released event told the holding's end
-    std::stop_source stop;
+    // Made when someone first asks for the stop token (stop_token()), under stop_m: most
+    // holdings never do, and making it was an allocation per acquisition.
+    std::mutex stop_m;
+    std::stop_source stop{std::nostopstate};
 
     // What the release learned (Lease::settle): settled by release() itself, or, after a lost
     // reply, by the renewer's background release in `later`. That one is apart from this state
@@ -81,6 +84,10 @@ struct LeaseState : std::enable_shared_from_this<LeaseState> {
 
     /// The event of the holding's loss or release: held so far, and whether it ends it.
     LockEvent end_event(LockEventKind kind, std::error_code error) noexcept;
+
+    /// The token that is requested when the lease is lost (already requested if it is).
+    /// Throws std::bad_alloc when there is no memory to make it.
+    std::stop_token stop_token();
 
     /// Marks the lease lost once: requests the stop token and calls on_lost. Never throws.
     void mark_lost(std::error_code why) noexcept;

@@ -19,7 +19,7 @@ bool watch(const Store& store, Waker& waker, bool can_sleep_instead,
     bool looked = false;  // a stop request still gets one look: observers return what they saw
     for (Step step = fsm.start(Clock::now());;) {
         if (step.unsubscribe) waker.disarm();
-        if (drive_wait(step, fsm, waker, arm_deadline(store, how), how.cancel)) continue;
+        if (drive_wait(step, fsm, waker, store, how)) continue;
         switch (step.next) {
             case Next::attempt: {
                 if (looked && how.cancel.stop_requested()) {

@@ -96,8 +96,11 @@ TYPED_TEST(MutexContract, ALossFiresTheStopTokenAndOnLostOnce) {
     auto a = this->connect();
     auto held = a.acquire(n, {.ttl = 2 * this->kShort,
                               .on_lost = [&](std::string_view, std::error_code) { ++lost; }});
+    auto early = held.stop_token();  // the token is made when first asked for
+    EXPECT_FALSE(early.stop_requested());
     this->backend.take_away(n);
-    EXPECT_TRUE(test::eventually([&] { return held.stop_token().stop_requested(); }));
+    EXPECT_TRUE(test::eventually([&] { return early.stop_requested(); }));
+    EXPECT_TRUE(held.stop_token().stop_requested()) << "asked for again after the loss";
     std::this_thread::sleep_for(300ms);  // further renewals must not report it again
     EXPECT_EQ(lost.load(), 1);
     EXPECT_TRUE(held.lost());

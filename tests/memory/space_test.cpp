@@ -201,6 +201,7 @@ TEST(MemorySpace, AdvancingPastTheTtlEndsTheHoldingAndItsHolderHears) {
     EXPECT_FALSE(held.valid()) << "the lease is measured on the space's clock";
     EXPECT_TRUE(eventually([&] { return held.lost(); }));
     EXPECT_EQ(lost.load(), 1);
+    EXPECT_TRUE(held.stop_token().stop_requested()) << "first asked for after the loss";
     EXPECT_TRUE(b.mutex("job").try_lock());
 }
 

@@ -77,14 +77,15 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
         listening_ = true;
     }
     std::string sql = s->idle_timeout != keep ? store_.dialect().keep(keep) : std::string();
+    auto sent = Clock::now();  // a moment before it is sent: as safe for the names' trust
     std::vector<std::string> fresh;
-    sql += store_.naming(std::span<const std::string>(&spec_.name, 1), fresh);
+    Clock::time_point trusted_until;
+    sql += store_.naming(std::span<const std::string>(&spec_.name, 1), fresh, sent, trusted_until);
     // One permit excludes every other holder: fenced like a lock (ARCHITECTURE 15). A
     // re-entry answers its holding's fence.
     sql += fmt::format("SELECT * FROM {}.take_permit({}, {}, {}, {}, {}, {}, {})", schema_, key_,
                        permits_, bytea_literal(token), keep.count(), at_gate_, permits_ <= 1,
                        reenter_);
-    auto sent = Clock::now();
     a.status = store_.advised(s->run(sql, store_.deadline(), out));
     if (!a.status.ok()) {
         // The gate, and a row if the answer was lost, may be ours: the session goes with the
@@ -94,7 +95,7 @@ void PgPermitClaim::attempt(const std::string& token, std::chrono::milliseconds 
         return;
     }
     s->idle_timeout = keep;
-    store_.noted(fresh, sent);
+    if (!fresh.empty()) store_.noted(fresh, sent);
     const auto& row = out.back();
     // take_permit says whether the session holds the gate now: a grant through the gate
     // left it, an owner's re-entry did not pass it (and one already at the gate keeps it

@@ -77,8 +77,12 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     // The idle timeout is the lease's TTL: set before the try, so that a grant is never
     // held by a session without one.
     std::string sql = s->idle_timeout != keep ? d.keep(keep) : std::string();
+    // Read before the statement is built: a record is trusted from when it was sent, and from
+    // a moment earlier is as safe.
+    auto sent = Clock::now();
     std::vector<std::string> fresh;
-    sql += store_.naming(names_, fresh);
+    auto trusted_until = names_trusted_until_;
+    if (sent >= names_trusted_until_) sql += store_.naming(names_, fresh, sent, trusted_until);
     // The try is the same statement from one acquisition to the next (the claim is kept).
     if (try_from_ != held_ || try_ttl_ != keep) {
         try_sql_ = d.try_take(keys_->keys, held_, shared_, !shared_, keep);
@@ -87,7 +91,6 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
     }
     if (!sql.empty()) sql += try_sql_;
     auto& out = s->answers;
-    auto sent = Clock::now();
     a.status = store_.advised(
         s->run(sql.empty() ? std::string_view(try_sql_) : sql, store_.deadline(), out));
     if (!a.status.ok()) {
@@ -98,7 +101,11 @@ void SqlClaim::attempt(const std::string& token, std::chrono::milliseconds keep,
         return;
     }
     s->idle_timeout = keep;
-    store_.noted(fresh, sent);
+    if (!fresh.empty()) {
+        store_.noted(fresh, sent);
+        trusted_until = std::min(trusted_until, sent + SqlStore::kNameTrust);
+    }
+    names_trusted_until_ = trusted_until;
     const auto& row = out.back();
     auto tried = keys_->keys.size() - held_;
     if (row.null(0, 0)) {

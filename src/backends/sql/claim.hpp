@@ -68,6 +68,9 @@ class SqlClaim final : public Claim {
     std::size_t try_from_ = static_cast<std::size_t>(-1);
     std::chrono::milliseconds try_ttl_{-1};
     CancelFd wake_;  // a wait in the server ends at cancel
+    // Until when this client trusts all of names_ recorded (SqlStore::naming): a claim kept
+    // by its lock object asks the store, under its mutex, only once in kNameTrust.
+    Clock::time_point names_trusted_until_{};
 };
 
 }  // namespace deadbolt::detail

@@ -97,14 +97,17 @@ bool SqlStore::wait_in_server(SqlSession& s, const std::string& key, bool shared
            dialect_->took(out.back());
 }
 
-std::string SqlStore::naming(std::span<const std::string> names, std::vector<std::string>& fresh) {
+std::string SqlStore::naming(std::span<const std::string> names, std::vector<std::string>& fresh,
+                             Clock::time_point now, Clock::time_point& trusted_until) {
     fresh.clear();
+    trusted_until = Clock::time_point::max();
     {
         std::lock_guard lock(names_m_);
-        auto now = Clock::now();
         for (const auto& n : names)
             if (auto it = named_.find(n); it == named_.end() || now - it->second >= kNameTrust)
                 fresh.push_back(n);
+            else
+                trusted_until = std::min(trusted_until, it->second + kNameTrust);
     }
     if (fresh.empty()) return {};
     std::sort(fresh.begin(), fresh.end());

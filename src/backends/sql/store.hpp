@@ -63,12 +63,14 @@ class SqlStore : public Store {
     void give_back_after(std::shared_ptr<SqlSession> s, const std::string& sql,
                          std::string_view expect) noexcept;
     /// The statement that records names for list (a key cannot be turned back into its
-    /// name) that this client has not recorded within kNameTrust ("" when none; those are
-    /// fresh), marking them seen now; noted(fresh) once it ran, with when it was sent. The
+    /// name) that this client has not recorded within kNameTrust of now ("" when none; those
+    /// are fresh), marking them seen now; noted(fresh) once it ran, with when it was sent.
+    /// trusted_until: when the trust in the others ends (max() when all are fresh). The
     /// engine prunes names nothing holds or waits for that nobody marked seen for kNamesKept
     /// (prune_names): many times kNameTrust, so that a name this client trusts recorded is
     /// never pruned under it.
-    std::string naming(std::span<const std::string> names, std::vector<std::string>& fresh);
+    std::string naming(std::span<const std::string> names, std::vector<std::string>& fresh,
+                       Clock::time_point now, Clock::time_point& trusted_until);
     void noted(const std::vector<std::string>& fresh, Clock::time_point sent);
     /// How long a client trusts its record of a name, and how long an unused name is kept.
     static constexpr std::chrono::seconds kNameTrust{60}, kNamesKept{600};
