@@ -2,12 +2,15 @@
 """Where a lock cycle's client CPU goes: the hot rows of bench/run.py under perf.
 
     python3 bench/cpu_profile.py [--tag after] [--reps 3] [--seconds 3] [--no-graphs]
+                                 [--only 2-1t,pg-1t,...]
 
 Each row (scenario 2 at 1 and 16 threads on one redis-server; Redlock over 3 nodes at 16
-threads) runs every contender pinned to CPU 1 (the servers on CPU 0, as in run.py) under
-`perf stat` for its client CPU (task-clock) and context switches per cycle, medians of the
-repetitions; then once under `perf record` for a flame graph of deadbolt's and the raw
-client's cycle (bench/flame.py). Writes bench/results/profiles/<row>-<contender>-<tag>.svg and
+threads; one thread's Mutex cycle on PostgreSQL, MariaDB, memcached, a 3-member etcd and a
+3-server ZooKeeper, against the raw client sending deadbolt's own statements) runs every
+contender pinned to CPU 1 (the servers on CPU 0, as in run.py) under `perf stat` for its
+client CPU (task-clock) and context switches per cycle, medians of the repetitions; then once
+under `perf record` for a flame graph of deadbolt's and the raw client's cycle
+(bench/flame.py). Writes bench/results/profiles/<row>-<contender>-<tag>.svg and
 table-<tag>.md (rows kept in results-<tag>.json, so a row can be re-run
 alone). The ratio to raw is the per-acquisition client-CPU budget of issue 34.
 """
@@ -35,6 +38,46 @@ ROWS = {
     "7-3n-16t": ("Redlock, 3 nodes, fenced, 16 threads", 16, 3,
                  ["deadbolt", "deadbolt async", "node-redlock default"], ["deadbolt", "deadbolt async"]),
 }
+# The other engines: row -> (what, threads, the server (where it is, as the driver's
+# arguments), contenders and their driver arguments (the first is the raw one), graphed). Made
+# on first use: the servers' modules import what they need.
+RAWS = "raw, deadbolt's statements"
+
+
+def engine_rows():
+    import db
+    import etcd
+    import mc
+    import zk
+
+    def one(what, make, url, raw, pin=True):
+        return (what, 1, make, url, {RAWS: raw, "deadbolt": ["--contender", "deadbolt"]}, [RAWS, "deadbolt"],
+                pin)
+    return {
+        "pg-1t": one("PostgreSQL, 1 thread", db.Postgres, lambda s: ["--url", s.url],
+                     ["--contender", "raw-pg", "--statements", "1"]),
+        "my-1t": one("MariaDB, 1 thread", db.MariaDb, lambda s: ["--url", s.url],
+                     ["--contender", "raw-my", "--statements", "1"]),
+        "mc-1t": one("memcached, 1 thread", mc.Memcached, lambda s: ["--url", s.url],
+                     ["--contender", "raw-mc", "--statements", "1"]),
+        "etcd-1t": one("etcd, 3 members, 1 thread", etcd.Etcd, lambda s: ["--etcd", s.endpoints],
+                       ["--contender", "raw-etcd", "--statements", "1"]),
+        # Not pinned: three JVMs on one CPU time the clients' connections out (as zk.py).
+        "zk-1t": one("ZooKeeper, 3 servers, 1 thread", zk.Ensemble, lambda s: ["--zk", s.hosts],
+                     ["--contender", "raw-zk", "--statements", "1"], pin=False),
+    }
+
+
+def pin_to_cpu0():
+    """Every server process this bench started (children of this one and theirs) onto CPU 0."""
+    me = str(os.getpid())
+    kids = subprocess.run(["pgrep", "-P", me], capture_output=True, text=True).stdout.split()
+    for pid in kids:
+        kids += subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
+    for pid in kids:
+        subprocess.run(["taskset", "-a", "-p", "-c", "0", pid], capture_output=True)
+
+
 # A contender run.py does not have, added to its drivers so that run.argv_for makes its command.
 # The loop spins for replies after work by default (loop_spin): on the client's one CPU that spin
 # starves the waiting threads, so this design is measured at its best, without it.
@@ -55,7 +98,9 @@ def perf_stat(argv):
     """(the contender's JSON line, task-clock s, context switches) of one run."""
     with tempfile.NamedTemporaryFile("r", suffix=".csv") as f:
         out = subprocess.run(["perf", "stat", "-x,", "-o", f.name, "-e", "task-clock,context-switches",
-                              *argv], capture_output=True, text=True, check=True, timeout=300)
+                              *argv], capture_output=True, text=True, timeout=300)
+        if out.returncode != 0:
+            raise SystemExit(f"bench: {' '.join(argv)} failed ({out.returncode}): {out.stderr[-800:]}")
         stats = {}
         for line in f.read().splitlines():
             parts = line.split(",")
@@ -94,12 +139,13 @@ def render(tag, reps, seconds, done):
              "| row | contender | cycles/s | client CPU µs/cycle | / raw | context switches/cycle |",
              "|---|---|---|---|---|---|"]
     shares = []
-    for row in (r for r in ROWS if r in done):
+    rows = {**ROWS, **engine_rows()}
+    for row in (r for r in rows if r in done):
         med, graphs = done[row]["medians"], done[row]["graphs"]
-        raw = med.get("raw hiredis", [None, None])[1]
+        raw = med.get("raw hiredis", med.get(RAWS, [None, None]))[1]
         for c, (rate, us, sw) in med.items():
             ratio = f"{us / raw:.2f}x" if raw else "–"
-            lines.append(f"| {ROWS[row][0]} | {c} | {rate:,.0f} | {us:.1f} | {ratio} | {sw:.2f} |")
+            lines.append(f"| {rows[row][0]} | {c} | {rate:,.0f} | {us:.1f} | {ratio} | {sw:.2f} |")
         shares += [f"{name}.svg:\n" + "\n".join("    " + l for l in cats) for name, cats in graphs.items()]
     if shares:
         lines += ["", "Where the samples of each flame graph went (bench/flame.py top, self samples):", "",
@@ -107,8 +153,35 @@ def render(tag, reps, seconds, done):
     return "\n".join(lines) + "\n"
 
 
+def measure_engine(row, reps, seconds, graphs):
+    """One engine row: as measure(), on that engine's server."""
+    what, threads, make, url, contenders, graphed, pin = engine_rows()[row]
+    server = make()
+    try:
+        if pin:
+            pin_to_cpu0()
+        argv = {c: ["taskset", "-c", "1", run.DRIVER, "cycle", *args, *url(server), "--threads",
+                    str(threads), "--seconds", str(seconds)] for c, args in contenders.items()}
+        runs = {c: [] for c in contenders}
+        for _ in range(reps):
+            for c in contenders:
+                r, cpu, switches = perf_stat([*argv[c], "--key", fresh()])
+                runs[c].append((r["cycles_per_s"], 1e6 * cpu / r["cycles"], switches / r["cycles"]))
+        out = {"medians": {c: [statistics.median(x[i] for x in runs[c]) for i in range(3)] for c in contenders},
+               "graphs": {}}
+        for c in graphed if graphs else []:
+            name = f"{row}-{c.split(',')[0].replace(' ', '-')}-{graphs}"
+            top = graph([*argv[c], "--key", fresh()], name, f"{what}: {c} ({graphs})")
+            out["graphs"][name] = top[top.index("category"):top.index("self: by")].strip().splitlines()
+        return out
+    finally:
+        server.stop()
+
+
 def measure(row, reps, seconds, graphs):
     """One row: every contender's medians, and the flame graphs' category shares."""
+    if row not in ROWS:
+        return measure_engine(row, reps, seconds, graphs)
     what, threads, nodes, contenders, graphed = ROWS[row]
     servers = [run.Server() for _ in range(max(nodes, 1))]
     try:
