@@ -67,7 +67,9 @@ class Lease {
     /// True until release() or destruction.
     bool held() const;
     /// Requested when the lease is lost, so work can watch it and stop. It fires first, before
-    /// the observer and on_lost run (on the thread that found the loss), so work stops at once.
+    /// the observer and on_lost run (on the thread that found the loss), so work stops at once;
+    /// asked for after the loss, it is already requested. Made on the first call, which throws
+    /// std::bad_alloc when there is no memory for it.
     std::stop_token stop_token() const;
 
     /// Sets the remaining TTL on the server to ttl (compare-and-set on the token).
