@@ -6,6 +6,7 @@
 
 #include "acquire_options.hpp"
 #include "deadbolt/deadbolt.hpp"
+#include "eventually.hpp"
 #include "process_threads.hpp"
 #include "redis_server.hpp"
 
@@ -44,6 +45,10 @@ TEST(Lease, LockingAndUnlockingAgainAndAgainLeavesTheRenewerAsleep) {
     auto m = c.mutex("again");
     m.lock();  // starts the renewer
     m.unlock();
+    // It names itself once it runs, which a loaded machine may put off.
+    ASSERT_TRUE(deadbolt::test::eventually([] {
+        return deadbolt::test::sleeps_of_threads("deadbolt-renew").size() == 1;
+    })) << "one client, one renewer";
     std::this_thread::sleep_for(100ms);  // time for it to go to sleep again
     auto before = deadbolt::test::sleeps_of_threads("deadbolt-renew");
     ASSERT_EQ(before.size(), 1U) << "one client, one renewer";
