@@ -26,6 +26,10 @@ void hold_as_foreign_client(Pg& e, const std::string& name) {
 const char* foreign_words(const Pg&) {
     return "'psql' session from";
 }
+// What the statement that ends an orphaned holding session says.
+const char* orphan_end_words(const Pg&) {
+    return "pg_terminate_backend";
+}
 // A user who may do nothing yet, and the schema (not made yet) it is pointed at.
 std::string rightless_url(Pg& e, const std::string& user, const std::string& place) {
     e.server.psql("CREATE ROLE " + user + " LOGIN PASSWORD 'pw'");
@@ -49,6 +53,9 @@ void hold_as_foreign_client(My& e, const std::string& name) {
 }
 const char* foreign_words(const My&) {
     return "GET_LOCK of another client";
+}
+const char* orphan_end_words(const My&) {
+    return "KILL CONNECTION";
 }
 // A user who may read the database (not made yet) it is pointed at, and nothing more.
 std::string rightless_url(My& e, const std::string& user, const std::string& place) {
@@ -167,6 +174,30 @@ TYPED_TEST(Database, AReleaseWhoseAnswerWasLostEndsTheSessionTheServerKeptAndThe
         },
         5s))
         << "the retry ended the session the server still had";
+}
+
+// The release asked again first sees the old session still holding, then ends it; when the
+// answer to that end is lost too, asking again finds the session gone, by our own hand: the
+// lock was ours up to the release all the same.
+TYPED_TEST(Database, AReleaseAskedAgainWhoseEndOfTheOldSessionGotNoAnswerIsNoLoss) {
+    auto name = own_name("endlost");
+    StalledRelease link(this->engine.server.port());
+    test::TcpProxy settling(this->engine.server.port());
+    auto run =
+        deadbolt_async(this->engine.server.url_via(link.outer.port(), "?command_timeout=300ms"),
+                       {"run", "--ttl", "30s", name, "--", "sh", "-c", "sleep 1; exit 3"});
+    ASSERT_TRUE(eventually([&] { return this->cli({"status", name}).rc == 0; }));
+    link.inner.freeze_requests(true);
+    link.outer.retarget(settling.port());
+    settling.stall_replies_from_request_with(orphan_end_words(this->engine));
+    ASSERT_TRUE(eventually([&] { return settling.replies_held() > 0; }, 10s))
+        << "the old session was never ended";
+    std::this_thread::sleep_for(500ms);  // past the end's command timeout: no answer
+    settling.stall_replies(false);
+    auto r = run.get();
+    EXPECT_EQ(r.rc, 3) << "the old session held the lock after the release: " << r.out;
+    EXPECT_TRUE(says(r, {"asking again"}));
+    EXPECT_TRUE(eventually([&] { return this->cli({"status", name}).rc == 1; }, 5s));
 }
 
 TYPED_TEST(Database, AReleaseWhoseAnswerWasLostIsALossWhenTheSessionDiedMeanwhile) {

@@ -68,6 +68,11 @@ void TcpProxy::accept_loop() {
     }
 }
 
+void TcpProxy::stall_replies_from_request_with(std::string text) {
+    std::lock_guard lock(stall_m_);
+    stall_at_ = std::move(text);
+}
+
 void TcpProxy::pump(int c, int s) {
     unsigned gen = cut_gen_;
     std::string up, down;  // held-back bytes per direction
@@ -82,6 +87,11 @@ void TcpProxy::pump(int c, int s) {
                 closed = true;
             else
                 up.append(buf, size_t(n));
+            std::lock_guard lock(stall_m_);
+            if (!stall_at_.empty() && up.find(stall_at_) != std::string::npos) {
+                stall_down_ = true;
+                stall_at_.clear();
+            }
         }
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = ::read(s, buf, sizeof buf);

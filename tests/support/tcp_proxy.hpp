@@ -23,6 +23,9 @@ class TcpProxy {
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
     /// While set, bytes from the server to clients are held back (replies "lost").
     void stall_replies(bool on) { stall_down_ = on; }
+    /// Sets stall_replies once a client sends a request containing text (once; text is then
+    /// forgotten): the answer to that request, and all after it, are held back.
+    void stall_replies_from_request_with(std::string text);
     /// Bytes of replies passed on to clients so far.
     std::size_t replies_passed() const { return passed_down_; }
     /// Bytes of replies that arrived while stall_replies was set.
@@ -49,6 +52,9 @@ class TcpProxy {
     std::atomic<unsigned> cut_gen_{0};
     std::atomic<std::size_t> passed_down_{0}, held_down_{0};
     std::mutex m_;
+    // Not m_: the destructor holds m_ while it joins the pumps.
+    std::mutex stall_m_;
+    std::string stall_at_;  // under stall_m_
     std::vector<std::thread> threads_;
     std::thread acceptor_;
 };

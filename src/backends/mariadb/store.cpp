@@ -129,21 +129,20 @@ std::string MyStore::prune_names() const {
         kNamesKept.count());
 }
 
-Verdict MyStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
+Verdict MyStore::orphan_holds(const SqlHolding& held, Clock::time_point by) {
     // Its connection, known by its id and by the row its grant wrote (an id is not given
     // again before a restart, which empties the table), holding the first key still.
-    auto id = std::to_string(held.orphan());
-    auto found = verdict_by(fmt::format("SELECT COUNT(*) FROM deadbolt_holders WHERE conn = {0} "
-                                        "AND fence = {1} AND IS_USED_LOCK({2}) = {0}",
-                                        id, held.grant.fence, held.keys().front()),
-                            "1", by);
-    if (found.is != Verdict::Is::yes) return found;
-    // It held our grant after the release was sent: ours up to it. Ended now, or by itself
-    // in between (1094: no such connection), it is released.
+    return verdict_by(fmt::format("SELECT COUNT(*) FROM deadbolt_holders WHERE conn = {0} AND "
+                                  "fence = {1} AND IS_USED_LOCK({2}) = {0}",
+                                  held.orphan(), held.grant.fence, held.keys().front()),
+                      "1", by);
+}
+
+Status MyStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
+    // Ended by itself meanwhile (1094: no such connection), it is ended.
     std::vector<SqlRows> out;
-    auto st = run_once("KILL CONNECTION " + id, out, by);
-    if (st.ok() || st.detail.find("1094") != std::string::npos) return Verdict::yes();
-    return Verdict::unknown(st);
+    auto st = run_once(fmt::format("KILL CONNECTION {}", held.orphan()), out, by);
+    return st.ok() || st.detail.find("1094") != std::string::npos ? Status{} : st;
 }
 
 }  // namespace deadbolt::detail

@@ -37,7 +37,8 @@ class MyStore final : public SqlStore, public RateLimits, public Admin, public F
     std::string rights_advice() const override;
 
   protected:
-    Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
+    Verdict orphan_holds(const SqlHolding& held, Clock::time_point by) override;
+    Status end_orphan(const SqlHolding& held, Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;
     std::string prune_names() const override;
 

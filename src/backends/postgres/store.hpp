@@ -71,7 +71,8 @@ class PgStore final : public SqlStore,
     std::string rights_advice() const override;
 
   protected:
-    Verdict end_orphan(const SqlHolding& held, Clock::time_point by) override;
+    Verdict orphan_holds(const SqlHolding& held, Clock::time_point by) override;
+    Status end_orphan(const SqlHolding& held, Clock::time_point by) override;
     Verdict on_row(RowOp op, const SqlRow& row, std::chrono::milliseconds keep,
                    Clock::time_point by) override;
     std::string record_names(const std::vector<std::string>& fresh) const override;

@@ -69,6 +69,16 @@ struct SqlHolding final : Holding {
         std::lock_guard lock(m_);
         return orphan_;
     }
+    /// The orphan was seen holding this grant after the release was sent: the holding was
+    /// ours up to the release, whatever becomes of the orphan from now. Set once; never unset.
+    void orphan_seen_holding() const {
+        std::lock_guard lock(m_);
+        orphan_held_ = true;
+    }
+    bool orphan_was_holding() const {
+        std::lock_guard lock(m_);
+        return orphan_held_;
+    }
 
   private:
     // Shared with the claim that took them (and its other holdings): a grant copies no keys.
@@ -76,6 +86,7 @@ struct SqlHolding final : Holding {
     mutable std::mutex m_;
     mutable std::shared_ptr<SqlSession> session_;
     mutable std::uint64_t orphan_ = 0;
+    mutable bool orphan_held_ = false;
 };
 
 /// A holding kept as a row with an expiry: the engine's store extends, releases and checks

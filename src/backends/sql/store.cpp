@@ -190,7 +190,7 @@ std::vector<Verdict> SqlStore::release(std::span<const Holding* const> hs, Clock
         // Asked again after a release that got no answer: that session is closed here, but
         // the server may not know yet, and only another session can end it now.
         if (held && !s && held->orphan() != 0) {
-            out.push_back(end_orphan(*held, by));
+            out.push_back(settle_orphan(*held, by));
             continue;
         }
         if (!held || !s || !s->alive()) {
@@ -257,8 +257,22 @@ Status SqlStore::advised(Status st) const {
     return Status::error(errc::permission_denied, st.detail + ". " + advice);
 }
 
-Verdict SqlStore::end_orphan(const SqlHolding& /*held*/, Clock::time_point /*by*/) {
+Verdict SqlStore::settle_orphan(const SqlHolding& held, Clock::time_point by) {
+    if (!held.orphan_was_holding()) {
+        auto found = orphan_holds(held, by);
+        if (found.is != Verdict::Is::yes) return found;
+        held.orphan_seen_holding();
+    }
+    auto st = end_orphan(held, by);
+    return st.ok() ? Verdict::yes() : Verdict::unknown(st);
+}
+
+Verdict SqlStore::orphan_holds(const SqlHolding& /*held*/, Clock::time_point /*by*/) {
     return Verdict::no();
+}
+
+Status SqlStore::end_orphan(const SqlHolding& /*held*/, Clock::time_point /*by*/) {
+    return {};
 }
 
 Verdict SqlStore::verdict_by(const std::string& sql, std::string_view expect,

@@ -108,15 +108,25 @@ class SqlStore : public Store {
     /// gone, and the holding with it.
     bool session_gone(const Status& st, const SqlSession& s) noexcept;
     /// The release of held asked again after one that got no answer, which closed its
-    /// session here: ends that session in the server, from another one, when it still holds
-    /// held's first key as held's grant (the server has not noticed the close: a stalled
-    /// link), answering yes; no when it is gone (whether or not it outlived the release, its
-    /// holding cannot be shown to have); unknown when no answer came. Default: no.
-    virtual Verdict end_orphan(const SqlHolding& held, Clock::time_point by);
+    /// session here: yes when that session, in the server, still holds held's first key as
+    /// held's grant (the server has not noticed the close: a stalled link); no when it is
+    /// gone (whether or not it outlived the release, its holding cannot be shown to have);
+    /// unknown when no answer came. Only looks. Default: no.
+    virtual Verdict orphan_holds(const SqlHolding& held, Clock::time_point by);
+    /// Ends held's orphan session in the server, from another one: ok also when it is gone
+    /// already; an error when no answer came. Default: ok (nothing to end).
+    virtual Status end_orphan(const SqlHolding& held, Clock::time_point by);
     /// The answer of a statement on a pooled session (run_once) as a verdict: yes when its
     /// first value is expect, no when it is something else, unknown when no answer came.
     Verdict verdict_by(const std::string& sql, std::string_view expect, Clock::time_point by);
 
+  private:
+    // The release of held asked again: seen holding once, the orphan was ours up to the
+    // release, so only its end is asked again (an end whose answer was lost, asked again,
+    // finds it gone: that is no loss).
+    Verdict settle_orphan(const SqlHolding& held, Clock::time_point by);
+
+  protected:
     enum class RowOp : unsigned char { extend, release, check };
     /// Extends (by keep), releases or checks a holding kept as a row; the default answers
     /// unknown (an engine without row holdings never makes one).
