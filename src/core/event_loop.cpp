@@ -1,12 +1,26 @@
 #include "core/event_loop.hpp"
 
+#include <sched.h>
 #include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
 
 namespace deadbolt::detail {
 
+unsigned EventLoop::usable_cpus() {
+#ifdef __linux__
+    // The CPUs this thread may run on (taskset, a container's cpuset), which its threads
+    // inherit, not the machine's.
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+#endif
+    return std::thread::hardware_concurrency();
+}
+
 EventLoop::EventLoop(std::chrono::microseconds spin) : state_(std::make_shared<State>()) {
-    if (std::thread::hardware_concurrency() <= 1) spin = {};  // it would only delay the peer
+    // On one CPU, spinning only keeps the threads the loop just woke (callers of wait(), the
+    // server's, the peer's) from running: pinned there, 16 threads each blocking on the loop
+    // made 5,600 cycles/s with a 50 us spin and 32,700 without.
+    if (usable_cpus() <= 1) spin = {};
     thread_ = Background([s = state_, spin] { run(s, spin); }, "deadbolt-loop");
     state_->id = thread_.id();
 }
