@@ -131,6 +131,12 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def ensure_peers():
+    """The Node.js peers' packages (npm ci), installed once."""
+    if not os.path.isdir(os.path.join(HERE, "peers", "node_modules")):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=os.path.join(HERE, "peers"), check=True)
+
+
 def argv_for(contender, scenario, opts, cpu=None):
     """The contender's driver command for scenario, pinned to cpu if given."""
     prefix, extra = DRIVERS[contender]
@@ -228,8 +234,7 @@ def main():
     lease_ttls_ms = [3000] if smoke else [3000, 30000]  # a renewal every 1 s, and the default
     if not os.access(DRIVER, os.X_OK):
         raise SystemExit("bench: build first (scripts/setup.sh)")
-    if not os.path.isdir(os.path.join(HERE, "peers", "node_modules")):
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=os.path.join(HERE, "peers"), check=True)
+    ensure_peers()
 
     results = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "smoke": smoke, "reps": reps, "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
