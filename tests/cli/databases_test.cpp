@@ -183,13 +183,18 @@ TYPED_TEST(Database, AReleaseAskedAgainWhoseEndOfTheOldSessionGotNoAnswerIsNoLos
     auto name = own_name("endlost");
     StalledRelease link(this->engine.server.port());
     test::TcpProxy settling(this->engine.server.port());
+    // The command ends when the test says, after the links are set, however slow the machine.
+    auto go = ::testing::TempDir() + "/endlost-" + TypeParam::kName;
+    std::remove(go.c_str());
     auto run =
         deadbolt_async(this->engine.server.url_via(link.outer.port(), "?command_timeout=300ms"),
-                       {"run", "--ttl", "30s", name, "--", "sh", "-c", "sleep 1; exit 3"});
+                       {"run", "--ttl", "30s", name, "--", "sh", "-c",
+                        "while [ ! -e " + go + " ]; do sleep 0.05; done; exit 3"});
     ASSERT_TRUE(eventually([&] { return this->cli({"status", name}).rc == 0; }));
     link.inner.freeze_requests(true);
     link.outer.retarget(settling.port());
     settling.stall_replies_from_request_with(orphan_end_words(this->engine));
+    std::ofstream(go).put('\n');
     ASSERT_TRUE(eventually([&] { return settling.replies_held() > 0; }, 10s))
         << "the old session was never ended";
     std::this_thread::sleep_for(500ms);  // past the end's command timeout: no answer

@@ -57,29 +57,29 @@ std::string PgStore::prune_names() const {
 namespace {
 
 // Its backend, known by its pid and by the name its grant gave it (a pid the kernel gave
-// another backend since would not carry this fence).
-std::string orphan_backend(const PgDialect& d, const SqlHolding& held) {
-    return fmt::format("pg_stat_activity a WHERE a.pid = {} AND a.application_name LIKE '{}'",
-                       held.orphan(), d.holding_like(held.grant.fence, held.grant.ttl));
+// another backend since would not carry this fence), holding the first key still: the end
+// asks this too, so that it never ends a stranger's session.
+std::string orphan_holding(const PgDialect& d, const SqlHolding& held) {
+    return fmt::format(
+        "pg_stat_activity a WHERE a.pid = {} AND a.application_name LIKE '{}' AND EXISTS "
+        "(SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.locktype = "
+        "'advisory' AND l.objsubid = 1 AND (l.classid::bigint << 32 | l.objid::bigint) = {})",
+        held.orphan(), d.holding_like(held.grant.fence, held.grant.ttl), held.keys().front());
 }
 
 }  // namespace
 
 Verdict PgStore::orphan_holds(const SqlHolding& held, Clock::time_point by) {
-    return verdict_by(
-        fmt::format("SELECT count(*) FROM {} AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = "
-                    "a.pid AND l.granted AND l.locktype = 'advisory' AND l.objsubid = 1 AND "
-                    "(l.classid::bigint << 32 | l.objid::bigint) = {})",
-                    orphan_backend(static_cast<const PgDialect&>(dialect()), held),
-                    held.keys().front()),
-        "1", by);
+    return verdict_by(fmt::format("SELECT count(*) FROM {}",
+                                  orphan_holding(static_cast<const PgDialect&>(dialect()), held)),
+                      "1", by);
 }
 
 Status PgStore::end_orphan(const SqlHolding& held, Clock::time_point by) {
     std::vector<SqlRows> out;
     return run_once(
         fmt::format("SELECT count(*) FILTER (WHERE pg_terminate_backend(a.pid)) FROM {}",
-                    orphan_backend(static_cast<const PgDialect&>(dialect()), held)),
+                    orphan_holding(static_cast<const PgDialect&>(dialect()), held)),
         out, by);
 }
 

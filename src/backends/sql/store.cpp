@@ -258,11 +258,12 @@ Status SqlStore::advised(Status st) const {
 }
 
 Verdict SqlStore::settle_orphan(const SqlHolding& held, Clock::time_point by) {
-    if (!held.orphan_was_holding()) {
-        auto found = orphan_holds(held, by);
-        if (found.is != Verdict::Is::yes) return found;
-        held.orphan_seen_holding();
-    }
+    // Looked at every time, so that an end never reaches a session that is not the orphan
+    // (an id the server gave again after a restart).
+    auto found = orphan_holds(held, by);
+    if (found.is == Verdict::Is::no && held.orphan_was_holding()) return Verdict::yes();
+    if (found.is != Verdict::Is::yes) return found;
+    held.orphan_seen_holding();
     auto st = end_orphan(held, by);
     return st.ok() ? Verdict::yes() : Verdict::unknown(st);
 }

@@ -113,8 +113,9 @@ class SqlStore : public Store {
     /// gone (whether or not it outlived the release, its holding cannot be shown to have);
     /// unknown when no answer came. Only looks. Default: no.
     virtual Verdict orphan_holds(const SqlHolding& held, Clock::time_point by);
-    /// Ends held's orphan session in the server, from another one: ok also when it is gone
-    /// already; an error when no answer came. Default: ok (nothing to end).
+    /// Ends held's orphan session in the server, from another one, when it still holds as
+    /// orphan_holds asks: ok also when it is gone already; an error when no answer came.
+    /// Default: ok (nothing to end).
     virtual Status end_orphan(const SqlHolding& held, Clock::time_point by);
     /// The answer of a statement on a pooled session (run_once) as a verdict: yes when its
     /// first value is expect, no when it is something else, unknown when no answer came.
@@ -122,8 +123,8 @@ class SqlStore : public Store {
 
   private:
     // The release of held asked again: seen holding once, the orphan was ours up to the
-    // release, so only its end is asked again (an end whose answer was lost, asked again,
-    // finds it gone: that is no loss).
+    // release, so finding it gone later is no loss (an end whose answer was lost, asked
+    // again, finds it gone by its own hand).
     Verdict settle_orphan(const SqlHolding& held, Clock::time_point by);
 
   protected:
