@@ -71,8 +71,9 @@ struct ClientOptions {
     /// next reply this long before it sleeps, so a busy pipeline is not paced by the kernel's
     /// wake-ups (on a virtual machine they cost more than a lock's round trip). It costs at
     /// most this much CPU after each burst of work; 0 = sleep at once. Ignored when the
-    /// thread that makes the client's first asynchronous call may run on one CPU only (a
-    /// one-CPU machine, taskset, a container's cpuset); negative: Client::connect throws
+    /// process may run on one CPU only (a one-CPU machine, taskset, a container's cpuset: the
+    /// affinity of the thread that starts the client's loop, at its first asynchronous call or,
+    /// on Redlock, etcd and ZooKeeper, its first use); negative: Client::connect throws
     /// UsageError.
     std::chrono::microseconds loop_spin{50};
     /// The settings of the engine the URL picks (RedisOptions); empty = its defaults. Options

@@ -4,6 +4,8 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
 
+#include <algorithm>
+
 namespace deadbolt::detail {
 
 unsigned EventLoop::usable_cpus() {
@@ -13,7 +15,7 @@ unsigned EventLoop::usable_cpus() {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
 #endif
-    return std::thread::hardware_concurrency();
+    return std::max(1U, std::thread::hardware_concurrency());
 }
 
 EventLoop::EventLoop(std::chrono::microseconds spin) : state_(std::make_shared<State>()) {

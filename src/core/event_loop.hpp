@@ -1,5 +1,7 @@
 // EventLoop: one thread per client that runs the asynchronous API's operations (DESIGN
-// section 12). Started at the first asynchronous call, so blocking users never pay for it.
+// section 12). Started at the first asynchronous call (or, on the engines whose blocking calls
+// it serves too, Redlock, etcd and ZooKeeper, the first call), so Redis's blocking users never
+// pay for it.
 // Everything posted to it runs on that one thread, in order: operations need no locks of
 // their own, and one thread multiplexes every socket it is given.
 #pragma once
