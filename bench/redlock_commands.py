@@ -21,18 +21,6 @@ sys.path.insert(0, HERE)
 import run  # noqa: E402  (the servers and the contenders' commands)
 
 
-def commandstats(srv):
-    """{command: (calls, usec)} of srv so far, the INFO calls excluded."""
-    out = {}
-    for line in srv.cli("INFO", "commandstats").splitlines():
-        if not line.startswith("cmdstat_") or line.startswith("cmdstat_info:"):
-            continue
-        name, fields = line[len("cmdstat_"):].split(":", 1)
-        kv = dict(f.split("=") for f in fields.split(","))
-        out[name] = (int(kv["calls"]), int(kv["usec"]))
-    return out
-
-
 def cpu_us(srv):
     """The server's CPU time so far (user + system), in microseconds."""
     f = dict(line.split(":", 1) for line in srv.cli("INFO", "cpu").splitlines() if ":" in line)
@@ -68,11 +56,11 @@ def main():
                     if "async" in name:
                         continue  # the same requests as the blocking path's
                     key += 1
-                    before = [commandstats(s) for s in nodes]
+                    before = [s.commandstats() for s in nodes]
                     cpu0 = [cpu_us(s) for s in nodes]
                     r = run.run(c, "cycle", ["--ports", ports, "--threads", t, "--seconds", a.seconds,
                                              "--key", f"rc{key}", *extra], 1)
-                    after = [commandstats(s) for s in nodes]
+                    after = [s.commandstats() for s in nodes]
                     cpu = sum(cpu_us(s) - c0 for s, c0 in zip(nodes, cpu0)) / n / r["cycles"]
                     each = [per_cycle(b, x, r["cycles"]) for b, x in zip(before, after)]
                     results.append({"nodes": n, "threads": t, "contender": name, "cycles_per_s": r["cycles_per_s"],

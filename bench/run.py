@@ -109,14 +109,21 @@ class Server:
         r = subprocess.run(["redis-cli", "-p", str(self.port), *args], capture_output=True, text=True)
         return r.stdout.strip()
 
-    def commands(self):
-        """Commands the server executed so far (INFO commandstats), calls made inside
-        scripts included, our own INFO excluded."""
-        total = 0
+    def commandstats(self):
+        """{command: (calls, usec)} the server executed so far (INFO commandstats), calls made
+        inside scripts included, our own INFO excluded."""
+        out = {}
         for line in self.cli("INFO", "commandstats").splitlines():
-            if line.startswith("cmdstat_") and ":calls=" in line and not line.startswith("cmdstat_info:"):
-                total += int(line.split("calls=")[1].split(",")[0])
-        return total
+            if not line.startswith("cmdstat_") or line.startswith("cmdstat_info:"):
+                continue
+            name, fields = line[len("cmdstat_"):].split(":", 1)
+            kv = dict(f.split("=", 1) for f in fields.split(","))
+            out[name] = (int(kv["calls"]), int(kv["usec"]))
+        return out
+
+    def commands(self):
+        """How many commands the server executed so far (commandstats)."""
+        return sum(calls for calls, _ in self.commandstats().values())
 
     def stat(self, field):
         """A numeric field of INFO."""

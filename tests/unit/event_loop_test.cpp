@@ -8,6 +8,7 @@
 #include <chrono>
 #include <future>
 
+#include "eventually.hpp"
 #include "process_threads.hpp"
 
 namespace deadbolt::detail {
@@ -45,10 +46,7 @@ TEST(EventLoop, OnOneCpuOfItsAffinityItSleepsRightAfterItsWorkInsteadOfSpinning)
     EXPECT_EQ(EventLoop::usable_cpus(), 1u);
     EventLoop loop(10s);  // a spin this long would keep it awake for the whole test
     auto slept_since = [](long before) {
-        auto until = std::chrono::steady_clock::now() + 5s;
-        while (loop_sleeps() <= before && std::chrono::steady_clock::now() < until)
-            std::this_thread::sleep_for(10ms);
-        return loop_sleeps() > before;
+        return test::eventually([&] { return loop_sleeps() > before; }, 5s);
     };
     ASSERT_TRUE(slept_since(0)) << "the loop never went idle";
     auto idle = loop_sleeps();

@@ -43,8 +43,7 @@ Status read_leader(ZkSession& s, const std::string& dir, Clock::time_point by, L
     head.clear();
     // The leader now, not as far as this server has caught up: a campaign another client saw
     // answered (through another server) must be seen here too.
-    auto synced = s.sync(dir, by);
-    if (!synced.ok() && synced.rc != ZNONODE) return s.fail(synced, "reading an election", false);
+    if (Status st = s.sync(dir, by, "reading an election"); !st.ok()) return st;
     for (int round = 0; round < 3; ++round) {
         auto kids = s.children(dir, by);
         if (kids.rc == ZNONODE) return {};

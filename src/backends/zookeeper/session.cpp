@@ -276,8 +276,9 @@ ZkReply ZkSession::get(const std::string& path, Clock::time_point by) {
     });
 }
 
-ZkReply ZkSession::sync(const std::string& path, Clock::time_point by) {
-    return call(by, [&](void* ref) { return zoo_async(zh_, path.c_str(), &Call::synced, ref); });
+Status ZkSession::sync(const std::string& path, Clock::time_point by, const std::string& what) {
+    auto r = call(by, [&](void* ref) { return zoo_async(zh_, path.c_str(), &Call::synced, ref); });
+    return r.ok() || r.rc == ZNONODE ? Status{} : fail(r, what, false);
 }
 
 ZkReply ZkSession::set(const std::string& path, std::string_view data, int version,

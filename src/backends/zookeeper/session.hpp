@@ -85,8 +85,9 @@ class ZkSession {
     ZkReply remove(const std::string& path, Clock::time_point by, int version = -1);
     ZkReply get(const std::string& path, Clock::time_point by);
     /// The server this session talks to catches up with the leader (ZooKeeper's sync): a
-    /// read after it sees every write committed before it, ours whose reply was lost too.
-    ZkReply sync(const std::string& path, Clock::time_point by);
+    /// read after it sees every write committed before it, ours whose reply was lost too. Ok
+    /// also when path does not exist; else fail()'s Status, naming what.
+    Status sync(const std::string& path, Clock::time_point by, const std::string& what);
     /// Sets path's data if its version is still `version` (-1: any).
     ZkReply set(const std::string& path, std::string_view data, int version, Clock::time_point by);
     ZkReply exists(const std::string& path, Clock::time_point by);

@@ -195,8 +195,7 @@ Status ZkStore::find_own_node(ZkSession& s, const std::string& dir, const std::s
     // The server may not have applied our create yet (another server, a new leader): it
     // catches up first, or the node would turn up after we looked and stay in line for as
     // long as our session lives.
-    auto synced = s.sync(dir, by);
-    if (!synced.ok() && synced.rc != ZNONODE) return s.fail(synced, what, false);
+    if (Status st = s.sync(dir, by, what); !st.ok()) return st;
     auto r = s.children(dir, by);
     if (r.rc == ZNONODE) return {};
     if (!r.ok()) return s.fail(r, what, false);
