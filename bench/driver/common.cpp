@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -65,11 +66,14 @@ Args parse(int argc, char** argv) {
             a.metrics = v == "1";
         else if (k == "--statements")
             a.statements = v == "1";
+        else if (k == "--spend-us")
+            a.spend_us = std::stod(v);
         else if (k == "--leave-out")
             a.leave_out = v;
         else
             throw std::invalid_argument("unknown option " + k);
     }
+    if (a.spend_us > 0) spend_user_cpu(a.spend_us);  // calibrated now, not in a measured cycle
     if (a.until_ns == 0) a.until_ns = now_ns() + static_cast<std::int64_t>(a.seconds * 1e9);
     return a;
 }
@@ -120,6 +124,53 @@ double cpu_seconds() {
            double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+double user_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec) + double(u.ru_utime.tv_usec) / 1e6;
+}
+
+namespace {
+
+// One step of spend_user_cpu's loop, which the compiler may not drop or fold.
+inline void step(std::uint64_t& x) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    asm volatile("" : "+r"(x));
+}
+
+// Steps per microsecond of this machine's CPU, the best of a few 20 ms tries on the thread's
+// CPU clock (a system call, so it is read only around whole tries).
+double steps_per_us() {
+    static const double rate = [] {
+        auto thread_us = [] {
+            timespec t{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+            return double(t.tv_sec) * 1e6 + double(t.tv_nsec) / 1e3;
+        };
+        constexpr std::uint64_t kSteps = 20'000'000;
+        double best = 0;
+        for (int i = 0; i < 5; ++i) {
+            std::uint64_t x = 1;
+            const double t0 = thread_us();
+            for (std::uint64_t n = 0; n < kSteps; ++n) step(x);
+            best = std::max(best, double(kSteps) / (thread_us() - t0));
+        }
+        return best;
+    }();
+    return rate;
+}
+
+}  // namespace
+
+void spend_user_cpu(double us) {
+    if (us <= 0) return;
+    // Counted in steps, not read off a clock: no system call, and time spent descheduled is not
+    // taken for work done.
+    const auto steps = static_cast<std::uint64_t>(us * steps_per_us());
+    std::uint64_t x = 1;
+    for (std::uint64_t n = 0; n < steps; ++n) step(x);
+}
+
 Raw::Raw(int port) : c_(redisConnect("127.0.0.1", port)) {
     if (!c_ || c_->err) throw std::runtime_error("bench: cannot connect to redis");
 }
@@ -150,21 +201,22 @@ double percentile(std::vector<double>& v, double p) {
     return v[i];
 }
 
-void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0) {
+void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0,
+                  double user0) {
     double elapsed = double(now_ns() - start_ns) / 1e9;
     std::vector<double> all;
     for (const auto& v : lat) all.insert(all.end(), v.begin(), v.end());
     std::printf(
         "{\"cycles\":%zu,\"cycles_per_s\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cpu_s\":%.3f,"
-        "\"observed_grants\":%.0f}\n",
+        "\"user_s\":%.3f,\"observed_grants\":%.0f}\n",
         all.size(), double(all.size()) / elapsed, percentile(all, 0.5), percentile(all, 0.99),
-        cpu_seconds() - cpu0, observed_grants());
+        cpu_seconds() - cpu0, user_seconds() - user0, observed_grants());
 }
 
 void run_cycles(const Args& a, const std::function<void(int t, std::vector<double>& lat)>& loop) {
     std::vector<std::vector<double>> lat(a.threads);
     auto start = now_ns();
-    double cpu0 = cpu_seconds();
+    double cpu0 = cpu_seconds(), user0 = user_seconds();
     std::vector<std::thread> ts;
     ts.reserve(a.threads);
     // A loop's failure (a server that is not there) is main's to report, not std::terminate's.
@@ -181,7 +233,7 @@ void run_cycles(const Args& a, const std::function<void(int t, std::vector<doubl
         });
     for (auto& t : ts) t.join();
     if (failed) std::rethrow_exception(failed);
-    print_cycles(lat, start, cpu0);
+    print_cycles(lat, start, cpu0, user0);
 }
 
 std::string client_url(const Args& a) {

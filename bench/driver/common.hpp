@@ -31,9 +31,10 @@ struct Args {
     std::string primitive = "mutex";  // contend: mutex | fair | rw | sem4 (deadbolt only)
     int loop_spin_us = -1;            // ClientOptions::loop_spin; -1 = its default
     int connections = 0;              // RedisOptions::command_connections; 0 = its default
-    bool statements = false;          // raw-pg/-my/-zk/-mc/-etcd: deadbolt's requests, not the bare lock
-    std::string leave_out;            // raw-zk --statements 1: "list" or "watch" is not sent
-    bool metrics = false;             // --metrics 1: a deadbolt::metrics observer counts it all
+    bool statements = false;  // raw-pg/-my/-zk/-mc/-etcd: deadbolt's requests, not the bare lock
+    std::string leave_out;    // raw-zk --statements 1: "list" or "watch" is not sent
+    bool metrics = false;     // --metrics 1: a deadbolt::metrics observer counts it all
+    double spend_us = 0;      // raw-mc/-pg/-my: user CPU burnt per cycle, as a library's
 };
 Args parse(int argc, char** argv);
 
@@ -49,6 +50,11 @@ void observe(const Args& a, ClientOptions& opts);
 std::int64_t now_ns();
 /// User + system CPU seconds of this process so far.
 double cpu_seconds();
+/// User CPU seconds of this process so far (the kernel's share is cpu_seconds() minus this).
+double user_seconds();
+/// Burns us microseconds of this thread's CPU in user space: a raw contender given a library's
+/// own CPU per cycle (--spend-us), to see what that costs beyond itself.
+void spend_user_cpu(double us);
 
 /// A plain hiredis connection; throws if it cannot connect.
 class Raw {
@@ -69,8 +75,9 @@ class Raw {
 double percentile(std::vector<double>& v, double p);
 
 /// Prints scenario 1-2's JSON: every loop's cycle latencies (µs), from start_ns and the CPU
-/// time cpu0 then.
-void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0);
+/// times cpu0 (user + system) and user0 then.
+void print_cycles(const std::vector<std::vector<double>>& lat, std::int64_t start_ns, double cpu0,
+                  double user0);
 
 /// Scenario 1-2 on a.threads threads: loop(t, lat) runs thread t's cycles until a.until_ns,
 /// each one's latency (µs) into lat; then prints their JSON (print_cycles).

@@ -58,7 +58,7 @@ int cycle_async(const Args& a) {
     Loops loops;
     loops.running = a.threads;
     auto start = now_ns();
-    double cpu0 = cpu_seconds();
+    double cpu0 = cpu_seconds(), user0 = user_seconds();
     for (int t = 0; t < a.threads; ++t) cycle_once(client, keys[t], a.until_ns, lat[t], loops);
     {
         std::unique_lock lk(loops.m);
@@ -68,7 +68,7 @@ int cycle_async(const Args& a) {
         std::fprintf(stderr, "deadbolt-bench: %s\n", loops.failure.c_str());
         return 1;
     }
-    print_cycles(lat, start, cpu0);
+    print_cycles(lat, start, cpu0, user0);
     return 0;
 }
 

@@ -96,9 +96,11 @@ int cycle_raw_mc(const Args& a) {
             auto t0 = now_ns();
             if (a.statements) {
                 auto cas = round_trip_n(fd, take, 3, got);
+                spend_user_cpu(a.spend_us / 2);
                 if (round_trip(fd, "md " + key + " C" + std::to_string(cas) + "\r\n")
                         .rfind("HD", 0) != 0)
                     throw std::runtime_error("bench: memcached: the delete by CAS was refused");
+                spend_user_cpu(a.spend_us / 2);
             } else {
                 if (round_trip(fd, add).rfind("HD", 0) != 0)
                     throw std::runtime_error("bench: memcached: the raw add was refused");

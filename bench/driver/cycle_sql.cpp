@@ -78,7 +78,9 @@ int cycle_raw_pg(const Args& a) {
             auto took = pg_value(c, take);
             if (took.empty() || took == "f")
                 throw std::runtime_error("bench: postgres: the raw lock was refused");
+            spend_user_cpu(a.spend_us / 2);
             pg_value(c, give);
+            spend_user_cpu(a.spend_us / 2);
             lat.push_back(double(now_ns() - t0) / 1000);
         }
         PQfinish(c);
@@ -115,7 +117,9 @@ int cycle_raw_my(const Args& a) {
             auto took = my_value(db, take);
             if (took.empty() || took == "0")
                 throw std::runtime_error("bench: mariadb: the raw lock was refused");
+            spend_user_cpu(a.spend_us / 2);
             my_value(db, give);
+            spend_user_cpu(a.spend_us / 2);
             lat.push_back(double(now_ns() - t0) / 1000);
         }
         mysql_close(db);
