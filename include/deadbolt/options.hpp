@@ -73,8 +73,8 @@ struct ClientOptions {
     /// most this much CPU after each burst of work; 0 = sleep at once. Ignored when the
     /// process may run on one CPU only (a one-CPU machine, taskset, a container's cpuset: the
     /// affinity of the thread that starts the client's loop, at its first asynchronous call or,
-    /// on Redlock, etcd and ZooKeeper, its first use); negative: Client::connect throws
-    /// UsageError.
+    /// on Redlock, etcd and ZooKeeper, its first use) or its cgroup's CPU limit is under two
+    /// CPUs; negative: Client::connect throws UsageError.
     std::chrono::microseconds loop_spin{50};
     /// The settings of the engine the URL picks (RedisOptions); empty = its defaults. Options
     /// of another engine: Client::connect throws UsageError.

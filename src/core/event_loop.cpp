@@ -6,16 +6,23 @@
 
 #include <algorithm>
 
+#include "core/cpu_limit.hpp"
+
 namespace deadbolt::detail {
 
 unsigned EventLoop::usable_cpus() {
+    unsigned cpus = std::max(1U, std::thread::hardware_concurrency());
 #ifdef __linux__
     // The CPUs this thread may run on (taskset, a container's cpuset), which its threads
     // inherit, not the machine's.
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+    if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(CPU_COUNT(&set));
+    // A container's CPU limit: the threads may run on every CPU, but a spin spends the time
+    // the others then wait for, throttled. Only whole CPUs count.
+    if (auto limit = this_process_cpu_limit())
+        cpus = std::min(cpus, static_cast<unsigned>(std::max(1.0, *limit)));
 #endif
-    return std::max(1U, std::thread::hardware_concurrency());
+    return std::max(1U, cpus);
 }
 
 EventLoop::EventLoop(std::chrono::microseconds spin) : state_(std::make_shared<State>()) {

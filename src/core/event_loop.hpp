@@ -23,7 +23,7 @@ namespace deadbolt::detail {
 class EventLoop {
   public:
     /// spin: how long the loop keeps polling after it ran something before it sleeps
-    /// (ClientOptions::loop_spin); none when the calling thread may run on one CPU only.
+    /// (ClientOptions::loop_spin); none when the calling thread may use one CPU only.
     explicit EventLoop(std::chrono::microseconds spin = {});
     /// Stops the loop: work posted before runs first. Joins the thread, or lets it finish by
     /// itself when called from it.
@@ -49,7 +49,8 @@ class EventLoop {
     /// True on the loop's own thread.
     bool here() const { return std::this_thread::get_id() == state_->id; }
 
-    /// How many CPUs the calling thread may run on (its affinity), at least 1.
+    /// How many CPUs the calling thread may run on (its affinity), and its cgroup lets it use
+    /// whole (a container's CPU limit), at least 1.
     static unsigned usable_cpus();
 
   private:
