@@ -11,6 +11,11 @@
 #include <string>
 
 namespace deadbolt::test {
+namespace {
+// What a pump keeps of the bytes it sent up, for a stall text split across two reads: longer
+// than any text a test stalls on.
+constexpr std::size_t kTailKept = 4096;
+}  // namespace
 
 TcpProxy::TcpProxy(std::uint16_t target_port) : target_(target_port) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -75,7 +80,8 @@ void TcpProxy::stall_replies_from_request_with(std::string text) {
 
 void TcpProxy::pump(int c, int s) {
     unsigned gen = cut_gen_;
-    std::string up, down;  // held-back bytes per direction
+    std::string up, down;   // held-back bytes per direction
+    std::string sent_tail;  // the end of what went up, where a stall's text may have begun
     char buf[16384];
     while (!stop_ && gen == cut_gen_) {
         pollfd p[2] = {{freeze_up_ ? -1 : c, POLLIN, 0}, {s, POLLIN, 0}};
@@ -88,7 +94,7 @@ void TcpProxy::pump(int c, int s) {
             else
                 up.append(buf, size_t(n));
             std::lock_guard lock(stall_m_);
-            if (!stall_at_.empty() && up.find(stall_at_) != std::string::npos) {
+            if (!stall_at_.empty() && (sent_tail + up).find(stall_at_) != std::string::npos) {
                 stall_down_ = true;
                 stall_at_.clear();
             }
@@ -104,6 +110,8 @@ void TcpProxy::pump(int c, int s) {
         }
         if (!stall_up_ && !up.empty()) {
             if (::send(s, up.data(), up.size(), MSG_NOSIGNAL) < 0) closed = true;
+            sent_tail += up;
+            if (sent_tail.size() > kTailKept) sent_tail.erase(0, sent_tail.size() - kTailKept);
             up.clear();
         }
         if (!stall_down_ && !down.empty()) {
