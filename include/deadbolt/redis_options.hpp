@@ -28,7 +28,7 @@ struct RedisOptions final : EngineOptions {
     /// instead of being handed over between threads. Opened when first needed; with
     /// sync_replicas always 1 (WAIT counts the writes of one connection). Below 1:
     /// Client::connect throws UsageError.
-    int command_connections = 16;
+    int command_connections = 4;
 
     std::string_view engine() const noexcept override { return "redis"; }
 };
