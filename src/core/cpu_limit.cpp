@@ -47,6 +47,9 @@ std::optional<double> least_up_from(const std::filesystem::path& root, std::stri
     std::error_code ec;
     if (!std::filesystem::is_directory(root, ec)) return std::nullopt;
     std::filesystem::path rel = std::filesystem::path(path).relative_path();
+    // "/../x": a group outside this process's cgroup namespace, which it cannot see; the walk
+    // must not leave the mount.
+    if (std::find(rel.begin(), rel.end(), std::filesystem::path("..")) != rel.end()) rel.clear();
     std::optional<double> least;
     for (;;) {
         const auto dir = root / rel;
@@ -102,6 +105,12 @@ std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup,
 
 std::optional<double> this_process_cpu_limit() {
     return cgroup_cpu_limit(read_all("/proc/self/cgroup"));
+}
+
+unsigned whole_cpus(unsigned affinity, std::optional<double> limit) {
+    // Compared as doubles: a quota may stand for more CPUs than an unsigned holds.
+    if (limit && *limit < double(affinity)) affinity = static_cast<unsigned>(*limit);
+    return std::max(1U, affinity);
 }
 
 }  // namespace deadbolt::detail

@@ -28,4 +28,8 @@ std::optional<double> cgroup_cpu_limit(std::string_view proc_self_cgroup,
 /// cgroup_cpu_limit of this process, read now.
 std::optional<double> this_process_cpu_limit();
 
+/// The CPUs a thread with `affinity` CPUs may use whole under a cgroup limit: the lesser of the
+/// two, a fraction rounded down, at least 1.
+unsigned whole_cpus(unsigned affinity, std::optional<double> limit);
+
 }  // namespace deadbolt::detail

@@ -18,9 +18,8 @@ unsigned EventLoop::usable_cpus() {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<unsigned>(CPU_COUNT(&set));
     // A container's CPU limit: the threads may run on every CPU, but a spin spends the time
-    // the others then wait for, throttled. Only whole CPUs count.
-    if (auto limit = this_process_cpu_limit())
-        cpus = std::min(cpus, static_cast<unsigned>(std::max(1.0, *limit)));
+    // the others then wait for, throttled.
+    cpus = whole_cpus(cpus, this_process_cpu_limit());
 #endif
     return std::max(1U, cpus);
 }

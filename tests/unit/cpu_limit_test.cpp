@@ -68,13 +68,43 @@ TEST_F(CgroupTree, AGroupNotUnderTheRootIsReadFromItsNearestParentThere) {
     EXPECT_EQ(limit("0::/docker/0123abcd\n"), 0.5);
 }
 
+TEST_F(CgroupTree, V2InItsOwnNamespaceReadsTheRoot) {
+    put("cpu.max", "150000 100000\n");
+    EXPECT_EQ(limit("0::/\n"), 1.5);
+}
+
+TEST_F(CgroupTree, AGroupOutsideTheNamespaceIsReadAtTheMountNotAboveIt) {
+    put("mnt/cpu.max", "100000 100000\n");
+    put("cpu.max", "10000 100000\n");  // above the mount: never read
+    EXPECT_EQ(cgroup_cpu_limit("0::/../other\n", (root_ / "mnt").string()), 1.0);
+}
+
 TEST_F(CgroupTree, V1sCpuControllerWinsOnAHybridMachine) {
     put("cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
     put("cpu,cpuacct/cpu.cfs_period_us", "100000\n");
     put("cpu,cpuacct/job/cpu.cfs_quota_us", "100000\n");
     put("cpu,cpuacct/job/cpu.cfs_period_us", "100000\n");
-    put("unified/cpu.max", "max 100000\n");
+    put("cpu.max", "50000 100000\n");  // v2's, at the root: not the cpu controller here
     EXPECT_EQ(limit("12:memory:/job\n3:cpu,cpuacct:/job\n0::/job\n"), 1.0);
+}
+
+TEST_F(CgroupTree, V1IsFoundUnderEachNameItsMountHas) {
+    for (const std::string mount : {"cpu", "cpuacct,cpu"}) {
+        fs::remove_all(root_);
+        put(mount + "/cpu.cfs_quota_us", "200000\n");
+        put(mount + "/cpu.cfs_period_us", "100000\n");
+        // The group is not under the mount (no cgroup namespace): its nearest parent there.
+        EXPECT_EQ(limit("4:cpu,cpuacct:/docker/0123abcd\n"), 2.0) << mount;
+    }
+}
+
+TEST(CpuLimit, OnlyWholeCpusUnderTheLimitCount) {
+    EXPECT_EQ(whole_cpus(2, 1.5), 1u);  // the event loop does not spin
+    EXPECT_EQ(whole_cpus(2, 2.0), 2u);
+    EXPECT_EQ(whole_cpus(8, std::nullopt), 8u);
+    EXPECT_EQ(whole_cpus(2, 1e12), 2u);  // more CPUs than an unsigned holds
+    EXPECT_EQ(whole_cpus(4, 0.2), 1u);
+    EXPECT_EQ(whole_cpus(0, std::nullopt), 1u);
 }
 
 TEST_F(CgroupTree, NoFilesMeanNoLimit) {
