@@ -94,9 +94,15 @@ void TcpProxy::pump(int c, int s) {
             else
                 up.append(buf, size_t(n));
             std::lock_guard lock(stall_m_);
-            if (!stall_at_.empty() && (sent_tail + up).find(stall_at_) != std::string::npos) {
-                stall_down_ = true;
-                stall_at_.clear();
+            if (n > 0 && !stall_at_.empty()) {
+                // Only a text that ends in this read: one wholly in what went up before was
+                // looked for then.
+                const auto keep = std::min(sent_tail.size(), stall_at_.size() - 1);
+                if ((sent_tail.substr(sent_tail.size() - keep) + up).find(stall_at_) !=
+                    std::string::npos) {
+                    stall_down_ = true;
+                    stall_at_.clear();
+                }
             }
         }
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
