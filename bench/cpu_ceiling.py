@@ -12,8 +12,10 @@ Then the raw client again, burning in user space (--spend-us, a counted loop: no
   * deadbolt's extra user CPU per cycle, as measured in this sitting: if it then costs what
     deadbolt costs, kernel side included, the library's whole excess is its own user CPU, and
     what the kernel pays on top at 16 threads comes from that CPU, not from deadbolt's calls;
-  * each of a few smaller amounts: the most user CPU per cycle that stays within 1.2x, which is
-    what deadbolt's cycle would have to come down to.
+  * 20% and 10% of the raw cycle's CPU (all of the budget's room, and half of it): what the
+    budget leaves a library if its user CPU adds only itself, an estimate the run then shows
+    (the burnt CPU also moves the kernel's share, up or down, within the machine's noise).
+Medians are per column over the repetitions, so a row's total need not be one run's.
 Writes bench/results/cpu_ceiling.md and .json.
 """
 import argparse
@@ -83,7 +85,8 @@ def render(done, reps, seconds):
     lines = [f"The client-CPU budget's room (`python3 bench/cpu_ceiling.py`): client on CPU 1, server on CPU 0, "
              f"medians of {reps} runs of {seconds:g} s; CPU per cycle from getrusage around the cycles. "
              "\"raw + N µs\" is the raw client sending deadbolt's statements and burning N µs of user CPU per cycle "
-             "in a counted loop (no system call).", "",
+             "in a counted loop (no system call); \"of the budget\" is 20% of the raw cycle's CPU, and half of it. Medians "
+             "per column, so a row's total need not be one run's.", "",
              "| engine | threads | contender | cycles/s | user µs/cycle | system µs/cycle | total | / raw |",
              "|---|---:|---|---:|---:|---:|---:|---:|"]
     for key, row in done.items():
