@@ -116,6 +116,32 @@ TEST(McLocks, AReleaseAfterExpiryNeverDeletesTheNextHoldersLock) {
     EXPECT_FALSE(b.status("expired").held);
 }
 
+TEST(McLocks, AReleaseWhoseCasMovedDeletesItsOwnLockAndNoOtherOne) {
+    auto c = Client::connect(shared().url());
+    auto value_of = [](const std::string& key) {  // "VA <n>\r\n<value>\r\n", or ""
+        auto text = shared().raw("mg " + key + " v\r\n");
+        auto body = text.find("\r\n");
+        if (!text.starts_with("VA ") || body == std::string::npos) return std::string();
+        return text.substr(body + 2, std::stoul(text.substr(3, body - 3)));
+    };
+    // Written again with its own value by another hand: the CAS the grant got has moved,
+    // and the item is still this holding's.
+    auto held = c.acquire("cas-moved", {.ttl = 30s, .auto_renew = false});
+    const auto token = value_of("cas-moved");
+    ASSERT_FALSE(token.empty());
+    EXPECT_EQ(
+        shared().raw("ms cas-moved " + std::to_string(token.size()) + " T30\r\n" + token + "\r\n"),
+        "HD\r\n");
+    EXPECT_NO_THROW(held.release());
+    EXPECT_EQ(value_of("cas-moved"), "") << "the release found its lock by its value";
+    // Another value under the name: not this holding's, left in place, and the release says so.
+    auto lost = c.acquire("cas-moved", {.ttl = 30s, .auto_renew = false});
+    EXPECT_EQ(shared().raw("ms cas-moved 5 T30\r\nother\r\n"), "HD\r\n");
+    EXPECT_THROW(lost.release(), deadbolt::LockError);
+    EXPECT_EQ(value_of("cas-moved"), "other") << "a release deleted what was not its own";
+    shared().raw("md cas-moved\r\n");
+}
+
 TEST(McLocks, AServerThatMayEvictIsWarnedAbout) {
     McServer evicting({}, true);
     auto warned = Client::connect(evicting.url());

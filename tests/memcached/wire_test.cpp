@@ -124,6 +124,53 @@ TEST(McWire, WhatIsNotTheMetaProtocolIsGarbageNotAReply) {
     EXPECT_EQ(p.next(r), MetaParser::Result::need_more);
 }
 
+TEST(McWire, NumbersInRepliesAreWholeDecimalsOrNone) {
+    using deadbolt::detail::decimal;
+    EXPECT_EQ(decimal("0"), 0);
+    EXPECT_EQ(decimal("-1"), -1) << "an item without a TTL says t-1";
+    EXPECT_EQ(decimal("123456789012345678"), 123456789012345678);
+    EXPECT_EQ(decimal("9223372036854775807"), INT64_MAX) << "past 18 digits, the long way";
+    EXPECT_EQ(decimal("-9223372036854775807"), -INT64_MAX);
+    for (std::string_view bad :
+         {"", "-", "+1", "12a", "1 2", " 1", "9223372036854775808", "99999999999999999999"})
+        EXPECT_EQ(decimal(bad), std::nullopt) << bad;
+    MetaParser p;
+    p.feed("HD c12 t-1 kx\r\nVA 2 c7\r\nab\r\nSERVER_ERROR out of memory\r\nVA 1x\r\n");
+    MetaReply r;
+    ASSERT_EQ(p.next(r), MetaParser::Result::reply);
+    EXPECT_EQ(r.number('c'), 12);
+    EXPECT_EQ(r.number('t'), -1);
+    EXPECT_EQ(r.number('k'), std::nullopt) << "a token that is not a number";
+    EXPECT_EQ(r.number('q'), std::nullopt) << "a flag the reply does not carry";
+    EXPECT_FALSE(r.error());
+    ASSERT_EQ(p.next(r), MetaParser::Result::reply);
+    EXPECT_EQ(r.code, "VA");
+    EXPECT_EQ(r.value, "ab");
+    EXPECT_EQ(r.number('c'), 7);
+    ASSERT_EQ(p.next(r), MetaParser::Result::reply);
+    EXPECT_TRUE(r.error());
+    EXPECT_EQ(r.code, "SERVER_ERROR");
+    EXPECT_EQ(r.value, "out of memory");
+    EXPECT_EQ(p.next(r), MetaParser::Result::garbage) << "a data size that is not a number";
+    EXPECT_EQ(r.code, "");
+}
+
+TEST(McWire, RequestsAreWrittenAfterWhatTheBufferHolds) {
+    using deadbolt::detail::append_classic_store;
+    using deadbolt::detail::append_flag;
+    using deadbolt::detail::append_meta;
+    std::string out = "x";
+    append_meta(out, "md", "k", 'C', 18446744073709551615ULL);
+    append_meta(out, "mg", "k", "");
+    append_meta(out, "mg", "k", "v c t");
+    append_classic_store(out, "k", -1, std::string("a\0b", 3), 0);
+    append_classic_store(out, "k", 30, "v", 42);
+    append_flag(out, 'J', 7);
+    EXPECT_EQ(out, std::string("xmd k C18446744073709551615\r\nmg k\r\nmg k v c t\r\n"
+                               "add k 0 -1 3\r\na\0b\r\ncas k 0 30 1 42\r\nv\r\nJ7",
+                               88));
+}
+
 TEST(McWire, Base64RoundTripsAndTtlsRoundUpWithTwoSecondsToSpare) {
     for (const std::string& s :
          std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\0\xff\x80", 3)})

@@ -15,8 +15,9 @@ namespace deadbolt::detail {
 namespace {
 
 std::uint64_t counter_of(const MetaReply& r) {
-    std::uint64_t v = 0;
     if (r.code != "VA") return 0;
+    if (auto v = decimal(r.value); v && *v >= 0) return static_cast<std::uint64_t>(*v);
+    std::uint64_t v = 0;  // past an int64, or not wholly a number: what begins it
     std::from_chars(r.value.data(), r.value.data() + r.value.size(), v);
     return v;
 }
@@ -120,7 +121,7 @@ void McClaim::add(const std::string& token, std::chrono::milliseconds keep, Atte
     // Per name: the add, a read of what the name holds now (the CAS of ours, or the holder's
     // TTL), and the fence drawn after the add (a refusal draws one too, which only skips it).
     // Written in place into one text per server: temporaries were a tenth of a cycle.
-    std::string draw;
+    std::string& draw = draw_;  // its room kept: "N0 J<floor> v" is past a string's own
     std::size_t size = 0;
     for (std::size_t k = 0; k < keys_.size(); ++k)
         size += 2 * (*locks_)[k].size() + fences_[k].size() + token.size() + 96;

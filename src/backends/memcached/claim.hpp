@@ -81,6 +81,7 @@ class McClaim final : public Claim {
     std::vector<bool> got_;                // the servers that granted every name
     std::vector<std::uint64_t> counters_;  // server i's fence counter of name k at i * K + k
     std::vector<std::uint64_t> drawn_;     // each name's fence
+    std::string draw_;                     // the fence counter's flags
 };
 
 }  // namespace deadbolt::detail

@@ -69,9 +69,7 @@ std::size_t cas_write(std::string& out, const std::string& key, std::int64_t ttl
 
 // A compare-and-delete of key by cas, appended to out: one reply.
 std::size_t cas_delete(std::string& out, const std::string& key, std::uint64_t cas) {
-    std::string flag;
-    append_flag(flag, 'C', cas);
-    append_meta(out, "md", key, flag);
+    append_meta(out, "md", key, 'C', cas);
     return 1;
 }
 
@@ -201,6 +199,23 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const Holding* const>
         Room& room;
         ~Done() { room.busy = false; }
     } done{room};
+    // The usual release, of one name on one server by the CAS its grant got, is one
+    // compare-and-delete, decided here when its answer is plain (deleted, or gone): the cells
+    // and tallies below were a sixth of a memcached cycle. Any other answer (a moved CAS, a
+    // refusal) leaves nothing done, and the steps below ask again.
+    if (op == Op::release && n == 1 && hs.size() == 1) {
+        const auto* h = static_cast<const McHolding*>(hs.front());
+        if (const auto cas = h->cas(0, 0); h->keys.size() == 1 && h->owner.empty() && cas != 0) {
+            clear_requests(room.reqs, 1);
+            room.reqs[0].replies = cas_delete(room.reqs[0].text, h->keys[0], cas);
+            room.reqs[0].errors_are_replies = true;
+            nodes_->round(room.reqs, by, room.answers);
+            const McAnswer& a = room.answers[0];
+            if (!a.status.ok()) return {Verdict::unknown(a.status)};
+            if (a.replies.front().code == "HD") return {Verdict::yes()};
+            if (a.replies.front().code == "NF") return {Verdict::no()};
+        }
+    }
     auto& cells = room.cells;
     cells.clear();
     for (std::size_t hi = 0; hi < hs.size(); ++hi) {

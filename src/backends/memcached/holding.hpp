@@ -22,7 +22,7 @@ struct McHolding final : Holding {
           keys(*shared_keys),
           value(std::move(v)),
           owner(std::move(o)),
-          cas_(keys.size() * nodes, 0) {}
+          many_(keys.size() * nodes > 1 ? keys.size() * nodes : 0, 0) {}
 
     const McKeyList shared_keys;
     const std::vector<std::string>& keys;  // raw lock keys, in a MultiLock's order
@@ -32,11 +32,11 @@ struct McHolding final : Holding {
     /// The CAS server node gave key k last (0: unknown, the item is found by its value).
     std::uint64_t cas(std::size_t node, std::size_t k) const {
         std::lock_guard lock(m_);
-        return cas_[node * keys.size() + k];
+        return cas_at(node, k);
     }
     void set_cas(std::size_t node, std::size_t k, std::uint64_t c) const {
         std::lock_guard lock(m_);
-        cas_[node * keys.size() + k] = c;
+        cas_at(node, k) = c;
     }
     /// A reentrant holding's fence (0: none known): its release, extend and check touch only
     /// the owner's value with this fence. The owner is the same from one holding to the next,
@@ -52,8 +52,15 @@ struct McHolding final : Holding {
     }
 
   private:
+    // One key on one server, the usual holding, keeps its CAS in place: the list was an
+    // allocation per acquisition.
+    std::uint64_t& cas_at(std::size_t node, std::size_t k) const {
+        return many_.empty() ? one_ : many_[node * keys.size() + k];
+    }
+
     mutable std::mutex m_;
-    mutable std::vector<std::uint64_t> cas_;
+    mutable std::uint64_t one_ = 0;
+    mutable std::vector<std::uint64_t> many_;
     mutable std::uint64_t fence_ = 0;
 };
 

@@ -67,8 +67,10 @@ std::vector<McAnswer> McNodes::round(const std::vector<McRequest>& requests, Clo
 void McNodes::round(const std::vector<McRequest>& requests, Clock::time_point by,
                     std::vector<McAnswer>& out) {
     out.resize(servers_.size());
-    for (auto& a : out) {  // the replies are written over, or cleared when none are read
-        a.status = {};
+    // The replies are written over, or cleared when none are read. A status is set only
+    // where it is an error: moving an empty one in was a twentieth of a round.
+    for (auto& a : out) {
+        if (!a.status.ok()) a.status = {};
         a.asked = false;
     }
     // The connections borrowed for the round: in place for the usual few servers.
@@ -85,7 +87,8 @@ void McNodes::round(const std::vector<McRequest>& requests, Clock::time_point by
             out[i].status = std::move(st);
             continue;
         }
-        out[i].status = conns[i]->send(requests[i].text, by);
+        if (Status st = conns[i]->send(requests[i].text, by); !st.ok())
+            out[i].status = std::move(st);
     }
     for (std::size_t i = 0; i < conns.size(); ++i) {
         if (!conns[i] || !out[i].status.ok()) {
@@ -93,7 +96,8 @@ void McNodes::round(const std::vector<McRequest>& requests, Clock::time_point by
             if (conns[i]) give_back(*servers_[i], std::move(conns[i]));
             continue;
         }
-        out[i].status = conns[i]->receive(requests[i].replies, by, out[i].replies);
+        if (Status st = conns[i]->receive(requests[i].replies, by, out[i].replies); !st.ok())
+            out[i].status = std::move(st);
         give_back(*servers_[i], std::move(conns[i]));
         if (!out[i].status.ok() || requests[i].errors_are_replies) continue;
         for (const auto& r : out[i].replies)
