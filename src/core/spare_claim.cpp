@@ -1,5 +1,6 @@
 #include "core/spare_claim.hpp"
 
+#include "core/grant.hpp"
 #include "core/store.hpp"
 
 namespace deadbolt::detail {
@@ -14,6 +15,11 @@ std::unique_ptr<Claim> SpareClaim::take(Store& store, const LockSpec& spec,
     if (!c) return store.open(spec, std::move(cancel));
     c->reopen(cancel);
     return c;
+}
+
+const Status& SpareClaim::admitted(const Store& store) {
+    std::call_once(admitted_once_, [&] { admitted_ = admissible(store, spec_); });
+    return admitted_;
 }
 
 void SpareClaim::keep(std::unique_ptr<Claim> c) noexcept {

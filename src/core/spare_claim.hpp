@@ -9,9 +9,11 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 
 #include "core/lock_spec.hpp"
+#include "core/status.hpp"
 
 namespace deadbolt::detail {
 
@@ -27,6 +29,10 @@ class SpareClaim {
 
     /// What the lock object asks for, every time.
     const LockSpec& spec() const noexcept { return spec_; }
+    /// Whether store takes spec() (admissible()), worked out once: the spec and what the store
+    /// takes never change, and checking them was a fiftieth of a memcached cycle. The caller
+    /// keeps one SpareClaim per lock object, of one store. Throws only as admissible() does.
+    const Status& admitted(const Store& store);
     /// The spare reopened for cancel, or else a new claim of store for spec (spec(), or it cut
     /// to the store's longest TTL). The spare is always one of the same store: the caller keeps
     /// one SpareClaim per lock object. Throws as Store::open does.
@@ -37,6 +43,8 @@ class SpareClaim {
 
   private:
     const LockSpec spec_;
+    std::once_flag admitted_once_;
+    Status admitted_;
     std::atomic<Claim*> spare_{nullptr};
 };
 
