@@ -160,14 +160,11 @@ Lease acquire_lease(const std::shared_ptr<ClientImpl>& client, const LockSpec& a
                     const AcquireOptions& how, Status& status, SpareClaim* spare) {
     auto started = Clock::now();
     Store& store = *client->store;
-    if (spare && &asked == &spare->spec()) {
-        if (const Status& st = spare->admitted(store); !st.ok()) {
-            status = st;
-            return {};
-        }
-    } else if (status = admissible(store, asked); !status.ok()) {
-        return {};
-    }
+    // A lock object's names and options were checked as it was made.
+    const bool kept = spare && &asked == &spare->spec();
+    if (status = kept ? spare->valid() : validated(asked); status.ok())
+        status = store.supports(asked);
+    if (!status.ok()) return {};
     std::optional<LockSpec> cut;
     const LockSpec& spec = fitted(store, asked, cut);
     auto claim = spare ? spare->take(store, spec, how.cancel) : store.open(spec, how.cancel);

@@ -7,9 +7,14 @@
 
 namespace deadbolt::detail {
 
-Status admissible(const Store& store, const LockSpec& spec) {
+Status validated(const LockSpec& spec) {
     Status st = spec.shape == Shape::multi ? validate_names(spec.names) : validate_name(spec.name);
     if (st.ok()) st = validate_options(spec.options);
+    return st;
+}
+
+Status admissible(const Store& store, const LockSpec& spec) {
+    Status st = validated(spec);
     if (st.ok()) st = store.supports(spec);
     return st;
 }

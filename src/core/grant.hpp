@@ -20,6 +20,10 @@ namespace deadbolt::detail {
 
 struct ClientImpl;
 
+/// Ok when spec's name(s) and options are valid; else the error that says why
+/// (invalid_argument).
+Status validated(const LockSpec& spec);
+
 /// Ok when spec may be acquired on store: its name(s) and options are valid and the engine
 /// keeps its shape; else the error that says why (invalid_argument).
 Status admissible(const Store& store, const LockSpec& spec);

@@ -5,6 +5,8 @@
 
 namespace deadbolt::detail {
 
+SpareClaim::SpareClaim(LockSpec spec) : spec_(std::move(spec)), valid_(validated(spec_)) {}
+
 SpareClaim::~SpareClaim() {
     delete spare_.exchange(nullptr);
 }
@@ -15,11 +17,6 @@ std::unique_ptr<Claim> SpareClaim::take(Store& store, const LockSpec& spec,
     if (!c) return store.open(spec, std::move(cancel));
     c->reopen(cancel);
     return c;
-}
-
-const Status& SpareClaim::admitted(const Store& store) {
-    std::call_once(admitted_once_, [&] { admitted_ = admissible(store, spec_); });
-    return admitted_;
 }
 
 void SpareClaim::keep(std::unique_ptr<Claim> c) noexcept {

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 
 #include "core/lock_spec.hpp"
@@ -22,17 +21,17 @@ class Store;
 
 class SpareClaim {
   public:
-    explicit SpareClaim(LockSpec spec) : spec_(std::move(spec)) {}
+    explicit SpareClaim(LockSpec spec);
     ~SpareClaim();
     SpareClaim(const SpareClaim&) = delete;
     SpareClaim& operator=(const SpareClaim&) = delete;
 
     /// What the lock object asks for, every time.
     const LockSpec& spec() const noexcept { return spec_; }
-    /// Whether store takes spec() (admissible()), worked out once: the spec and what the store
-    /// takes never change, and checking them was a fiftieth of a memcached cycle. The caller
-    /// keeps one SpareClaim per lock object, of one store. Throws only as admissible() does.
-    const Status& admitted(const Store& store);
+    /// Whether spec()'s names and options are valid (validated()), worked out once as it is
+    /// made: they never change, and checking them each time was a hundredth of a memcached
+    /// cycle. What the store takes is asked each time (a ZooKeeper store learns its limits).
+    const Status& valid() const noexcept { return valid_; }
     /// The spare reopened for cancel, or else a new claim of store for spec (spec(), or it cut
     /// to the store's longest TTL). The spare is always one of the same store: the caller keeps
     /// one SpareClaim per lock object. Throws as Store::open does.
@@ -43,8 +42,7 @@ class SpareClaim {
 
   private:
     const LockSpec spec_;
-    std::once_flag admitted_once_;
-    Status admitted_;
+    const Status valid_;
     std::atomic<Claim*> spare_{nullptr};
 };
 

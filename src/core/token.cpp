@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -105,19 +106,25 @@ std::string_view take_field(std::string_view& rest) {
 std::string random_token() {
     // Host names do not change under a running process; the pid does across fork(), so the
     // "<host>:<pid>:" each thread keeps is made again when it does. Built in one allocation:
-    // writing host and pid anew each time was a third of the token's instructions.
+    // writing host and pid anew each time was a third of the token's instructions. The kept
+    // text is plain chars: a token made as the thread exits (a lock taken in a destructor)
+    // must not read a thread_local string already destroyed.
     static const std::string host = token_host();
-    thread_local std::string prefix;
+    thread_local std::array<char, 96> prefix;  // host (64 at most), ':', pid, ':'
+    thread_local std::size_t prefix_size = 0;
     thread_local int prefix_pid = 0;
     if (const int pid = current_pid(); pid != prefix_pid) {
-        char digits[16];
-        auto [end, ec] = std::to_chars(digits, digits + sizeof digits, pid);
-        prefix.assign(host).append(1, ':').append(digits, ec == std::errc{} ? end : digits) += ':';
+        char* p = std::copy(host.begin(), host.end(), prefix.begin());
+        *p++ = ':';
+        auto [end, ec] = std::to_chars(p, prefix.end() - 1, pid);
+        p = ec == std::errc{} ? end : p;
+        *p++ = ':';
+        prefix_size = static_cast<std::size_t>(p - prefix.begin());
         prefix_pid = pid;
     }
     std::string out;
-    out.reserve(prefix.size() + kRandomHex);
-    out.append(prefix);
+    out.reserve(prefix_size + kRandomHex);
+    out.append(prefix.data(), prefix_size);
     append_random_hex(out);
     return out;
 }

@@ -129,10 +129,12 @@ TEST(McWire, NumbersInRepliesAreWholeDecimalsOrNone) {
     EXPECT_EQ(decimal("0"), 0);
     EXPECT_EQ(decimal("-1"), -1) << "an item without a TTL says t-1";
     EXPECT_EQ(decimal("123456789012345678"), 123456789012345678);
-    EXPECT_EQ(decimal("9223372036854775807"), INT64_MAX) << "past 18 digits, the long way";
-    EXPECT_EQ(decimal("-9223372036854775807"), -INT64_MAX);
+    EXPECT_EQ(decimal("9223372036854775807"), INT64_MAX);
+    EXPECT_EQ(decimal("-9223372036854775808"), INT64_MIN);
     for (std::string_view bad :
-         {"", "-", "+1", "12a", "1 2", " 1", "9223372036854775808", "99999999999999999999"})
+         {"", "-", "+1", "--1", "--123456789012345678", "--9223372036854775808", "12a", "1 2", " 1",
+          "9223372036854775808", "-9223372036854775809", "9999999999999999999",
+          "99999999999999999999"})
         EXPECT_EQ(decimal(bad), std::nullopt) << bad;
     MetaParser p;
     p.feed("HD c12 t-1 kx\r\nVA 2 c7\r\nab\r\nSERVER_ERROR out of memory\r\nVA 1x\r\n");

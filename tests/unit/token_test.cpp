@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include <array>
-
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "core/token.hpp"
 
@@ -25,6 +26,23 @@ TEST(Token, NamesThisHostAndProcessAndIsUnique) {
     // 128 random bits at the end, whatever the host's name.
     EXPECT_EQ(t.substr(t.rfind(':') + 1).find_first_not_of("0123456789abcdef"), std::string::npos);
     EXPECT_EQ(t.size() - t.rfind(':') - 1, 32u);
+}
+
+// A lock taken in a thread_local's destructor makes its token as the thread exits, after the
+// thread's later thread_locals are gone (the sanitizers' run would see a read of freed room).
+TEST(Token, ATokenMadeAsTheThreadExitsStillNamesThisProcess) {
+    std::optional<deadbolt::detail::TokenOrigin> late;
+    std::thread([&late] {
+        struct AtExit {
+            std::optional<deadbolt::detail::TokenOrigin>& into;
+            ~AtExit() { into = token_origin(random_token()); }
+        };
+        thread_local AtExit at_exit{late};  // made before the thread's first token
+        (void)&at_exit;
+        EXPECT_TRUE(token_origin(random_token()));
+    }).join();
+    ASSERT_TRUE(late);
+    EXPECT_EQ(late->pid, getpid());
 }
 
 TEST(Token, OriginOfWhatDeadboltDidNotMakeIsUnknown) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <concepts>
 #include <iterator>
+#include <limits>
 
 namespace deadbolt::detail {
 namespace {
@@ -18,24 +19,20 @@ void put(std::string& s, std::string_view v) {
 }
 }  // namespace
 
-// From_chars takes its general path for any base: that was a twentieth of a memcached cycle
-// for the few numbers in its replies.
+// Digits read straight into a number: from_chars was a twentieth of a memcached cycle for the
+// few numbers in its replies.
 std::optional<std::int64_t> decimal(std::string_view t) {
     const bool minus = !t.empty() && t.front() == '-';
     if (minus) t.remove_prefix(1);
-    if (t.empty() || t.size() > 18) {  // 18 digits always fit; longer ones take the long way
-        std::int64_t v = 0;
-        const char* end = t.data() + t.size();
-        auto [p, ec] = std::from_chars(t.data(), end, v);
-        if (t.empty() || ec != std::errc{} || p != end) return std::nullopt;
-        return minus ? -v : v;
-    }
-    std::int64_t v = 0;
+    if (t.empty() || t.size() > 19) return std::nullopt;  // 19 digits hold every int64
+    std::uint64_t v = 0;
     for (char c : t) {
         if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + (c - '0');
+        v = v * 10 + static_cast<std::uint64_t>(c - '0');  // below 10^19 < 2^64: no wrap
     }
-    return minus ? -v : v;
+    constexpr auto kMost = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (v > kMost + (minus ? 1 : 0)) return std::nullopt;
+    return minus ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
 }
 
 std::optional<std::string_view> MetaReply::flag(char f) const {
@@ -65,6 +62,7 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
     if (eol == std::string::npos) {
         // A reply line is short; a long one without an end is not this protocol.
         if (buf_.size() - at_ > 8192) {
+            out.code = {};
             out.value = buf_.substr(at_, 64);
             return Result::garbage;
         }

@@ -31,7 +31,8 @@ struct MetaReply {
     bool error() const;
 };
 
-/// t as a decimal number with an optional '-', when it is wholly one and fits.
+/// t as a decimal number with an optional '-' (one), when it is wholly one of at most 19
+/// digits and an int64 holds it.
 std::optional<std::int64_t> decimal(std::string_view t);
 
 /// Reads replies from the bytes a connection received, in order; what is not a whole reply
