@@ -85,9 +85,7 @@ Lease acquire_with(const std::shared_ptr<ClientImpl>& client, const LockSpec& sp
     // Now, so that what follows does not meet it; in the background only when the engine
     // cannot be reached now.
     auto cleanup = [&](std::shared_ptr<Holding> h, const Step::Cleanup& when) {
-        const Holding* one = h.get();
-        if ((!when.now ||
-             store.release({&one, 1}, store.deadline()).front().is == Verdict::Is::unknown) &&
+        if ((!when.now || store.release_one(*h, store.deadline()).is == Verdict::Is::unknown) &&
             !when.once)
             c.renewer->add_cleanup(std::move(h), when.give_up);
     };

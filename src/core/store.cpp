@@ -21,12 +21,17 @@ void Claim::async_confirm(std::function<void(Status)> done) {
     auto then = std::move(done);
     then(confirm());
 }
+
+Verdict Store::release_one(const Holding& h, Clock::time_point by) {
+    const Holding* one = &h;
+    return std::move(release({&one, 1}, by).front());
+}
+
 void Store::async_release(std::shared_ptr<const Holding> h, Clock::time_point by,
                           std::function<void(Verdict)> done) {
     auto held = std::move(h);
-    const Holding* one = held.get();
     auto then = std::move(done);
-    then(release({&one, 1}, by).front());
+    then(release_one(*held, by));
 }
 
 Status Store::keeps(Shape /*shape*/) const {

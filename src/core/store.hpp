@@ -160,6 +160,9 @@ class Store {
     /// Releases every holding at once: one verdict each (no: it was not ours any more).
     virtual std::vector<Verdict> release(std::span<const Holding* const> hs,
                                          Clock::time_point by) = 0;
+    /// release() of one holding, the usual case; the default asks release() (an engine that
+    /// answers it without a list of verdicts saves an allocation per release).
+    virtual Verdict release_one(const Holding& h, Clock::time_point by);
     /// release() of one holding without blocking, on the client's event loop; the default
     /// runs release() there.
     virtual void async_release(std::shared_ptr<const Holding> h, Clock::time_point by,

@@ -185,37 +185,64 @@ struct KeptRoom {
     ~KeptRoom() { room_gone = true; }
 };
 
+// This thread's kept room while in use here, or else other (the thread is exiting, or the
+// kept room is in use further up its stack).
+class Lent {
+  public:
+    explicit Lent(Room& other) : room(pick(other)) { room.busy = true; }
+    ~Lent() { room.busy = false; }
+    Lent(const Lent&) = delete;
+    Lent& operator=(const Lent&) = delete;
+
+    Room& room;
+
+  private:
+    static Room& pick(Room& other) {
+        thread_local KeptRoom kept;
+        return room_gone || kept.room.busy ? other : kept.room;
+    }
+};
+
 }  // namespace
+
+std::optional<Verdict> McStore::release_at_once(const Holding& held, Clock::time_point by) {
+    // The usual release, of one name on one server by the CAS its grant got, is one
+    // compare-and-delete, decided here when its answer is plain (deleted, or gone): the cells
+    // and tallies of on_holdings() were a sixth of a memcached cycle. Any other answer (a moved
+    // CAS, a refusal) leaves nothing done, and on_holdings() asks again.
+    const auto& h = static_cast<const McHolding&>(held);
+    const auto cas = nodes_->size() == 1 && h.keys.size() == 1 && h.owner.empty() ? h.cas(0, 0) : 0;
+    if (cas == 0) return std::nullopt;
+    Room other;
+    Lent lent(other);
+    auto& reqs = lent.room.reqs;
+    auto& answers = lent.room.answers;
+    clear_requests(reqs, 1);
+    reqs[0].replies = cas_delete(reqs[0].text, h.keys[0], cas);
+    reqs[0].errors_are_replies = true;
+    nodes_->round(reqs, by, answers);
+    const McAnswer& a = answers[0];
+    if (!a.status.ok()) return Verdict::unknown(a.status);
+    if (a.replies.front().code == "HD") return Verdict::yes();
+    if (a.replies.front().code == "NF") return Verdict::no();
+    return std::nullopt;
+}
+
+Verdict McStore::release_one(const Holding& h, Clock::time_point by) {
+    if (auto v = release_at_once(h, by)) return std::move(*v);
+    const Holding* one = &h;
+    return std::move(on_holdings(Op::release, {&one, 1}, {}, by).front());
+}
 
 std::vector<Verdict> McStore::on_holdings(Op op, std::span<const Holding* const> hs,
                                           std::span<const std::chrono::milliseconds> keeps,
                                           Clock::time_point by) {
     const std::size_t n = nodes_->size();
-    thread_local KeptRoom kept;
+    if (op == Op::release && hs.size() == 1)
+        if (auto v = release_at_once(*hs.front(), by)) return {std::move(*v)};
     Room other;
-    Room& room = room_gone || kept.room.busy ? other : kept.room;
-    room.busy = true;
-    struct Done {
-        Room& room;
-        ~Done() { room.busy = false; }
-    } done{room};
-    // The usual release, of one name on one server by the CAS its grant got, is one
-    // compare-and-delete, decided here when its answer is plain (deleted, or gone): the cells
-    // and tallies below were a sixth of a memcached cycle. Any other answer (a moved CAS, a
-    // refusal) leaves nothing done, and the steps below ask again.
-    if (op == Op::release && n == 1 && hs.size() == 1) {
-        const auto* h = static_cast<const McHolding*>(hs.front());
-        if (const auto cas = h->cas(0, 0); h->keys.size() == 1 && h->owner.empty() && cas != 0) {
-            clear_requests(room.reqs, 1);
-            room.reqs[0].replies = cas_delete(room.reqs[0].text, h->keys[0], cas);
-            room.reqs[0].errors_are_replies = true;
-            nodes_->round(room.reqs, by, room.answers);
-            const McAnswer& a = room.answers[0];
-            if (!a.status.ok()) return {Verdict::unknown(a.status)};
-            if (a.replies.front().code == "HD") return {Verdict::yes()};
-            if (a.replies.front().code == "NF") return {Verdict::no()};
-        }
-    }
+    Lent lent(other);
+    Room& room = lent.room;
     auto& cells = room.cells;
     cells.clear();
     for (std::size_t hi = 0; hi < hs.size(); ++hi) {

@@ -32,6 +32,7 @@ class McStore final : public Store,
     std::unique_ptr<Claim> open(const LockSpec& spec, std::stop_token cancel) override;
     std::vector<Verdict> extend(std::span<const Renewal> rs, Clock::time_point by) override;
     std::vector<Verdict> release(std::span<const Holding* const> hs, Clock::time_point by) override;
+    Verdict release_one(const Holding& h, Clock::time_point by) override;
     std::vector<Verdict> check(std::span<const Holding* const> hs, Clock::time_point by) override;
     Clock::time_point deadline() const override {
         return Clock::now() + client_.options.command_timeout;
@@ -83,6 +84,9 @@ class McStore final : public Store,
     std::vector<Verdict> on_holdings(Op op, std::span<const Holding* const> hs,
                                      std::span<const std::chrono::milliseconds> keeps,
                                      Clock::time_point by);
+    /// The release of h in one compare-and-delete, when it is of one name on one server with a
+    /// known CAS and the answer is plain; nullopt when on_holdings() must decide.
+    std::optional<Verdict> release_at_once(const Holding& h, Clock::time_point by);
 
   private:
     // The slot of name that holds permit id (-1: none), and what reading it gave.

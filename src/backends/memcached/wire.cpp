@@ -81,10 +81,9 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
     std::size_t i = 0;
     auto word = [&line, &i]() {
         while (i < line.size() && line[i] == ' ') ++i;
-        std::size_t sp = std::min(line.find(' ', i), line.size());
-        std::string_view w = line.substr(i, sp - i);
-        i = sp;
-        return w;
+        const std::size_t from = i;
+        while (i < line.size() && line[i] != ' ') ++i;
+        return std::string_view(line.data() + from, i - from);
     };
     const std::string_view code = word();
     // The meta codes, two letters, are most replies: one comparison of both letters each.
@@ -98,7 +97,8 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
     std::string_view known;
     if (code.size() == 2) {
         for (std::size_t k = 0; k < kMeta.size() && known.empty(); k += 2)
-            if (code[0] == kMeta[k] && code[1] == kMeta[k + 1]) known = kMeta.substr(k, 2);
+            if (code[0] == kMeta[k] && code[1] == kMeta[k + 1])
+                known = std::string_view(kMeta.data() + k, 2);
         if (known.empty()) return garbage();
     } else if (code.data() == line.data() && !(known = among(kErrors)).empty()) {
         // An error line: its first word, at the line's start, and the rest as its message.
@@ -112,18 +112,18 @@ MetaParser::Result MetaParser::next(MetaReply& out) {
     }
     std::size_t body = eol + 2;
     std::string_view data;
-    if (code == "VA") {
+    if (known.data() == kMeta.data() + 2) {  // VA
         const auto n = decimal(word());
         if (!n || *n < 0) return garbage();
         const auto size = static_cast<std::size_t>(*n);
         if (buf_.size() < body + size + 2) return Result::need_more;
         if (buf_.compare(body + size, 2, "\r\n") != 0) return garbage();
-        data = std::string_view(buf_).substr(body, size);
+        data = std::string_view(buf_.data() + body, size);
         body += size + 2;
     }
     // The flags stay one text (a list of them was two allocations per reply).
     while (i < line.size() && line[i] == ' ') ++i;
-    auto rest = line.substr(i);
+    std::string_view rest(line.data() + i, line.size() - i);
     while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
     out.code = known;
     put(out.flags, rest);
