@@ -3,7 +3,9 @@
 // waiter takes it instead of the releaser barging back in ahead of everyone.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,6 +24,9 @@ class Handoffs {
   private:
     std::mutex m_;
     std::unordered_map<std::string, Clock::time_point> until_;
+    // until_'s size, set under m_: most acquisitions follow no handoff, and find that out
+    // without the lock and the key's hash.
+    std::atomic<std::size_t> noted_{0};
 };
 
 }  // namespace deadbolt::detail

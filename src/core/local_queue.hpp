@@ -31,8 +31,8 @@ class LocalQueue {
   private:
     struct Line {
         bool busy = false;
-        // A vector, not a deque: an uncontended enter makes a line and leave drops it, and an
-        // empty deque allocates twice. Lines are short; taking the front moves the few left.
+        // A vector, not a deque: an uncontended enter may make a line and leave drop it, and
+        // an empty deque allocates twice. Lines are short; taking the front moves the few left.
         std::vector<std::uint64_t> waiting;
     };
     using Lines = std::map<std::string, Line>;
@@ -50,6 +50,9 @@ class LocalQueue {
 
         // key's line, made from a spare node when there is one.
         Line& line_for(const std::string& key);
+        // A line nobody is in now: kept while the shard has few (a name taken again, as a
+        // thread's next turn usually is, finds its line made), else dropped.
+        void idle(Lines::iterator it);
         // Drops a line nobody is in; its node is kept for the next one.
         void drop(Lines::iterator it);
     };
