@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstddef>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -24,9 +23,9 @@ class Handoffs {
   private:
     std::mutex m_;
     std::unordered_map<std::string, Clock::time_point> until_;
-    // until_'s size, set under m_: most acquisitions follow no handoff, and find that out
-    // without the lock and the key's hash.
-    std::atomic<std::size_t> noted_{0};
+    // The latest `until` noted, set under m_: most acquisitions follow no fresh handoff, and
+    // find that out without the lock and the key's hash.
+    std::atomic<Clock::rep> latest_{Clock::time_point::min().time_since_epoch().count()};
 };
 
 }  // namespace deadbolt::detail

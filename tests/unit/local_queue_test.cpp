@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <future>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -30,11 +31,15 @@ TEST(LocalQueue, OneThreadAtATimePerNameInTheOrderTheyCame) {
     std::vector<int> order;
     std::mutex m;
     std::vector<std::thread> waiters;
-    for (int i = 0; i < 3; ++i) {
+    constexpr int kWaiters = 8;  // woken together, they would race: only the line orders them
+    for (int i = 0; i < kWaiters; ++i) {
         std::promise<void> in_line;
         auto told = in_line.get_future();
         waiters.emplace_back([&, i, in_line = std::move(in_line)]() mutable {
-            EXPECT_EQ(enter_when_told(q, "a", in_line), Result::entered);
+            if (enter_when_told(q, "a", in_line) != Result::entered) {
+                ADD_FAILURE() << "waiter " << i << " did not enter";
+                return;
+            }
             {
                 std::lock_guard lk(m);
                 order.push_back(i);
@@ -49,7 +54,9 @@ TEST(LocalQueue, OneThreadAtATimePerNameInTheOrderTheyCame) {
     }
     q.leave("a");
     for (auto& t : waiters) t.join();
-    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+    std::vector<int> came(kWaiters);
+    std::iota(came.begin(), came.end(), 0);
+    EXPECT_EQ(order, came);
     q.leave("b");
 }
 
@@ -66,7 +73,7 @@ TEST(LocalQueue, AWaiterThatGivesUpLeavesTheLineToTheNext) {
     first_told.wait();
     auto next = std::async(std::launch::async, [&] {
         auto r = enter_when_told(q, "a", second_in_line);
-        q.leave("a");
+        if (r == Result::entered) q.leave("a");
         return r;
     });
     second_told.wait();
@@ -95,9 +102,13 @@ TEST(LocalQueue, ManyNamesComeAndGoAndEachIsStillOneAtATime) {
         ts.emplace_back([&, t] {
             const int k = t % 4;
             const std::string key = "n" + std::to_string(k);
-            for (int i = 0; i < 500; ++i) {
-                ASSERT_EQ(q.enter(key, std::nullopt, {}), Result::entered);
+            for (int i = 0; i < 200; ++i) {
+                if (q.enter(key, std::nullopt, {}) != Result::entered) {
+                    ADD_FAILURE() << key << " was not entered";
+                    return;
+                }
                 if (inside[k].fetch_add(1) != 0) overlap = true;
+                std::this_thread::yield();  // another thread gets the CPU inside the turn
                 inside[k].fetch_sub(1);
                 q.leave(key);
             }

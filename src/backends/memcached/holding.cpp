@@ -205,11 +205,12 @@ class Lent {
 
 }  // namespace
 
-std::optional<Verdict> McStore::release_at_once(const Holding& held, Clock::time_point by) {
+std::optional<Verdict> McStore::release_at_once(const Holding& held, Clock::time_point by,
+                                                bool& tried) {
     // The usual release, of one name on one server by the CAS its grant got, is one
     // compare-and-delete, decided here when its answer is plain (deleted, or gone): the cells
     // and tallies of on_holdings() were a sixth of a memcached cycle. Any other answer (a moved
-    // CAS, a refusal) leaves nothing done, and on_holdings() asks again.
+    // CAS, a refusal) leaves nothing done, and on_holdings() goes on from a read.
     const auto& h = static_cast<const McHolding&>(held);
     const auto cas = nodes_->size() == 1 && h.keys.size() == 1 && h.owner.empty() ? h.cas(0, 0) : 0;
     if (cas == 0) return std::nullopt;
@@ -218,6 +219,7 @@ std::optional<Verdict> McStore::release_at_once(const Holding& held, Clock::time
     auto& reqs = lent.room.reqs;
     auto& answers = lent.room.answers;
     clear_requests(reqs, 1);
+    tried = true;
     reqs[0].replies = cas_delete(reqs[0].text, h.keys[0], cas);
     reqs[0].errors_are_replies = true;
     nodes_->round(reqs, by, answers);
@@ -229,17 +231,16 @@ std::optional<Verdict> McStore::release_at_once(const Holding& held, Clock::time
 }
 
 Verdict McStore::release_one(const Holding& h, Clock::time_point by) {
-    if (auto v = release_at_once(h, by)) return std::move(*v);
+    bool tried = false;
+    if (auto v = release_at_once(h, by, tried)) return std::move(*v);
     const Holding* one = &h;
-    return std::move(on_holdings(Op::release, {&one, 1}, {}, by).front());
+    return std::move(on_holdings(Op::release, {&one, 1}, {}, by, tried).front());
 }
 
 std::vector<Verdict> McStore::on_holdings(Op op, std::span<const Holding* const> hs,
                                           std::span<const std::chrono::milliseconds> keeps,
-                                          Clock::time_point by) {
+                                          Clock::time_point by, bool cas_tried) {
     const std::size_t n = nodes_->size();
-    if (op == Op::release && hs.size() == 1)
-        if (auto v = release_at_once(*hs.front(), by)) return {std::move(*v)};
     Room other;
     Lent lent(other);
     Room& room = lent.room;
@@ -255,8 +256,9 @@ std::vector<Verdict> McStore::on_holdings(Op op, std::span<const Holding* const>
                 c.node = node;
                 c.k = k;
                 c.cas = h->cas(node, k);
-                c.step =
-                    op != Op::check && c.cas != 0 && h->owner.empty() ? Look::direct : Look::read;
+                c.step = op != Op::check && c.cas != 0 && h->owner.empty() && !cas_tried
+                             ? Look::direct
+                             : Look::read;
                 cells.push_back(std::move(c));
             }
     }

@@ -94,6 +94,7 @@ std::vector<Verdict> McStore::extend(std::span<const Renewal> rs, Clock::time_po
 }
 
 std::vector<Verdict> McStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
+    if (hs.size() == 1) return {release_one(*hs.front(), by)};
     return on_holdings(Op::release, hs, {}, by);
 }
 

@@ -80,15 +80,18 @@ class McStore final : public Store,
     /// What one holding op found on each server, decided by majority.
     enum class Op : unsigned char { extend, release, check };
     /// hs: this store's holdings (McHolding); keeps: how long each is kept from now (extend
-    /// only).
+    /// only). cas_tried: a release by each holding's CAS was sent already and met a moved
+    /// CAS or a refusal, so the steps begin by reading what the item holds.
     std::vector<Verdict> on_holdings(Op op, std::span<const Holding* const> hs,
                                      std::span<const std::chrono::milliseconds> keeps,
-                                     Clock::time_point by);
-    /// The release of h in one compare-and-delete, when it is of one name on one server with a
-    /// known CAS and the answer is plain; nullopt when on_holdings() must decide.
-    std::optional<Verdict> release_at_once(const Holding& h, Clock::time_point by);
+                                     Clock::time_point by, bool cas_tried = false);
 
   private:
+    // The release of h in one compare-and-delete, when it is of one name on one server with a
+    // known CAS and the answer is plain; nullopt when on_holdings() must decide (tried: the
+    // compare-and-delete was sent).
+    std::optional<Verdict> release_at_once(const Holding& h, Clock::time_point by, bool& tried);
+
     // The slot of name that holds permit id (-1: none), and what reading it gave.
     Status find_permit(const std::string& name, std::string_view id, int& slot, MetaReply& found);
 

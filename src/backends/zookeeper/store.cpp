@@ -307,9 +307,9 @@ std::vector<Verdict> ZkStore::check(std::span<const Holding* const> hs, Clock::t
     return out;
 }
 
-Verdict ZkStore::release_one(const ZkHolding& h, Clock::time_point by) {
+Verdict ZkStore::release_zk(const ZkHolding& h, Clock::time_point by) {
     if (!h.parts.empty())
-        return of_parts(h, false, [&](const ZkHolding& part) { return release_one(part, by); });
+        return of_parts(h, false, [&](const ZkHolding& part) { return release_zk(part, by); });
     if (!h.owner.empty() && !h.node.empty()) return release_hold(h, by);
     if (h.watch) disarm(*h.watch);  // our own deletion is no loss
     if (!h.session || h.session->expired()) return Verdict::no();
@@ -329,7 +329,7 @@ Verdict ZkStore::release_one(const ZkHolding& h, Clock::time_point by) {
 std::vector<Verdict> ZkStore::release(std::span<const Holding* const> hs, Clock::time_point by) {
     std::vector<Verdict> out;
     out.reserve(hs.size());
-    for (const auto* one : hs) out.push_back(release_one(as_zk(one), by));
+    for (const auto* one : hs) out.push_back(release_zk(as_zk(one), by));
     return out;
 }
 

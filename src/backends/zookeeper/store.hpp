@@ -123,7 +123,7 @@ class ZkStore final : public Store,
     // A reentrant holding's node still counts holds of its owner; one of them given back.
     Verdict look_at_holds(const ZkHolding& h, Clock::time_point by);
     Verdict release_hold(const ZkHolding& h, Clock::time_point by);
-    Verdict release_one(const ZkHolding& h, Clock::time_point by);
+    Verdict release_zk(const ZkHolding& h, Clock::time_point by);
 
     // A semaphore's state (a znode with "leases" among its children).
     Status semaphore_status(ZkSession& s, const std::string& dir, LockStatus& ls);
