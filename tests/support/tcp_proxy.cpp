@@ -87,8 +87,14 @@ void TcpProxy::pump(int c, int s) {
         pollfd p[2] = {{freeze_up_ ? -1 : c, POLLIN, 0}, {s, POLLIN, 0}};
         if (::poll(p, 2, 20) < 0) break;
         bool closed = false;
-        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t n = ::read(c, buf, sizeof buf);
+        // The flag is read again under freeze_m_ before the read: a poll begun before
+        // freeze_requests(true) returned could see a request sent after it, and let it through
+        // (on a loaded machine a test saw the release it had frozen answered).
+        std::unique_lock frozen(freeze_m_);
+        const bool take = !freeze_up_ && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+        ssize_t n = take ? ::read(c, buf, sizeof buf) : 0;
+        frozen.unlock();
+        if (take) {
             if (n <= 0)
                 closed = true;
             else

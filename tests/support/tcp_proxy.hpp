@@ -34,7 +34,11 @@ class TcpProxy {
     void stall_requests(bool on) { stall_up_ = on; }
     /// While set, the proxy reads nothing from clients, so their sockets' buffers fill up
     /// and their writes block (a server too busy to read).
-    void freeze_requests(bool on) { freeze_up_ = on; }
+    /// Once it returns true, no byte a client sends after it is read.
+    void freeze_requests(bool on) {
+        std::lock_guard lock(freeze_m_);
+        freeze_up_ = on;
+    }
     /// Closes every current connection (both sides).
     void cut_all();
     /// New connections go to this port from now on (like a virtual IP moved to another
@@ -54,6 +58,7 @@ class TcpProxy {
     std::mutex m_;
     // Not m_: the destructor holds m_ while it joins the pumps.
     std::mutex stall_m_;
+    std::mutex freeze_m_;   // a pump's check of freeze_up_ and its read of a client, together
     std::string stall_at_;  // under stall_m_
     std::vector<std::thread> threads_;
     std::thread acceptor_;
