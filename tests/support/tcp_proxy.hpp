@@ -34,7 +34,7 @@ class TcpProxy {
     void stall_requests(bool on) { stall_up_ = on; }
     /// While set, the proxy reads nothing from clients, so their sockets' buffers fill up
     /// and their writes block (a server too busy to read).
-    /// Once it returns true, no byte a client sends after it is read.
+    /// Once freeze_requests(true) returns, no byte a client sends after it is read.
     void freeze_requests(bool on) {
         std::lock_guard lock(freeze_m_);
         freeze_up_ = on;
@@ -58,8 +58,8 @@ class TcpProxy {
     std::mutex m_;
     // Not m_: the destructor holds m_ while it joins the pumps.
     std::mutex stall_m_;
-    std::mutex freeze_m_;   // a pump's check of freeze_up_ and its read of a client, together
     std::string stall_at_;  // under stall_m_
+    std::mutex freeze_m_;   // a pump's check of freeze_up_ and its read of a client, together
     std::vector<std::thread> threads_;
     std::thread acceptor_;
 };
