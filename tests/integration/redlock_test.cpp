@@ -587,7 +587,14 @@ TEST(Redlock, NodesThatTakeTheProposedFenceAgreeInOneRound) {
     auto l = x.acquire("job");
     EXPECT_GT(l.fence(), first);
     const std::string fence = std::to_string(l.fence());
-    EXPECT_TRUE(eventually([&] { return c.answering({"GET", "{job}:fence"}, fence) == 3; }));
+    for (auto& n : c.nodes) {
+        EXPECT_TRUE(eventually([&] { return n->raw().calls("evalsha") == 1; }));
+        // The lock and the counter, written and read in one SET ... GET: no clock, no GET.
+        EXPECT_EQ(n->raw().calls("set"), 2);
+        EXPECT_EQ(n->raw().calls("get"), 0);
+        EXPECT_EQ(n->raw().calls("time"), 0);
+    }
+    EXPECT_EQ(c.answering({"GET", "{job}:fence"}, fence), 3);
     for (auto& n : c.nodes) EXPECT_EQ(n->raw().calls("evalsha"), 1) << "a second round ran";
     l.release();
     // Another client, whose proposal (its clock) may be below the counters: it is still

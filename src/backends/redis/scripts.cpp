@@ -11,11 +11,10 @@
 namespace deadbolt::detail {
 namespace {
 
-// TIME makes a script non-deterministic: Redis 7 replicates effects anyway; older servers
-// need replicate_commands() before the first write. TIME is read once, first, so a script never
-// writes and then fails on it.
+// TIME makes a script non-deterministic, which needs effects replication: Redis 7, the first
+// that runs a script with a shebang (make_script), always replicates effects. TIME is read
+// once, first, so a script never writes and then fails on it.
 constexpr std::string_view kHelpers = R"lua(
-redis.replicate_commands()
 local server_time = redis.call('TIME')
 local function now_ms()
   return tonumber(server_time[1]) * 1000 + math.floor(tonumber(server_time[2]) / 1000)

@@ -6,26 +6,38 @@
 namespace deadbolt::detail {
 namespace {
 
-// KEYS: lock, fence, line. ARGV: token, px, fence_px (or Redlock's fence_px@proposal, taken
-// as next_fence takes it), box, member, ticket. Everything that can fail (a wrong-typed fence
-// key, TIME refused) runs before the first write. An RWLock's readers mark the same key, so a
-// Mutex waits for them. Only a refusal and a waiter's grant
+// KEYS: lock, fence, line. ARGV: token, px, fence_px (or Redlock's fence_px@proposal), box,
+// member, ticket. The fence is max(counter + 1, start): one server starts at its clock, read
+// before the first write; Redlock at its proposal, the clock read only where the counter is
+// lost. The counter is written and read in one SET ... GET: a lock taken at once costs two
+// calls. A wrong-typed fence key undoes the grant, so nothing is left behind. An RWLock's
+// readers mark the same key, so a Mutex waits for them. Only a refusal and a waiter's grant
 // touch the line: a lock taken at once costs what it did before there was one.
 constexpr std::string_view kAcquire = R"lua(
-redis.replicate_commands()
-local last = redis.call('GET', KEYS[2])
-local t = redis.call('TIME')
+local fence_px, proposal = string.match(ARGV[3], '^(%d+)@(%d+)$')
+local t = not proposal and redis.call('TIME')
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local n = last and tonumber(last)
-  local fence_px, proposal = string.match(ARGV[3], '^(%d+)@(%d+)$')
-  if proposal then
-    proposal = tonumber(proposal)
-    if n or proposal > fence then fence = proposal end
+  fence_px = fence_px or ARGV[3]
+  local fence = proposal or string.format('%d', tonumber(t[1]) * 1000000 + tonumber(t[2]))
+  local last = redis.pcall('SET', KEYS[2], fence, 'PX', fence_px, 'GET')
+  if type(last) == 'table' then
+    redis.call('DEL', KEYS[1])
+    return last
   end
-  if n and n + 1 > fence then fence = n + 1 end
-  fence = string.format('%d', fence)
-  redis.call('SET', KEYS[2], fence, 'PX', fence_px or ARGV[3])
+  local n = last and tonumber(last)
+  local floor = n and n + 1
+  if not n and proposal then
+    t = redis.pcall('TIME')
+    if t.err then
+      redis.call('DEL', KEYS[1], KEYS[2])
+      return t
+    end
+    floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  if floor and floor > tonumber(fence) then
+    fence = string.format('%d', floor)
+    redis.call('SET', KEYS[2], fence, 'PX', fence_px)
+  end
   leave_line(KEYS[3], ARGV[5], ARGV[6], ARGV[4])
   return {1, fence}
 end
@@ -38,7 +50,6 @@ return {0, pttl, line_up(KEYS[3], ARGV[5], ARGV[6], pttl)}
 // Redlock with fencing=0 promises no fence: the grant is one SET, as light as node-redlock's,
 // and neither the counter nor the clock is read.
 constexpr std::string_view kUnfencedAcquire = R"lua(
-redis.replicate_commands()
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   leave_line(KEYS[3], ARGV[5], ARGV[6], ARGV[4])
   return {1, 0}
