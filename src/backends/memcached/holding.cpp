@@ -220,14 +220,18 @@ std::optional<Verdict> McStore::release_at_once(const Holding& held, Clock::time
     auto& answers = lent.room.answers;
     clear_requests(reqs, 1);
     tried = true;
-    reqs[0].replies = cas_delete(reqs[0].text, h.keys[0], cas);
+    Cell c;  // the one cell on_holdings() would make, stepped as it would step it
+    c.h = &h;
+    c.step = Look::direct;
+    c.cas = cas;
+    reqs[0].replies = text(reqs[0].text, c, Op::release, {});
     reqs[0].errors_are_replies = true;
     nodes_->round(reqs, by, answers);
     const McAnswer& a = answers[0];
     if (!a.status.ok()) return Verdict::unknown(a.status);
-    if (a.replies.front().code == "HD") return Verdict::yes();
-    if (a.replies.front().code == "NF") return Verdict::no();
-    return std::nullopt;
+    advance(c, Op::release, a.replies);
+    if (c.step != Look::done || c.is == Verdict::Is::unknown) return std::nullopt;
+    return c.is == Verdict::Is::yes ? Verdict::yes() : Verdict::no();
 }
 
 Verdict McStore::release_one(const Holding& h, Clock::time_point by) {
