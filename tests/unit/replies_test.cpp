@@ -69,6 +69,11 @@ TEST(Replies, ServerErrorsMapToTheirOwnCodes) {
     EXPECT_EQ(from_server_error("LOADING Redis is loading").ec, deadbolt::errc::loading);
     EXPECT_EQ(from_server_error("BUSY Redis is busy running a script").ec, deadbolt::errc::busy);
     EXPECT_EQ(from_server_error("ERR something else").ec, deadbolt::errc::server_error);
+    // What Redis 6 answers to a script with a shebang: the message names the version needed.
+    EXPECT_NE(from_server_error("ERR Error compiling script (new function): user_script:1: "
+                                "unexpected symbol near '#'")
+                  .detail.find("Redis 7.0 or later"),
+              std::string::npos);
     EXPECT_TRUE(deadbolt::is_retryable(from_server_error("LOADING x").ec));
     EXPECT_FALSE(deadbolt::is_retryable(from_server_error("WRONGTYPE x").ec));
 }

@@ -74,6 +74,11 @@ Status from_server_error(std::string_view t) {
     if (t.find("DB index is out of range") != std::string_view::npos)
         return Status::error(errc::invalid_url,
                              msg("the database number in the URL does not exist"));
+    // A server before Redis 7 cannot compile a script that starts with a shebang (make_script).
+    if (has("Error compiling script") && has("near '#'"))
+        return Status::error(errc::server_error,
+                             msg("deadbolt needs Redis 7.0 or later (its scripts carry Redis 7's "
+                                 "script flags): upgrade the server"));
     return Status::error(errc::server_error, msg("the server refused the request"));
 }
 
