@@ -11,7 +11,7 @@ namespace {
 // member, ticket. The fence is max(counter + 1, start): one server starts at its clock, read
 // before the first write; Redlock at its proposal, the clock read only where the counter is
 // lost. The counter is written and read in one SET ... GET: a lock taken at once costs two
-// calls. The clock's seconds and microseconds are joined as text, at a third of what
+// calls. The clock's seconds and microseconds are joined as text, for a fraction of what
 // string.format costs. A wrong-typed fence key undoes the grant, so nothing is left behind. A
 // grant that never lined up returns before the helpers after it are defined (their closures
 // were a tenth of the script's time). An RWLock's readers mark the same key, so a Mutex waits
