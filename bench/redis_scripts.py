@@ -115,6 +115,23 @@ def pieces(r, rev):
     return out
 
 
+def cycle_rows(r, scripts, cycles, reps):
+    """{row: [µs per cycle, one per round]} for each revision's scripts and node-redlock's."""
+    rows = {}
+    for _ in range(reps):
+        for rev, (acq, rel) in scripts.items():
+            for kind, fence_px in (("one server", lambda: "62000"),
+                                   ("Redlock node", lambda: f"62000@{int(time.time() * 1e6)}")):
+                # KEYS lock, fence, line; ARGV token, px, fence_px, box, member, ticket. The
+                # release takes KEYS lock, line and ARGV token, box.
+                rows.setdefault(f"{rev} {kind}", []).append(per_cycle(
+                    r, cycles, acq, rel, lambda k: [k, "{" + k + "}:fence", "{" + k + "}:line"],
+                    lambda fp=fence_px: ["tok", "2000", fp(), "box", "", ""]))
+        rows.setdefault("node-redlock", []).append(per_cycle(
+            r, cycles, NODE_ACQUIRE, NODE_RELEASE, lambda k: [k], lambda: ["tok", "2000"]))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--revs", default="e0d87fb,HEAD")
@@ -122,38 +139,21 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--pieces", action="store_true")
     a = ap.parse_args()
+    scripts = {} if a.pieces else {rev: mutex_scripts(rev) for rev in a.revs.split(",")}
+    os.sched_setaffinity(0, {1})  # the server is on CPU 0
+    srv = Server()
+    try:
+        r = redis.Redis(port=srv.port)
+        each = pieces(r, "HEAD") if a.pieces else {}
+        rows = {} if a.pieces else cycle_rows(r, scripts, a.cycles, a.reps)
+    finally:
+        srv.stop()
     if a.pieces:
-        os.sched_setaffinity(0, {1})
-        srv = Server()
-        try:
-            each = pieces(redis.Redis(port=srv.port), "HEAD")
-        finally:
-            srv.stop()
         print("What each piece costs the server inside a script, µs (a loop of 20,000, best of 5)\n")
         print("| piece | µs |\n|---|---:|")
         for name, us in each.items():
             print(f"| {name} | {us:.3f} |")
         return
-    revs = a.revs.split(",")
-    scripts = {rev: mutex_scripts(rev) for rev in revs}
-    os.sched_setaffinity(0, {1})  # the server is on CPU 0
-    srv = Server()
-    try:
-        r = redis.Redis(port=srv.port)
-        rows = {}
-        for _ in range(a.reps):
-            for rev, (acq, rel) in scripts.items():
-                for kind, fence_px in (("one server", lambda: "62000"),
-                                       ("Redlock node", lambda: f"62000@{int(time.time() * 1e6)}")):
-                    # KEYS lock, fence, line; ARGV token, px, fence_px, box, member, ticket. The
-                    # release takes KEYS lock, line and ARGV token, box.
-                    rows.setdefault(f"{rev} {kind}", []).append(per_cycle(
-                        r, a.cycles, acq, rel, lambda k: [k, "{" + k + "}:fence", "{" + k + "}:line"],
-                        lambda fp=fence_px: ["tok", "2000", fp(), "box", "", ""]))
-            rows.setdefault("node-redlock", []).append(per_cycle(
-                r, a.cycles, NODE_ACQUIRE, NODE_RELEASE, lambda k: [k], lambda: ["tok", "2000"]))
-    finally:
-        srv.stop()
     print(f"Server time in the Mutex's scripts per acquire+release cycle, µs (EVALSHA usec in INFO "
           f"commandstats / cycles; {a.cycles} pipelined cycles, {a.reps} rounds)\n")
     print("| scripts | median | min |\n|---|---:|---:|")
