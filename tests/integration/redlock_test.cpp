@@ -109,6 +109,20 @@ TEST(Redlock, FencesRiseAcrossClients) {
     }
 }
 
+TEST(Redlock, ANodeRefusedItsClockUndoesTheFirstGrantOfAName) {
+    // A name's first grant on a node (no counter there yet) reads the node's clock after it
+    // wrote the lock and the counter. With TIME taken from the user after connect, each node
+    // refuses there and undoes both writes: nothing is left behind.
+    Cluster c(3);
+    for (auto& n : c.nodes) n->raw().cmd({"ACL", "SETUSER", "u", "on", ">pw", "~*", "&*", "+@all"});
+    std::string url = c.url();
+    url.replace(0, std::string("redlock://").size(), "redlock://u:pw@");
+    auto client = deadbolt::Client::connect(url);
+    for (auto& n : c.nodes) n->raw().cmd({"ACL", "SETUSER", "u", "-time"});
+    EXPECT_EQ(code_of([&] { client.mutex("job").try_lock(); }), errc::permission_denied);
+    for (auto& n : c.nodes) EXPECT_EQ(n->raw().cmd({"DBSIZE"}).integer, 0);
+}
+
 TEST(Redlock, FencingOffSkipsTheFenceRound) {
     Cluster c(3);
     auto client = deadbolt::Client::connect(c.url("fencing=0"));
